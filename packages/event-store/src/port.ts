@@ -1,0 +1,123 @@
+/**
+ * The event-store port (DESIGN.md "Events"). Backends: embedded SQLite now (`SqliteEventStore`),
+ * EventStoreDB/KurrentDB later. Every backend runs the conformance suite in `src/conformance.ts`.
+ *
+ * Revisions are 0-based positions within one stream; `globalPosition` is a 1-based position
+ * across all streams of one store. Every stored event carries `prevHash`/`hash`:
+ * `hash = sha256(prevHash ‖ canonical({type, data, metadata-without-hash}))` (RFC 8785 JSON),
+ * `prevHash` = the previous event's hash in the same stream ("" for revision 0).
+ */
+
+/** What a caller appends. `data` and `metadata` must be JSON-serializable. */
+export interface NewEvent {
+  type: string;
+  data: unknown;
+  /** Extra metadata: actor, caller, causationId, correlationId. eventId/occurredAt/hashes are set by the store when absent. */
+  metadata?: Partial<EventMetadataInput>;
+}
+
+export interface EventMetadataInput {
+  eventId: string;
+  /** ISO-8601 UTC. */
+  occurredAt: string;
+  actor: string;
+  caller: { kind: string; id: string } | undefined;
+  causationId: string;
+  correlationId: string;
+  schemaVersion: number;
+}
+
+/** Metadata as stored: always complete, with the hash chain. */
+export interface StoredMetadata extends EventMetadataInput {
+  prevHash: string;
+  hash: string;
+}
+
+export interface StoredEvent {
+  streamId: string;
+  /** 0-based position in the stream. */
+  revision: number;
+  /** 1-based position across the store. */
+  globalPosition: number;
+  type: string;
+  data: unknown;
+  metadata: StoredMetadata;
+}
+
+/**
+ * Expected revision for an append: a number (the stream's last revision must equal it),
+ * "no_stream" (the stream must not exist), "any" (no check).
+ */
+export type ExpectedRevision = number | "no_stream" | "any";
+
+export interface AppendResult {
+  /** Revision of the last appended event. */
+  nextExpectedRevision: number;
+  /** Global position of the last appended event. */
+  globalPosition: number;
+  events: StoredEvent[];
+}
+
+export interface ReadOptions {
+  /** "forwards" from `fromRevision` (default 0) or "backwards" from it (default: the end). */
+  direction?: "forwards" | "backwards";
+  fromRevision?: number;
+  /** Max events returned (default: all). */
+  maxCount?: number;
+}
+
+/** Catch-up-then-live subscription: delivers stored events after the start point, then new ones in order. */
+export interface Subscription {
+  /** Stops delivery; resolves when no handler call is in flight. */
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** Deliver events with revision (stream) or global position (all) strictly greater than this; -1/0 = from the start. */
+  after?: number;
+  onEvent(event: StoredEvent): void | Promise<void>;
+  onError?(error: Error): void;
+}
+
+export interface EventStore {
+  /**
+   * Appends atomically: either all events are stored with consecutive revisions, or none.
+   * @throws WrongExpectedRevision when the stream's current revision differs from `expected`.
+   * @throws InvalidEvent when a type is empty or data is not JSON-serializable.
+   */
+  append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** @throws StreamNotFound when the stream has no events. */
+  readStream(streamId: string, options?: ReadOptions): Promise<StoredEvent[]>;
+  /** Every event in global order, from `fromPosition` (inclusive, default 1). */
+  readAll(options?: { fromPosition?: number; maxCount?: number }): Promise<StoredEvent[]>;
+  /** Last revision of a stream, or -1 when it does not exist. */
+  streamRevision(streamId: string): Promise<number>;
+  /** Stream ids with their first event, in creation order; `prefix` filters. */
+  listStreams(prefix?: string): Promise<string[]>;
+  subscribeToStream(streamId: string, options: SubscribeOptions): Subscription;
+  subscribeToAll(options: SubscribeOptions): Subscription;
+  close(): Promise<void>;
+}
+
+/** The append's expected revision did not match; nothing was appended. */
+export class WrongExpectedRevision extends Error {
+  override name = "WrongExpectedRevision";
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)} but it is at ${actual}`);
+  }
+}
+
+export class StreamNotFound extends Error {
+  override name = "StreamNotFound";
+  constructor(readonly streamId: string) {
+    super(`stream ${streamId} does not exist`);
+  }
+}
+
+export class InvalidEvent extends Error {
+  override name = "InvalidEvent";
+}
