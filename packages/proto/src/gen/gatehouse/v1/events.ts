@@ -43,6 +43,8 @@ export interface ResourceIntroduced {
   trust: string;
   /** The binding's TypeScript declaration as delivered to agents. */
   dts: string;
+  /** Methods the binding exposes to agents (one per permitted tool for MCP). */
+  methods: string[];
 }
 
 export interface BindingRemoved {
@@ -464,7 +466,7 @@ export const WorkspaceCreated: MessageFns<WorkspaceCreated> = {
 };
 
 function createBaseResourceIntroduced(): ResourceIntroduced {
-  return { binding: "", url: "", gatekeeper: "", trust: "", dts: "" };
+  return { binding: "", url: "", gatekeeper: "", trust: "", dts: "", methods: [] };
 }
 
 export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
@@ -483,6 +485,9 @@ export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
     }
     if (message.dts !== "") {
       writer.uint32(42).string(message.dts);
+    }
+    for (const v of message.methods) {
+      writer.uint32(50).string(v!);
     }
     return writer;
   },
@@ -540,6 +545,14 @@ export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
             message.dts = reader.string();
             continue;
           }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.methods.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -559,6 +572,7 @@ export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
       gatekeeper: isSet(object.gatekeeper) ? globalThis.String(object.gatekeeper) : "",
       trust: isSet(object.trust) ? globalThis.String(object.trust) : "",
       dts: isSet(object.dts) ? globalThis.String(object.dts) : "",
+      methods: globalThis.Array.isArray(object?.methods) ? object.methods.map((e: any) => globalThis.String(e)) : [],
     };
   },
 
@@ -579,6 +593,9 @@ export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
     if (message.dts !== "") {
       obj.dts = message.dts;
     }
+    if (message.methods?.length) {
+      obj.methods = message.methods;
+    }
     return obj;
   },
 
@@ -592,6 +609,7 @@ export const ResourceIntroduced: MessageFns<ResourceIntroduced> = {
     message.gatekeeper = object.gatekeeper ?? "";
     message.trust = object.trust ?? "";
     message.dts = object.dts ?? "";
+    message.methods = object.methods?.map((e) => e) || [];
     return message;
   },
 };

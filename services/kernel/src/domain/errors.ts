@@ -1,0 +1,25 @@
+/** Typed kernel errors; `src/errors.ts` maps them to gRPC status codes. Messages name the field and the fix. */
+export class KernelError extends Error {}
+
+export class WorkspaceNotFound extends KernelError {
+  override name = "WorkspaceNotFound";
+  constructor(readonly workspaceId: string) {
+    super(`workspace "${workspaceId}" does not exist; list them with \`gatehouse workspace list\``);
+  }
+}
+
+export class BindingAlreadyExists extends KernelError {
+  override name = "BindingAlreadyExists";
+  constructor(readonly binding: string) {
+    super(`binding ${binding} already exists in this workspace; pass another name with --name`);
+  }
+}
+
+export class InvalidArgument extends KernelError {
+  override name = "InvalidArgument";
+}
+
+/** The URL's scheme has no gatekeeper configured here. */
+export class NoGatekeeperForResource extends KernelError {
+  override name = "NoGatekeeperForResource";
+}

@@ -1,0 +1,67 @@
+/**
+ * The kernel's view of a workspace: a pure fold over its stream (`workspace-<id>`). The kernel
+ * only needs the workspace's identity and its bindings; the approval service owns the action log.
+ */
+import type { StoredEvent } from "@gatehouse/event-store";
+import { BindingRemoved, ResourceIntroduced, WorkspaceCreated } from "@gatehouse/proto";
+
+/** One binding: what `env.<name>` is in executions of this workspace. */
+export interface BindingState {
+  name: string;
+  url: string;
+  gatekeeper: string;
+  trust: string;
+  dts: string;
+  /** Method names the binding exposes, as the gatekeeper resolved them at introduction. */
+  methods: string[];
+}
+
+export interface WorkspaceState {
+  id: string;
+  name: string;
+  bindings: Map<string, BindingState>;
+  /** Revision of the last event folded in; -1 for none. */
+  revision: number;
+}
+
+/** Stream id of a workspace. */
+export function streamOf(workspaceId: string): string {
+  return `workspace-${workspaceId}`;
+}
+
+/** Folds one stored event into the state. Unknown event types are ignored (other services own them). */
+export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): WorkspaceState {
+  const next = { ...state, revision: event.revision };
+  switch (event.type) {
+    case "WorkspaceCreated": {
+      const e = WorkspaceCreated.fromJSON(event.data);
+      return { ...next, id: e.workspaceId, name: e.name };
+    }
+    case "ResourceIntroduced": {
+      const e = ResourceIntroduced.fromJSON(event.data);
+      const bindings = new Map(state.bindings);
+      bindings.set(e.binding, {
+        name: e.binding,
+        url: e.url,
+        gatekeeper: e.gatekeeper,
+        trust: e.trust,
+        dts: e.dts,
+        methods: e.methods,
+      });
+      return { ...next, bindings };
+    }
+    case "BindingRemoved": {
+      const e = BindingRemoved.fromJSON(event.data);
+      const bindings = new Map(state.bindings);
+      bindings.delete(e.binding);
+      return { ...next, bindings };
+    }
+    default:
+      return next;
+  }
+}
+
+/** Folds a whole stream. */
+export function foldWorkspace(events: StoredEvent[]): WorkspaceState {
+  return events.reduce(evolveWorkspace, { id: "", name: "", bindings: new Map(), revision: -1 });
+}
