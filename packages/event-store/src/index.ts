@@ -1,0 +1,5 @@
+/** @gatehouse/event-store: the event-store port, its SQLite backend, chain verification, conformance suite, bench. */
+
+export { canonicalJson, eventHash } from "./hash.ts";
+export * from "./port.ts";
+export { openSqliteEventStore, SqliteEventStore, type SqliteEventStoreOptions } from "./sqlite.ts";
