@@ -3,3 +3,4 @@
 export { canonicalJson, eventHash } from "./hash.ts";
 export * from "./port.ts";
 export { openSqliteEventStore, SqliteEventStore, type SqliteEventStoreOptions } from "./sqlite.ts";
+export { type VerifyResult, verifyStream } from "./verify.ts";
