@@ -1,0 +1,135 @@
+/** Commands for people deciding and auditing: actions, approve, reject, rules, log, replay, verify. */
+import { LogView } from "@gatehouse/proto";
+import type { Command } from "commander";
+import { call, decisionsClient } from "../clients.ts";
+import { actionsTable, emit, logTable } from "../output.ts";
+import { type GlobalOptions, parseId, run } from "./shared.ts";
+
+function who(): string {
+  return `user:${process.env.GATEHOUSE_USER ?? process.env.USER ?? "cli"}`;
+}
+
+export function registerPeopleCommands(program: Command, globals: () => GlobalOptions): void {
+  program
+    .command("actions <workspace>")
+    .description("list the workspace's actions (the action-log projection)")
+    .option("--pending", "only pending actions")
+    .action((ws: string, opts: { pending?: boolean }) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const res = await call(c, c.listActions, { workspaceId: ws, pendingOnly: !!opts.pending });
+        emit(globals().json, res.actions, () => actionsTable(res.actions));
+      }),
+    );
+
+  program
+    .command("approve <workspace> [ids...]")
+    .description("approve actions (applied in submission order); --all approves every pending one")
+    .option("--all", "approve every pending action of the workspace")
+    .option("--with-deps", "also approve the undecided actions these depend on")
+    .action((ws: string, ids: string[], opts: { all?: boolean; withDeps?: boolean }) =>
+      run("approval", async () => {
+        if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
+        if (!opts.all && !ids.length) throw new Error("give the ids of the actions to approve, or --all");
+        const actionIds = ids.map((s) => parseId(s, "action id"));
+        const c = decisionsClient();
+        const res =
+          actionIds.length === 1 && !opts.all
+            ? await call(c, c.approve, {
+                workspaceId: ws,
+                actionId: actionIds[0]!,
+                decidedBy: who(),
+                includeDependencies: !!opts.withDeps,
+              })
+            : await call(c, c.approveBatch, {
+                workspaceId: ws,
+                actionIds,
+                decidedBy: who(),
+                all: !!opts.all,
+              });
+        emit(globals().json, res.actions, () => actionsTable(res.actions));
+      }),
+    );
+
+  program
+    .command("reject <workspace> <id>")
+    .description("reject an action; actions that depend on it are rejected too")
+    .requiredOption("--reason <text>", "why (shown to the agent and in the log)")
+    .action((ws: string, id: string, opts: { reason: string }) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const res = await call(c, c.reject, {
+          workspaceId: ws,
+          actionId: parseId(id, "action id"),
+          decidedBy: who(),
+          reason: opts.reason,
+        });
+        emit(globals().json, res.actions, () => actionsTable(res.actions));
+      }),
+    );
+
+  program
+    .command("rule <workspace> <binding> <action-kind-tag>")
+    .description("enable (default) or disable auto-approval for a binding's action kind")
+    .option("--off", "disable the rule")
+    .action((ws: string, binding: string, tag: string, opts: { off?: boolean }) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const res = await call(c, c.setAutoApprovalRule, {
+          workspaceId: ws,
+          binding,
+          actionKindTag: tag,
+          enabled: !opts.off,
+          setBy: who(),
+        });
+        emit(
+          globals().json,
+          res,
+          () =>
+            `rule ${binding}/${tag} ${opts.off ? "disabled" : "enabled"}; auto-approved now: ${res.drained.length}`,
+        );
+      }),
+    );
+
+  program
+    .command("log <workspace>")
+    .description("observations and actions in one table, by log id (the live projection)")
+    .action((ws: string) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const view = await call(c, c.getLog, { workspaceId: ws });
+        emit(globals().json, LogView.toJSON(view), () => logTable(view));
+      }),
+    );
+
+  program
+    .command("replay <workspace>")
+    .description("rebuild the log by folding the event stream from the start")
+    .option("--until <revision>", "stop at this stream revision (inclusive)")
+    .action((ws: string, opts: { until?: string }) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const until = opts.until === undefined ? 0 : parseId(opts.until, "--until revision");
+        const view = await call(c, c.replay, { workspaceId: ws, untilRevision: until });
+        emit(globals().json, LogView.toJSON(view), () => logTable(view));
+      }),
+    );
+
+  program
+    .command("verify <workspace>")
+    .description(
+      "recompute the stream's hash chain; exits 1 and names the revision when it was tampered with",
+    )
+    .action((ws: string) =>
+      run("approval", async () => {
+        const c = decisionsClient();
+        const res = await call(c, c.verify, { workspaceId: ws });
+        emit(globals().json, res, () =>
+          res.ok
+            ? `ok: ${res.eventsChecked} events, hash chain intact`
+            : `TAMPERED at revision ${res.firstBadRevision}: ${res.problem}`,
+        );
+        if (!res.ok) process.exitCode = 1;
+      }),
+    );
+}

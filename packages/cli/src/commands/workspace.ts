@@ -1,0 +1,107 @@
+/** Commands for setting up work: workspace create/list, connect, bindings, exec. */
+import { readFileSync } from "node:fs";
+import type { Command } from "commander";
+import { call, kernelClient } from "../clients.ts";
+import { emit } from "../output.ts";
+import { type GlobalOptions, parseId, run } from "./shared.ts";
+
+export function registerWorkspaceCommands(program: Command, globals: () => GlobalOptions): void {
+  const workspace = program.command("workspace").description("create and list workspaces");
+  workspace
+    .command("create")
+    .description("create a workspace and print its id")
+    .option("--name <name>", "a human name", "")
+    .action((opts: { name: string }) =>
+      run("kernel", async () => {
+        const k = kernelClient();
+        const ws = await call(k, k.createWorkspace, { name: opts.name });
+        emit(globals().json, ws, () => ws.id);
+      }),
+    );
+  workspace
+    .command("list")
+    .description("list workspaces")
+    .action(() =>
+      run("kernel", async () => {
+        const k = kernelClient();
+        const res = await call(k, k.listWorkspaces, {});
+        emit(globals().json, res.workspaces, () =>
+          res.workspaces.map((w) => `${w.id}\t${w.name}`).join("\n"),
+        );
+      }),
+    );
+
+  program
+    .command("connect <workspace> <url>")
+    .description("introduce a resource (e.g. mcp://memory#tool=read_graph) and print its binding name")
+    .option("--name <binding>", "binding name (env.<NAME>)", "")
+    .action((ws: string, url: string, opts: { name: string }) =>
+      run("kernel", async () => {
+        const k = kernelClient();
+        const b = await call(k, k.introduceResource, { workspaceId: ws, url, name: opts.name });
+        emit(globals().json, b, () => `${b.name}\t${b.trust}\t${b.methods.join(", ")}`);
+      }),
+    );
+
+  program
+    .command("bindings <workspace>")
+    .description("print the bindings and the TypeScript declarations an agent is given")
+    .action((ws: string) =>
+      run("kernel", async () => {
+        const k = kernelClient();
+        const res = await call(k, k.describeBindings, { workspaceId: ws });
+        emit(
+          globals().json,
+          res.bindings,
+          () =>
+            res.bindings.map((b) => `// env.${b.name} — ${b.url} (${b.trust})\n${b.dts}`).join("\n\n") ||
+            "(no bindings)",
+        );
+      }),
+    );
+
+  program
+    .command("exec <workspace> <file>")
+    .description("run a TypeScript snippet `export default async (env) => {...}` in the sandbox")
+    .option("--timeout <ms>", "wall-time limit in milliseconds")
+    .action((ws: string, file: string, opts: { timeout?: string }) =>
+      run("kernel", async () => {
+        let code: string;
+        try {
+          code = readFileSync(file, "utf8");
+        } catch {
+          throw new Error(`cannot read snippet file "${file}"`);
+        }
+        const wallTimeMs = opts.timeout ? parseId(opts.timeout, "--timeout") : 0;
+        const k = kernelClient();
+        const res = await call(
+          k,
+          k.executeCode,
+          {
+            workspaceId: ws,
+            code,
+            caller: { kind: "user", id: "" },
+            limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+          },
+          (wallTimeMs || 10_000) + 60_000,
+        );
+        emit(globals().json, res, () => {
+          const lines = [
+            ...res.warnings.map((w) => `WARNING: ${w}`),
+            ...res.console.map((l) => (l.level === "log" ? l.text : `[${l.level}] ${l.text}`)),
+          ];
+          if (res.outputTruncated) lines.push("[output truncated]");
+          if (res.ok) lines.push(`=> ${res.returnJson || "undefined"}`);
+          else {
+            const where = res.error?.line
+              ? ` (line ${res.error.line}${res.error.column ? `:${res.error.column}` : ""})`
+              : "";
+            lines.push(`${res.error?.name ?? "Error"}: ${res.error?.message ?? ""}${where}`);
+          }
+          lines.push(`(${res.durationMs} ms)`);
+          return lines.join("\n");
+        });
+        if (!res.ok) process.exitCode = 1;
+      }),
+    );
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+/**
+ * `gatehouse` — the command line of Gatehouse. Run `gatehouse --help` for the commands.
+ * Every command accepts `--json` for scripts; errors print one line on stderr and exit 1.
+ */
+import { Command } from "commander";
+import { registerDevCommand } from "./commands/dev.ts";
+import { registerPeopleCommands } from "./commands/people.ts";
+import type { GlobalOptions } from "./commands/shared.ts";
+import { registerWorkspaceCommands } from "./commands/workspace.ts";
+
+const program = new Command();
+program
+  .name("gatehouse")
+  .description("Agents work on real systems; people approve the writes.")
+  .option("--json", "print machine-readable JSON")
+  .showHelpAfterError()
+  .exitOverride((err) => {
+    process.exit(err.exitCode === 0 ? 0 : 2);
+  });
+
+const globals = (): GlobalOptions => ({ json: !!program.opts().json });
+registerDevCommand(program);
+registerWorkspaceCommands(program, globals);
+registerPeopleCommands(program, globals);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,68 @@
+/** Rendering for people (tables) and scripts (`--json`). */
+import { type ActionRecord, actionStatusToJSON, type LogView } from "@gatehouse/proto";
+import Table from "cli-table3";
+
+/** "ACTION_STATUS_PENDING" → "pending". */
+export function statusName(status: ActionRecord["status"]): string {
+  return actionStatusToJSON(status)
+    .replace(/^ACTION_STATUS_/, "")
+    .toLowerCase();
+}
+
+/** Prints `value` as JSON (for --json) or `text()` for people. */
+export function emit(json: boolean, value: unknown, text: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+}
+
+function cut(s: string, n: number): string {
+  const one = s.replace(/\s+/g, " ");
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
+
+/** A table of actions: id, status, binding, title, dependencies, outcome. */
+export function actionsTable(actions: ActionRecord[]): string {
+  if (actions.length === 0) return "(no actions)";
+  const t = new Table({ head: ["id", "status", "binding", "title", "depends on", "note"] });
+  for (const a of actions) {
+    const note = a.cascadedFrom
+      ? `cascaded from ${a.cascadedFrom}: ${a.reason}`
+      : a.outcomeUnknown
+        ? `OUTCOME UNKNOWN: ${a.reason}`
+        : a.reason || (a.decidedBy ? `by ${a.decidedBy}` : "");
+    t.push([
+      String(a.id),
+      statusName(a.status),
+      a.binding,
+      cut(a.description?.title ?? "", 50),
+      a.dependsOn.join(","),
+      cut(note, 60),
+    ]);
+  }
+  return t.toString();
+}
+
+/** Observations and actions in one table, by log id. */
+export function logTable(view: LogView): string {
+  const t = new Table({ head: ["id", "kind", "binding", "status", "title"] });
+  for (const e of view.entries) {
+    const entry = e.entry;
+    if (entry?.$case === "observation") {
+      const o = entry.observation;
+      t.push([
+        String(e.id),
+        "observation",
+        o.binding,
+        o.description?.containsRestrictedData ? "RESTRICTED" : "",
+        cut(o.description?.title ?? "", 60),
+      ]);
+    } else if (entry?.$case === "action") {
+      const a = entry.action;
+      t.push([String(e.id), "action", a.binding, statusName(a.status), cut(a.description?.title ?? "", 60)]);
+    }
+  }
+  const head = `workspace ${view.workspaceId} at revision ${view.revision}${view.latched ? " — LATCHED (restricted data read)" : ""}`;
+  const rules = view.rules.length
+    ? `\nauto-approval rules: ${view.rules.map((r) => `${r.binding}/${r.actionKindTag}`).join(", ")}`
+    : "";
+  return `${head}\n${view.entries.length ? t.toString() : "(empty log)"}${rules}`;
+}

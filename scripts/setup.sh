@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs everything Gatehouse needs on a fresh Debian/Ubuntu machine, only what is missing:
+#   - Debian packages: runsc (gVisor), build tools for the native npm modules (better-sqlite3, isolated-vm)
+#   - npm packages (npm ci), then builds the generated code (proto → TypeScript, the sandbox bundle).
+# Safe to run again; it skips what is already there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+command -v runsc >/dev/null 2>&1 || missing+=(runsc)
+command -v make >/dev/null 2>&1 || missing+=(make)
+command -v g++ >/dev/null 2>&1 || missing+=(g++)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
+command -v git >/dev/null 2>&1 || missing+=(git)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  else
+    echo "setup: missing ${missing[*]} and no apt-get here; install them by hand" >&2
+    [ " ${missing[*]} " = " runsc " ] || exit 1
+  fi
+fi
+if ! command -v runsc >/dev/null 2>&1; then
+  echo "setup: WARNING runsc (gVisor) is not installed: sandboxes will run with --insecure-no-gvisor only" >&2
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "setup: Node.js 20 or newer is required (found $(node -v))" >&2
+  exit 1
+fi
+
+if [ -f package-lock.json ]; then
+  npm ci --no-audit --no-fund
+else
+  npm install --no-audit --no-fund
+fi
+npm run build
+echo "setup: done. Next: npm run demo   (tests: npm test)"

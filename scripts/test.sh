@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The one test command (README): lint + format check, typecheck, then every package's node:test
+# suite in turn. Prints "N passed, N failed" at the end; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+status=0
+echo "== lint and format (biome)"
+npx biome ci . || status=1
+echo "== build and typecheck (turbo)"
+npx turbo run typecheck --output-logs=errors-only || status=1
+
+passed=0
+failed=0
+packages=(packages/caller-token packages/event-store services/approval services/gatekeeper-mcp sandbox-runner services/kernel packages/cli)
+for pkg in "${packages[@]}"; do
+  ls "$pkg"/test/*.test.ts >/dev/null 2>&1 || continue
+  echo "== tests: $pkg"
+  log=$(mktemp)
+  (cd "$pkg" && npm test 2>&1) | tee "$log"
+  rc=${PIPESTATUS[0]}
+  p=$(grep -E '^# pass [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  f=$(grep -E '^# fail [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  if [ "$rc" -ne 0 ]; then
+    status=1
+    [ "${f:-0}" -gt 0 ] || failed=$((failed + 1))
+  fi
+  rm -f "$log"
+done
+echo "${passed} passed, ${failed} failed"
+exit "$status"

@@ -1,0 +1,33 @@
+/** Maps kernel errors (and errors passed through from gatekeepers) to gRPC status codes, in one place. */
+
+import { WrongExpectedRevision } from "@gatehouse/event-store";
+import { type ServiceError, status } from "@grpc/grpc-js";
+import {
+  BindingAlreadyExists,
+  InvalidArgument,
+  NoGatekeeperForResource,
+  WorkspaceNotFound,
+} from "./domain/errors.ts";
+
+/** A gRPC-shaped error: `{code, details}`. */
+export function toServiceError(err: unknown): Partial<ServiceError> {
+  if (isServiceError(err)) return { code: err.code, details: err.details, message: err.details };
+  const e = err instanceof Error ? err : new Error(String(err));
+  const code =
+    e instanceof WorkspaceNotFound
+      ? status.NOT_FOUND
+      : e instanceof BindingAlreadyExists
+        ? status.ALREADY_EXISTS
+        : e instanceof InvalidArgument
+          ? status.INVALID_ARGUMENT
+          : e instanceof NoGatekeeperForResource
+            ? status.FAILED_PRECONDITION
+            : e instanceof WrongExpectedRevision
+              ? status.ABORTED
+              : status.INTERNAL;
+  return { code, details: e.message, message: e.message };
+}
+
+function isServiceError(err: unknown): err is ServiceError {
+  return typeof err === "object" && err !== null && "code" in err && "details" in err && "metadata" in err;
+}

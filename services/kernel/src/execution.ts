@@ -1,0 +1,229 @@
+/**
+ * ExecuteCode: the membrane between the sandbox and the gatekeepers.
+ *
+ * For one execution the kernel mints a caller token per granted binding, opens the sandbox
+ * runner's Execute stream with the workspace's bindings (and nothing else), and relays Cap'n Web
+ * frames: a frame the sandbox sends for binding B goes to B's gatekeeper session (opened on first
+ * use with the token), and the gatekeeper's frames go back tagged with B. The sandbox never sees an
+ * address or a token; a frame for a binding the workspace does not have is dropped.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { mintCallerToken } from "@gatehouse/caller-token";
+import type { EventStore } from "@gatehouse/event-store";
+import {
+  type Caller,
+  CodeExecuted,
+  type ExecuteClientMessage,
+  type ExecuteResult,
+  type ExecuteServerMessage,
+  type Limits,
+  type SandboxRunnerClient,
+  type SessionClientMessage,
+  type SessionServerMessage,
+} from "@gatehouse/proto";
+import type { ClientDuplexStream } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { InvalidArgument } from "./domain/errors.ts";
+import { type BindingState, streamOf } from "./domain/workspace.ts";
+import type { GatekeeperClients } from "./gatekeepers.ts";
+import type { Workspaces } from "./workspaces.ts";
+
+/** Defaults applied to limits left at 0. */
+export const DEFAULT_LIMITS: Limits = { wallTimeMs: 10_000, heapMb: 128, outputBytes: 65_536 };
+/** Hard ceilings a request may not exceed. */
+export const MAX_LIMITS: Limits = { wallTimeMs: 300_000, heapMb: 1024, outputBytes: 4 * 1024 * 1024 };
+/** Largest snippet accepted, bytes. */
+export const MAX_CODE_BYTES = 512 * 1024;
+
+export interface ExecutionDeps {
+  store: EventStore;
+  workspaces: Workspaces;
+  gatekeepers: GatekeeperClients;
+  runner: SandboxRunnerClient;
+  callerTokenSecret: string;
+  logger: Logger;
+}
+
+function effectiveLimits(limits: Limits | undefined): Limits {
+  const pick = (k: keyof Limits) => {
+    const v = limits?.[k] ?? 0;
+    if (v > MAX_LIMITS[k]) throw new InvalidArgument(`limits.${k} must be at most ${MAX_LIMITS[k]}`);
+    return v > 0 ? v : DEFAULT_LIMITS[k];
+  };
+  return { wallTimeMs: pick("wallTimeMs"), heapMb: pick("heapMb"), outputBytes: pick("outputBytes") };
+}
+
+/**
+ * Runs `code` in the workspace's sandbox with env = its bindings.
+ * @returns the sandbox's result (errors in the snippet are results, not exceptions).
+ * @throws WorkspaceNotFound, InvalidArgument (empty/oversized code, limits above the ceilings).
+ */
+export async function executeCode(
+  deps: ExecutionDeps,
+  req: { workspaceId: string; code: string; caller: Caller | undefined; limits: Limits | undefined },
+): Promise<ExecuteResult> {
+  if (!req.code.trim())
+    throw new InvalidArgument("code is empty; pass a snippet `export default async (env) => {...}`");
+  if (Buffer.byteLength(req.code) > MAX_CODE_BYTES) {
+    throw new InvalidArgument(`code is larger than ${MAX_CODE_BYTES} bytes`);
+  }
+  const limits = effectiveLimits(req.limits);
+  const state = await deps.workspaces.load(req.workspaceId);
+  const caller = req.caller?.kind ? req.caller : { kind: "user", id: "" };
+  if (!["agent", "gadget", "user", "hook"].includes(caller.kind)) {
+    throw new InvalidArgument(`caller.kind "${caller.kind}" must be one of agent, gadget, user, hook`);
+  }
+  const executionId = randomUUID();
+  const bindings = [...state.bindings.values()];
+  const relay = new FrameRelay(deps, req.workspaceId, executionId, caller as Caller, bindings);
+  const started = Date.now();
+  let result: ExecuteResult;
+  try {
+    result = await relay.run(req.code, limits);
+  } finally {
+    relay.close();
+  }
+  await deps.store.append(
+    streamOf(req.workspaceId),
+    [
+      {
+        type: "CodeExecuted",
+        data: CodeExecuted.toJSON({
+          executionId,
+          codeSha256: createHash("sha256").update(req.code).digest("hex"),
+          ok: result.ok,
+          error: result.error ? `${result.error.name}: ${result.error.message}`.slice(0, 500) : "",
+          durationMs: Date.now() - started,
+          bindings: bindings.map((b) => b.name),
+        }),
+        metadata: { actor: `${caller.kind}:${caller.id}`, caller: caller as Caller },
+      },
+    ],
+    "any",
+  );
+  return result;
+}
+
+/** One execution's streams: the runner stream and a gatekeeper session per binding used. */
+class FrameRelay {
+  private runnerStream: ClientDuplexStream<ExecuteClientMessage, ExecuteServerMessage> | undefined;
+  private readonly sessions = new Map<
+    string,
+    ClientDuplexStream<SessionClientMessage, SessionServerMessage>
+  >();
+  private readonly byName: Map<string, BindingState>;
+
+  constructor(
+    private readonly deps: ExecutionDeps,
+    private readonly workspaceId: string,
+    private readonly executionId: string,
+    private readonly caller: Caller,
+    bindings: BindingState[],
+  ) {
+    this.byName = new Map(bindings.map((b) => [b.name, b]));
+  }
+
+  run(code: string, limits: Limits): Promise<ExecuteResult> {
+    return new Promise<ExecuteResult>((resolve) => {
+      let settled = false;
+      const finish = (r: ExecuteResult) => {
+        if (settled) return;
+        settled = true;
+        resolve(r);
+      };
+      const failed = (message: string): ExecuteResult => ({
+        ok: false,
+        returnJson: "",
+        console: [],
+        error: { name: "SandboxUnavailable", message, stack: "", line: 0, column: 0 },
+        durationMs: 0,
+        outputTruncated: false,
+        warnings: [],
+        executionId: this.executionId,
+      });
+      const stream = this.deps.runner.execute({ deadline: Date.now() + limits.wallTimeMs + 30_000 });
+      this.runnerStream = stream;
+      stream.on("data", (msg: ExecuteServerMessage) => {
+        const m = msg.msg;
+        if (m?.$case === "frame") this.toGatekeeper(m.frame.binding, m.frame.data);
+        else if (m?.$case === "result") finish({ ...m.result, executionId: this.executionId });
+      });
+      stream.on("error", (err: Error) => {
+        this.deps.logger.error(
+          { event: "runner_stream_error", err: err.message },
+          "sandbox runner stream failed",
+        );
+        finish(failed(`the sandbox runner failed: ${err.message}`));
+      });
+      stream.on("end", () => finish(failed("the sandbox runner closed the stream without a result")));
+      stream.write({
+        msg: {
+          $case: "start",
+          start: {
+            executionId: this.executionId,
+            code,
+            bindings: [...this.byName.values()].map((b) => ({ name: b.name, methods: b.methods })),
+            limits,
+          },
+        },
+      });
+    });
+  }
+
+  private toGatekeeper(binding: string, data: string): void {
+    const b = this.byName.get(binding);
+    if (!b) {
+      this.deps.logger.warn(
+        { event: "frame_for_unknown_binding" },
+        "dropped a frame for a binding not granted",
+      );
+      return;
+    }
+    let session = this.sessions.get(binding);
+    if (!session) {
+      session = this.open(b);
+      this.sessions.set(binding, session);
+    }
+    session.write({ msg: { $case: "frame", frame: data } });
+  }
+
+  private open(b: BindingState): ClientDuplexStream<SessionClientMessage, SessionServerMessage> {
+    const token = mintCallerToken(this.deps.callerTokenSecret, {
+      workspaceId: this.workspaceId,
+      binding: b.name,
+      caller: this.caller as { kind: "agent" | "gadget" | "user" | "hook"; id: string },
+      executionId: this.executionId,
+    });
+    const session = this.deps.gatekeepers.get(b.gatekeeper).openSession();
+    session.on("data", (msg: SessionServerMessage) => {
+      this.runnerStream?.write({ msg: { $case: "frame", frame: { binding: b.name, data: msg.frame } } });
+    });
+    session.on("error", (err: Error & { code?: number }) => {
+      if (err.code === 1) return; // CANCELLED: we closed it
+      this.deps.logger.error(
+        { event: "gatekeeper_session_error", binding: b.name, err: err.message },
+        "gatekeeper session failed",
+      );
+    });
+    session.write({
+      msg: {
+        $case: "open",
+        open: {
+          workspaceId: this.workspaceId,
+          binding: b.name,
+          url: b.url,
+          trust: b.trust,
+          callerToken: token,
+          executionId: this.executionId,
+        },
+      },
+    });
+    return session;
+  }
+
+  close(): void {
+    for (const s of this.sessions.values()) s.end();
+    this.sessions.clear();
+    this.runnerStream?.end();
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Library entry of the kernel, used by `gatehouse dev` to run it in-process and by `main.ts`.
+ */
+
+import type { EventStore } from "@gatehouse/event-store";
+import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
+import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
+import pino, { type Logger } from "pino";
+import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
+import { kernelHandlers } from "./server.ts";
+import { Workspaces } from "./workspaces.ts";
+
+export * from "./domain/errors.ts";
+export * from "./domain/workspace.ts";
+export { DEFAULT_LIMITS, executeCode, MAX_LIMITS } from "./execution.ts";
+export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
+export { Workspaces } from "./workspaces.ts";
+
+export interface KernelOptions {
+  store: EventStore;
+  callerTokenSecret: string;
+  /** Gatekeeper kind → "host:port", e.g. {mcp: "127.0.0.1:7003"}. */
+  gatekeepers: GatekeeperAddresses;
+  /** Sandbox runner "host:port". */
+  sandboxRunnerAddress: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  logger?: Logger;
+}
+
+export interface RunningKernel {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the Kernel gRPC server. Resolves once it listens. */
+export async function startKernel(options: KernelOptions): Promise<RunningKernel> {
+  const logger = (options.logger ?? pino()).child({ component: "kernel" });
+  const gatekeepers = new GatekeeperClients(options.gatekeepers);
+  const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
+  const workspaces = new Workspaces(options.store, gatekeepers);
+  const server = new Server();
+  server.addService(
+    KernelService,
+    kernelHandlers({
+      store: options.store,
+      workspaces,
+      gatekeepers,
+      runner,
+      callerTokenSecret: options.callerTokenSecret,
+      logger,
+    }),
+  );
+  const host = options.host ?? "127.0.0.1";
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${options.port ?? 0}`, ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  logger.info({ event: "listening", port }, "kernel listening");
+  return {
+    port,
+    async close() {
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      gatekeepers.close();
+      runner.close();
+    },
+  };
+}

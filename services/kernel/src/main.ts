@@ -1,0 +1,71 @@
+/**
+ * Kernel process entry. Configuration from environment variables (validated):
+ *   KERNEL_ADDR                    listen address, default 127.0.0.1:7001
+ *   GATEHOUSE_DATA_DIR             data directory; the event store is <dir>/events.sqlite (default ./.gatehouse)
+ *   GATEHOUSE_CALLER_TOKEN_SECRET  shared with the approval service, ≥ 32 bytes
+ *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...]"
+ *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
+ */
+import { mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { openSqliteEventStore } from "@gatehouse/event-store";
+import pino from "pino";
+import { z } from "zod";
+import { startKernel } from "./index.ts";
+
+const Config = z.object({
+  KERNEL_ADDR: z
+    .string()
+    .regex(/^[^:]+:\d+$/, "must be host:port")
+    .default("127.0.0.1:7001"),
+  GATEHOUSE_DATA_DIR: z.string().default(".gatehouse"),
+  GATEHOUSE_CALLER_TOKEN_SECRET: z.string().min(32, "must be at least 32 bytes"),
+  GATEKEEPER_ADDRESSES: z
+    .string()
+    .default("mcp=127.0.0.1:7003")
+    .transform((s, ctx) => {
+      const out: Record<string, string> = {};
+      for (const pair of s.split(",").filter(Boolean)) {
+        const m = /^([a-z]+)=([^=]+:\d+)$/.exec(pair.trim());
+        if (!m) {
+          ctx.addIssue({ code: "custom", message: `"${pair}" is not kind=host:port` });
+          return z.NEVER;
+        }
+        out[m[1]!] = m[2]!;
+      }
+      return out;
+    }),
+  SANDBOX_RUNNER_ADDRESS: z.string().default("127.0.0.1:7004"),
+});
+
+const logger = pino().child({ component: "kernel" });
+const parsed = Config.safeParse(process.env);
+if (!parsed.success) {
+  for (const issue of parsed.error.issues) console.error(`config: ${issue.path.join(".")}: ${issue.message}`);
+  process.exit(2);
+}
+const config = parsed.data;
+const dataDir = resolve(config.GATEHOUSE_DATA_DIR);
+mkdirSync(dataDir, { recursive: true });
+const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
+const [host, port] = config.KERNEL_ADDR.split(":") as [string, string];
+const kernel = await startKernel({
+  store,
+  callerTokenSecret: config.GATEHOUSE_CALLER_TOKEN_SECRET,
+  gatekeepers: config.GATEKEEPER_ADDRESSES,
+  sandboxRunnerAddress: config.SANDBOX_RUNNER_ADDRESS,
+  host,
+  port: Number(port),
+  logger,
+});
+logger.info(
+  { event: "config", addr: config.KERNEL_ADDR, dataDir, gatekeepers: config.GATEKEEPER_ADDRESSES },
+  "kernel started",
+);
+for (const sig of ["SIGINT", "SIGTERM"] as const) {
+  process.once(sig, async () => {
+    await kernel.close();
+    await store.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,65 @@
+/** Thin gRPC handlers for the Kernel service: decode, call the domain, map errors. */
+
+import type { KernelServer } from "@gatehouse/proto";
+import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
+import { toServiceError } from "./errors.ts";
+import { type ExecutionDeps, executeCode } from "./execution.ts";
+
+function reply<T>(callback: sendUnaryData<T>, work: () => Promise<T>): void {
+  work().then(
+    (value) => callback(null, value),
+    (err) => callback(toServiceError(err) as never, null),
+  );
+}
+
+/** Builds the Kernel service implementation over the given dependencies. */
+export function kernelHandlers(deps: ExecutionDeps): KernelServer {
+  const actor = "user:";
+  const createWorkspace: KernelServer["createWorkspace"] = (call, cb) =>
+    reply(cb, () => deps.workspaces.create(call.request.name, actor));
+  const listWorkspaces: KernelServer["listWorkspaces"] = (_call, cb) =>
+    reply(cb, async () => ({ workspaces: await deps.workspaces.list() }));
+  const introduceResource: KernelServer["introduceResource"] = (call, cb) =>
+    reply(cb, async () => {
+      const { workspaceId, url, name } = call.request;
+      const e = await deps.workspaces.introduce(workspaceId, url, name, actor);
+      return {
+        name: e.binding,
+        url: e.url,
+        gatekeeper: e.gatekeeper,
+        trust: e.trust,
+        dts: e.dts,
+        methods: e.methods,
+      };
+    });
+  const describeBindings: KernelServer["describeBindings"] = (call, cb) =>
+    reply(cb, async () => {
+      const state = await deps.workspaces.load(call.request.workspaceId);
+      return {
+        bindings: [...state.bindings.values()].map((b) => ({
+          name: b.name,
+          url: b.url,
+          gatekeeper: b.gatekeeper,
+          trust: b.trust,
+          dts: b.dts,
+          methods: b.methods,
+        })),
+      };
+    });
+  const execute: handleUnaryCall<Parameters<KernelServer["executeCode"]>[0]["request"], never> = (call, cb) =>
+    reply(cb as never, () =>
+      executeCode(deps, {
+        workspaceId: call.request.workspaceId,
+        code: call.request.code,
+        caller: call.request.caller,
+        limits: call.request.limits,
+      }),
+    );
+  return {
+    createWorkspace,
+    listWorkspaces,
+    introduceResource,
+    describeBindings,
+    executeCode: execute as never,
+  };
+}
