@@ -1,0 +1,148 @@
+/**
+ * Every Gatehouse service in one process, gRPC on loopback — what `gatehouse dev` runs and what
+ * the end-to-end tests start. Data lives under `dataDir` (events.sqlite, the dev MCP servers' state).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { startApprovalService } from "@gatehouse/approval";
+import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { type RegistryConfig, createRegistry, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
+import { startKernel } from "@gatehouse/kernel";
+import { startSandboxRunner } from "@gatehouse/sandbox-runner";
+import pino, { type Logger } from "pino";
+
+export interface DevStackOptions {
+  /** Directory for all data; created when missing. */
+  dataDir: string;
+  /** MCP server registry; default: `devRegistry(dataDir)`. */
+  registry?: RegistryConfig;
+  /** Fixed ports (0 or absent = a free port). */
+  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner", number>>;
+  /** "auto" uses gVisor when runsc is installed. */
+  sandbox?: "auto" | "gvisor" | "none";
+  logger?: Logger;
+}
+
+export interface DevStack {
+  addresses: { kernel: string; approval: string; mcp: string; runner: string };
+  store: EventStore;
+  /** The sandbox mode actually in use ("gvisor" or "none"). */
+  sandboxMode: string;
+  close(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The registry `gatehouse dev` uses when none is given: two real MCP servers from npm, vetted,
+ * with their state under the data dir — `memory` (knowledge graph, file `memory.jsonl`) and
+ * `files` (file system server limited to `<dataDir>/files`).
+ */
+export function devRegistry(dataDir: string): RegistryConfig {
+  const dir = resolve(dataDir);
+  mkdirSync(join(dir, "files"), { recursive: true });
+  return createRegistry({
+    servers: {
+      memory: {
+        command: process.execPath,
+        args: [require.resolve("@modelcontextprotocol/server-memory/dist/index.js")],
+        env: { MEMORY_FILE_PATH: join(dir, "memory.jsonl") },
+        vetted: true,
+      },
+      files: {
+        command: process.execPath,
+        args: [require.resolve("@modelcontextprotocol/server-filesystem/dist/index.js"), join(dir, "files")],
+        vetted: true,
+      },
+    },
+  });
+}
+
+/** Starts store, approval, MCP gatekeeper, sandbox runner and kernel; resolves when all listen. */
+export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const logger = options.logger ?? pino({ level: "warn" });
+  const host = "127.0.0.1";
+  const secret = randomBytes(32).toString("base64url");
+  const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
+  const closers: Array<() => Promise<void>> = [];
+  try {
+    const runner = await startSandboxRunner({
+      host,
+      port: options.ports?.runner ?? 0,
+      mode: options.sandbox ?? "auto",
+      logger,
+    });
+    closers.push(() => runner.close());
+    // The approval service needs the gatekeeper's address and vice versa: bind the gatekeeper first
+    // with a fixed approval port chosen now.
+    const approvalPort = options.ports?.approval ?? (await freePort());
+    const mcp = await startMcpGatekeeper({
+      registry: options.registry ?? devRegistry(dataDir),
+      approvalAddress: `${host}:${approvalPort}`,
+      host,
+      port: options.ports?.mcp ?? 0,
+      logger,
+    });
+    closers.push(() => mcp.close());
+    const approval = await startApprovalService({
+      store,
+      callerTokenSecret: secret,
+      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      host,
+      port: approvalPort,
+      logger,
+    });
+    closers.push(() => approval.close());
+    const kernel = await startKernel({
+      store,
+      callerTokenSecret: secret,
+      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      sandboxRunnerAddress: `${host}:${runner.port}`,
+      host,
+      port: options.ports?.kernel ?? 0,
+      logger,
+    });
+    closers.push(() => kernel.close());
+    const addresses = {
+      kernel: `${host}:${kernel.port}`,
+      approval: `${host}:${approval.port}`,
+      mcp: `${host}:${mcp.port}`,
+      runner: `${host}:${runner.port}`,
+    };
+    return {
+      addresses,
+      store,
+      sandboxMode: runner.mode,
+      async close() {
+        for (const close of closers.reverse()) await close().catch(() => {});
+        await store.close();
+      },
+    };
+  } catch (err) {
+    for (const close of closers.reverse()) await close().catch(() => {});
+    await store.close();
+    throw err;
+  }
+}
+
+/** Writes `<dataDir>/dev.json` so CLI commands in other shells find the services. */
+export function writeDevFile(dataDir: string, addresses: DevStack["addresses"]): void {
+  writeFileSync(join(dataDir, "dev.json"), `${JSON.stringify(addresses, null, 2)}\n`);
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import("node:net");
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolvePort(port));
+    });
+  });
+}

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The Gatehouse demo, on two real MCP servers from npm (memory graph and file system):
+# an agent snippet reads (observations) and writes (pending actions, one depending on another);
+# a person approves some and rejects one; only approved writes change the servers; the dependent
+# of the rejected write is cascaded; replay rebuilds the identical log; verify checks the chain.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export GATEHOUSE_DATA_DIR="${GATEHOUSE_DATA_DIR:-$PWD/.gatehouse/demo}"
+rm -rf "$GATEHOUSE_DATA_DIR"
+mkdir -p "$GATEHOUSE_DATA_DIR"
+gh() { node --no-node-snapshot --import tsx packages/cli/src/main.ts "$@"; }
+field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(typeof v==="object"?JSON.stringify(v):v)})' "$1"; }
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "starting gatehouse dev (all services in one process, data in $GATEHOUSE_DATA_DIR)"
+gh dev --port-base "${DEMO_PORT_BASE:-7101}" >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1 &
+dev_pid=$!
+trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
+for _ in $(seq 1 100); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
+[ -f "$GATEHOUSE_DATA_DIR/dev.json" ] || { cat "$GATEHOUSE_DATA_DIR/dev.log"; exit 1; }
+head -3 "$GATEHOUSE_DATA_DIR/dev.log" | grep -v '^{' || true
+
+step "create a workspace and connect two MCP servers"
+ws=$(gh workspace create --name demo)
+echo "workspace: $ws"
+gh connect "$ws" mcp://memory
+gh connect "$ws" mcp://files
+
+step "what the agent is given (the bindings' TypeScript)"
+gh bindings "$ws" | head -40
+echo "..."
+
+step "run the agent's snippet (examples/demo.ts)"
+result=$(gh --json exec "$ws" examples/demo.ts)
+echo "$result" | field console
+echo "returned: $(echo "$result" | field returnJson)"
+ret=$(echo "$result" | field returnJson)
+id_of() { echo "$ret" | field "$1.actionId"; }
+entities=$(id_of entities); relation=$(id_of relation); notes=$(id_of notes); draft=$(id_of draft); polish=$(id_of polish)
+
+step "pending actions; nothing has reached the servers yet"
+gh actions "$ws" --pending
+ls "$GATEHOUSE_DATA_DIR/files"
+[ ! -e "$GATEHOUSE_DATA_DIR/files/notes.md" ] && echo "files/notes.md: not written (held for approval)"
+[ ! -s "$GATEHOUSE_DATA_DIR/memory.jsonl" ] && echo "memory graph: empty (held for approval)"
+
+step "approve the relation with the entities it needs, and the notes file; reject the draft"
+gh approve "$ws" "$relation" --with-deps
+gh approve "$ws" "$notes"
+gh reject "$ws" "$draft" --reason "no drafts in the shared folder"
+
+step "the servers changed only for the approved writes"
+echo "files/: $(ls "$GATEHOUSE_DATA_DIR/files" | tr '\n' ' ')"
+cat "$GATEHOUSE_DATA_DIR/files/notes.md"
+[ ! -e "$GATEHOUSE_DATA_DIR/files/draft.md" ] && echo "files/draft.md: absent (rejected)"
+echo "memory graph:"; cat "$GATEHOUSE_DATA_DIR/memory.jsonl"; echo
+
+step "the dependent of the rejected write was cascaded"
+gh actions "$ws"
+status=$(gh --json actions "$ws" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).find(x=>x.id==process.argv[1]);console.log(a.status, a.cascadedFrom)})' "$polish")
+echo "action $polish: $status"
+
+step "the agent collects a result (recorded as an observation)"
+cat >"$GATEHOUSE_DATA_DIR/collect.ts" <<SNIP
+export default async (env: any) => env.MEMORY.getActionResult($entities);
+SNIP
+gh --json exec "$ws" "$GATEHOUSE_DATA_DIR/collect.ts" | field returnJson
+
+step "the log: observations and actions in one table"
+gh log "$ws"
+
+step "replay rebuilds the identical log from the event stream"
+gh --json log "$ws" >"$GATEHOUSE_DATA_DIR/live.json"
+gh --json replay "$ws" >"$GATEHOUSE_DATA_DIR/replayed.json"
+if cmp -s "$GATEHOUSE_DATA_DIR/live.json" "$GATEHOUSE_DATA_DIR/replayed.json"; then
+  echo "replay == live projection ($(wc -c <"$GATEHOUSE_DATA_DIR/live.json") bytes, identical)"
+else
+  echo "replay differs from the live projection!"; diff "$GATEHOUSE_DATA_DIR/live.json" "$GATEHOUSE_DATA_DIR/replayed.json" | head; exit 1
+fi
+
+step "verify the hash chain"
+gh verify "$ws"
+echo
+echo "Demo done. The services are stopped; data stays in $GATEHOUSE_DATA_DIR."
