@@ -1,0 +1,92 @@
+/**
+ * Commands the approval decider accepts. Identity fields (binding, caller) come from a verified
+ * caller token or from the authenticated person, never from untrusted request fields.
+ */
+import type { ActionDescription, ObservationDescription } from "@gatehouse/proto";
+
+/** A gatekeeper read (ApprovalQueue.AuthorizeObservation). */
+export interface RecordObservation {
+  type: "RecordObservation";
+  binding: string;
+  description: ObservationDescription | undefined;
+  executionId: string;
+}
+
+/** A gatekeeper write held for approval (ApprovalQueue.SubmitAction). */
+export interface SubmitAction {
+  type: "SubmitAction";
+  binding: string;
+  localId: string;
+  description: ActionDescription | undefined;
+  payloadJson: string;
+  executionId: string;
+}
+
+/**
+ * A person approves actions. The decider returns ActionApproved for each, in submission order;
+ * with `includeDependencies` the undecided dependencies (transitively) are approved too.
+ * Dependencies that are themselves in `actionIds` count as decided (a batch).
+ */
+export interface Approve {
+  type: "Approve";
+  actionIds: number[];
+  decidedBy: string;
+  includeDependencies: boolean;
+}
+
+/** A person rejects one action; pending dependents are rejected by cascade. */
+export interface Reject {
+  type: "Reject";
+  actionId: number;
+  decidedBy: string;
+  reason: string;
+}
+
+/** The next action of `binding` the auto-approval rules may approve (drain step); [] = stop. */
+export interface AutoApproveNext {
+  type: "AutoApproveNext";
+  binding: string;
+}
+
+/** The at-most-once apply claim, taken before the gatekeeper is called. */
+export interface ClaimApply {
+  type: "ClaimApply";
+  actionId: number;
+  /** Instance id of the process that will call the gatekeeper. */
+  claimedBy: string;
+}
+
+/** The gatekeeper applied the action. */
+export interface RecordApplied {
+  type: "RecordApplied";
+  actionId: number;
+  resultJson: string;
+}
+
+/** The apply failed (or its outcome is unknown); pending dependents are rejected by cascade. */
+export interface RecordApplyFailed {
+  type: "RecordApplyFailed";
+  actionId: number;
+  message: string;
+  outcomeUnknown: boolean;
+}
+
+/** A person enables or disables auto-approval for (binding, action kind tag). */
+export interface SetAutoApprovalRule {
+  type: "SetAutoApprovalRule";
+  binding: string;
+  actionKindTag: string;
+  enabled: boolean;
+  setBy: string;
+}
+
+export type Command =
+  | RecordObservation
+  | SubmitAction
+  | Approve
+  | Reject
+  | AutoApproveNext
+  | ClaimApply
+  | RecordApplied
+  | RecordApplyFailed
+  | SetAutoApprovalRule;

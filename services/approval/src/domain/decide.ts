@@ -1,0 +1,333 @@
+/**
+ * The approval decider: `decide(command, state) -> PlannedEvent[]`, pure. Throws a typed
+ * ApprovalError (domain/errors.ts) when the command is refused; nothing is appended then.
+ * Rules: DESIGN.md "Approval semantics"; the returned events are appended at `state.revision`
+ * (expected revision), so the i-th event gets revision `state.revision + 1 + i`.
+ */
+import { ActionStatus } from "@gatehouse/proto";
+import { CASCADE_ACTOR, cascadeReason, cascadeRejections } from "./cascade.ts";
+import type {
+  Approve,
+  AutoApproveNext,
+  ClaimApply,
+  Command,
+  RecordApplied,
+  RecordApplyFailed,
+  RecordObservation,
+  Reject,
+  SetAutoApprovalRule,
+  SubmitAction,
+} from "./commands.ts";
+import {
+  ActionNotFound,
+  ActionNotPending,
+  ActionStateConflict,
+  DependenciesUndecided,
+  DuplicateLocalId,
+  InvalidField,
+  ReasonRequired,
+  UnknownBinding,
+  UnknownDependency,
+  WorkspaceLatched,
+  WorkspaceNotFound,
+} from "./errors.ts";
+import { type PlannedEvent, planned } from "./events.ts";
+import { type ActionState, localIdKey, ruleKey, type WorkspaceState } from "./state.ts";
+
+/** Actor of events the service appends on a gatekeeper's behalf. */
+export const SERVICE_ACTOR = "service:approval";
+
+/**
+ * Decides a command against the folded state.
+ * @returns the events to append, in order (possibly none).
+ * @throws WorkspaceNotFound, ActionNotFound, ActionNotPending, DependenciesUndecided, ReasonRequired,
+ *   WorkspaceLatched, DuplicateLocalId, UnknownBinding, UnknownDependency, InvalidField, ActionStateConflict.
+ */
+export function decide(command: Command, state: WorkspaceState): PlannedEvent[] {
+  if (!state.exists) throw new WorkspaceNotFound(state.workspaceId || "(unknown)");
+  switch (command.type) {
+    case "RecordObservation":
+      return recordObservation(command, state);
+    case "SubmitAction":
+      return submitAction(command, state);
+    case "Approve":
+      return approve(command, state);
+    case "Reject":
+      return reject(command, state);
+    case "AutoApproveNext":
+      return autoApproveNext(command, state);
+    case "ClaimApply":
+      return claimApply(command, state);
+    case "RecordApplied":
+      return recordApplied(command, state);
+    case "RecordApplyFailed":
+      return recordApplyFailed(command, state);
+    case "SetAutoApprovalRule":
+      return setRule(command, state);
+  }
+}
+
+/** True when the workspace read restricted data (the latch is set for good). */
+export function isLatched(state: WorkspaceState): boolean {
+  return state.latchedBindings.length > 0;
+}
+
+/** True when the latch forbids writes through `binding` (DESIGN.md "Restricted-data latch"). */
+export function latchForbids(state: WorkspaceState, binding: string): boolean {
+  return isLatched(state) && !state.latchedBindings.includes(binding);
+}
+
+function requireBinding(state: WorkspaceState, binding: string): void {
+  if (!state.bindings.has(binding)) throw new UnknownBinding(binding);
+}
+
+function requireAction(state: WorkspaceState, id: number): ActionState {
+  const a = state.actions.get(id);
+  if (!a) throw new ActionNotFound(state.workspaceId, id);
+  return a;
+}
+
+/** Human account of a decided action: who decided it and how. */
+export function describeDecided(a: ActionState): string {
+  switch (a.status) {
+    case ActionStatus.ACTION_STATUS_APPROVED:
+      return `was already approved by ${a.decidedBy}`;
+    case ActionStatus.ACTION_STATUS_APPLYING:
+      return `was already approved by ${a.decidedBy} and is being applied`;
+    case ActionStatus.ACTION_STATUS_APPLIED:
+      return `was already approved by ${a.decidedBy} and applied`;
+    case ActionStatus.ACTION_STATUS_FAILED:
+      return `was already approved by ${a.decidedBy} and its apply failed${a.outcomeUnknown ? " (outcome unknown)" : ""}`;
+    case ActionStatus.ACTION_STATUS_REJECTED:
+      return a.cascadedFrom
+        ? `was already rejected by ${a.decidedBy} because it needed action ${a.cascadedFrom}, which did not complete`
+        : `was already rejected by ${a.decidedBy}`;
+    default:
+      return "is not pending";
+  }
+}
+
+function requirePending(a: ActionState): void {
+  if (a.status !== ActionStatus.ACTION_STATUS_PENDING) throw new ActionNotPending(a.id, describeDecided(a));
+}
+
+function recordObservation(c: RecordObservation, state: WorkspaceState): PlannedEvent[] {
+  requireBinding(state, c.binding);
+  if (!c.description)
+    throw new InvalidField("description", "an observation needs a description; set description.title");
+  const id = state.revision + 1;
+  const events = [
+    planned(
+      "ObservationRecorded",
+      { binding: c.binding, description: c.description, executionId: c.executionId },
+      SERVICE_ACTOR,
+    ),
+  ];
+  if (c.description.containsRestrictedData && !state.latchedBindings.includes(c.binding)) {
+    events.push(planned("RestrictedDataLatched", { observationId: id, binding: c.binding }, SERVICE_ACTOR));
+  }
+  return events;
+}
+
+function submitAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
+  if (!c.localId) throw new InvalidField("local_id", "set a gatekeeper-local id, unique per binding");
+  if (!c.description)
+    throw new InvalidField("description", "an action needs a description; set description.title");
+  requireBinding(state, c.binding);
+  if (latchForbids(state, c.binding)) throw new WorkspaceLatched(c.binding, state.latchedBindings);
+  const existing = state.localIds.get(localIdKey(c.binding, c.localId));
+  if (existing !== undefined) throw new DuplicateLocalId(c.binding, c.localId, existing);
+  const dependsOn: number[] = [];
+  for (const local of c.description.dependsOn) {
+    const id = state.localIds.get(localIdKey(c.binding, local));
+    if (id === undefined) throw new UnknownDependency(c.binding, local);
+    if (!dependsOn.includes(id)) dependsOn.push(id);
+  }
+  const id = state.revision + 1;
+  const events = [
+    planned(
+      "ActionSubmitted",
+      {
+        binding: c.binding,
+        localId: c.localId,
+        description: c.description,
+        dependsOn,
+        payloadJson: c.payloadJson,
+        executionId: c.executionId,
+      },
+      SERVICE_ACTOR,
+    ),
+  ];
+  const dead = dependsOn.find((d) => {
+    const s = state.actions.get(d)?.status;
+    return s === ActionStatus.ACTION_STATUS_REJECTED || s === ActionStatus.ACTION_STATUS_FAILED;
+  });
+  if (dead !== undefined) {
+    events.push(
+      planned(
+        "ActionRejected",
+        { actionId: id, decidedBy: CASCADE_ACTOR, reason: cascadeReason(dead), cascadedFrom: dead },
+        CASCADE_ACTOR,
+      ),
+    );
+  }
+  return events;
+}
+
+/**
+ * The ordered approval plan: requested ids plus (with includeDependencies) their undecided
+ * dependencies, in submission order. Throws when any of them may not be approved.
+ */
+function approvalPlan(c: Approve, state: WorkspaceState): number[] {
+  if (!c.decidedBy) throw new InvalidField("decided_by", 'say who decides, e.g. "user:alice"');
+  if (c.actionIds.length === 0) throw new InvalidField("action_ids", "name at least one action to approve");
+  const plan = new Set<number>();
+  for (const id of c.actionIds) {
+    const a = requireAction(state, id);
+    requirePending(a);
+    plan.add(id);
+  }
+  // Undecided dependencies (transitively) not in the plan.
+  const missing = new Set<number>();
+  const visit = (a: ActionState) => {
+    for (const d of a.dependsOn) {
+      const dep = state.actions.get(d);
+      if (!dep || dep.status !== ActionStatus.ACTION_STATUS_PENDING || plan.has(d) || missing.has(d))
+        continue;
+      missing.add(d);
+      visit(dep);
+    }
+  };
+  for (const id of [...plan]) visit(requireAction(state, id));
+  if (missing.size > 0) {
+    if (!c.includeDependencies) {
+      for (const id of c.actionIds) {
+        const undecided = [...missing].filter((m) => dependsTransitively(state, id, m)).sort((x, y) => x - y);
+        if (undecided.length > 0) throw new DependenciesUndecided(id, undecided);
+      }
+    }
+    for (const m of missing) plan.add(m);
+  }
+  const ordered = [...plan].sort((x, y) => x - y);
+  for (const id of ordered) {
+    const a = requireAction(state, id);
+    if (latchForbids(state, a.binding)) throw new WorkspaceLatched(a.binding, state.latchedBindings);
+  }
+  return ordered;
+}
+
+function dependsTransitively(state: WorkspaceState, from: number, target: number): boolean {
+  const stack = [...(state.actions.get(from)?.dependsOn ?? [])];
+  const seen = new Set<number>();
+  while (stack.length > 0) {
+    const d = stack.pop() as number;
+    if (d === target) return true;
+    if (seen.has(d)) continue;
+    seen.add(d);
+    stack.push(...(state.actions.get(d)?.dependsOn ?? []));
+  }
+  return false;
+}
+
+function approve(c: Approve, state: WorkspaceState): PlannedEvent[] {
+  return approvalPlan(c, state).map((id) =>
+    planned("ActionApproved", { actionId: id, decidedBy: c.decidedBy }, c.decidedBy),
+  );
+}
+
+function reject(c: Reject, state: WorkspaceState): PlannedEvent[] {
+  if (!c.decidedBy) throw new InvalidField("decided_by", 'say who decides, e.g. "user:alice"');
+  if (!c.reason.trim()) throw new ReasonRequired();
+  const a = requireAction(state, c.actionId);
+  requirePending(a);
+  return [
+    planned(
+      "ActionRejected",
+      { actionId: a.id, decidedBy: c.decidedBy, reason: c.reason, cascadedFrom: 0 },
+      c.decidedBy,
+    ),
+    ...cascadeRejections(state, [a.id]),
+  ];
+}
+
+/** True when rules may approve `a` without a person (DESIGN.md "Auto-approval"). */
+export function autoApprovable(state: WorkspaceState, a: ActionState): boolean {
+  const tag = a.description?.actionKind?.tag;
+  return (
+    !isLatched(state) &&
+    a.description?.autoApprovable === true &&
+    !!tag &&
+    state.rules.has(ruleKey(a.binding, tag))
+  );
+}
+
+function autoApproveNext(c: AutoApproveNext, state: WorkspaceState): PlannedEvent[] {
+  if (isLatched(state)) return [];
+  for (const a of state.actions.values()) {
+    if (a.binding !== c.binding || a.status !== ActionStatus.ACTION_STATUS_PENDING) continue;
+    // The first pending action of the binding decides: approve it, or stop (never skip ahead).
+    if (!autoApprovable(state, a)) return [];
+    const undecided = a.dependsOn.some(
+      (d) => state.actions.get(d)?.status === ActionStatus.ACTION_STATUS_PENDING,
+    );
+    if (undecided) return [];
+    const by = `rule:${a.binding}/${a.description?.actionKind?.tag ?? ""}`;
+    return [planned("ActionApproved", { actionId: a.id, decidedBy: by }, by)];
+  }
+  return [];
+}
+
+function claimApply(c: ClaimApply, state: WorkspaceState): PlannedEvent[] {
+  const a = requireAction(state, c.actionId);
+  if (a.status !== ActionStatus.ACTION_STATUS_APPROVED) {
+    throw new ActionStateConflict(`action ${a.id} cannot be claimed for apply: it ${describeDecided(a)}`);
+  }
+  const notApplied = a.dependsOn.filter(
+    (d) => state.actions.get(d)?.status !== ActionStatus.ACTION_STATUS_APPLIED,
+  );
+  if (notApplied.length > 0) {
+    throw new ActionStateConflict(
+      `action ${a.id} cannot be applied before its dependencies ${notApplied.join(", ")} are applied`,
+    );
+  }
+  return [planned("ActionApplying", { actionId: a.id, claimedBy: c.claimedBy }, SERVICE_ACTOR)];
+}
+
+function requireApplying(state: WorkspaceState, id: number): ActionState {
+  const a = requireAction(state, id);
+  if (a.status !== ActionStatus.ACTION_STATUS_APPLYING) {
+    throw new ActionStateConflict(`action ${a.id} has no apply claim to complete: it ${describeDecided(a)}`);
+  }
+  return a;
+}
+
+function recordApplied(c: RecordApplied, state: WorkspaceState): PlannedEvent[] {
+  const a = requireApplying(state, c.actionId);
+  return [planned("ActionApplied", { actionId: a.id, resultJson: c.resultJson }, SERVICE_ACTOR)];
+}
+
+function recordApplyFailed(c: RecordApplyFailed, state: WorkspaceState): PlannedEvent[] {
+  const a = requireApplying(state, c.actionId);
+  return [
+    planned(
+      "ActionApplyFailed",
+      { actionId: a.id, message: c.message, outcomeUnknown: c.outcomeUnknown },
+      SERVICE_ACTOR,
+    ),
+    ...cascadeRejections(state, [a.id]),
+  ];
+}
+
+function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] {
+  if (!c.actionKindTag)
+    throw new InvalidField("action_kind_tag", 'set the action kind tag, e.g. "mcp.tool.create_entities"');
+  if (!c.setBy) throw new InvalidField("set_by", 'say who sets the rule, e.g. "user:alice"');
+  requireBinding(state, c.binding);
+  return [
+    planned(
+      "AutoApprovalRuleSet",
+      { binding: c.binding, actionKindTag: c.actionKindTag, enabled: c.enabled, setBy: c.setBy },
+      c.setBy,
+    ),
+  ];
+}

@@ -1,0 +1,8 @@
+/** The pure approval domain: decider, projection, typed errors. */
+export * from "./cascade.ts";
+export * from "./commands.ts";
+export * from "./decide.ts";
+export * from "./errors.ts";
+export * from "./events.ts";
+export * from "./projection.ts";
+export * from "./state.ts";

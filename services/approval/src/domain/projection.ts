@@ -1,0 +1,74 @@
+/**
+ * The action-log view of a folded WorkspaceState, as the proto messages of approval.proto.
+ * Deterministic: equal states give equal messages, hence equal bytes (LogView.encode).
+ */
+import type { ActionRecord, LogEntry, LogView, ObservationRecord } from "@gatehouse/proto";
+import type { ActionState, ObservationState, WorkspaceState } from "./state.ts";
+
+/** The ActionRecord of one folded action. */
+export function toActionRecord(state: WorkspaceState, a: ActionState): ActionRecord {
+  return {
+    id: a.id,
+    workspaceId: state.workspaceId,
+    binding: a.binding,
+    localId: a.localId,
+    description: a.description,
+    status: a.status,
+    dependsOn: [...a.dependsOn],
+    caller: a.caller,
+    submittedAt: a.submittedAt,
+    decidedBy: a.decidedBy,
+    decidedAt: a.decidedAt,
+    reason: a.reason,
+    cascadedFrom: a.cascadedFrom,
+    resultJson: a.resultJson,
+    outcomeUnknown: a.outcomeUnknown,
+    executionId: a.executionId,
+    lastRevision: a.lastRevision,
+  };
+}
+
+/** The ObservationRecord of one folded observation. */
+export function toObservationRecord(o: ObservationState): ObservationRecord {
+  return {
+    id: o.id,
+    binding: o.binding,
+    description: o.description,
+    caller: o.caller,
+    recordedAt: o.recordedAt,
+    executionId: o.executionId,
+  };
+}
+
+/** The log entry with log id `id`, or undefined when no observation/action has it. */
+export function toLogEntry(state: WorkspaceState, id: number): LogEntry | undefined {
+  const a = state.actions.get(id);
+  if (a) return { id, entry: { $case: "action", action: toActionRecord(state, a) } };
+  const o = state.observations.get(id);
+  if (o) return { id, entry: { $case: "observation", observation: toObservationRecord(o) } };
+  return undefined;
+}
+
+/**
+ * The LogView: observations and actions in log-id order, the enabled rules sorted by
+ * (binding, tag), the latch flag and the revision of the last folded event.
+ */
+export function toLogView(state: WorkspaceState): LogView {
+  const ids = [...state.actions.keys(), ...state.observations.keys()].sort((x, y) => x - y);
+  const rules = [...state.rules.values()]
+    .map((r) => ({ binding: r.binding, actionKindTag: r.actionKindTag }))
+    .sort((x, y) =>
+      x.binding === y.binding ? cmp(x.actionKindTag, y.actionKindTag) : cmp(x.binding, y.binding),
+    );
+  return {
+    workspaceId: state.workspaceId,
+    entries: ids.map((id) => toLogEntry(state, id) as LogEntry),
+    rules,
+    latched: state.latchedBindings.length > 0,
+    revision: state.revision,
+  };
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,242 @@
+/**
+ * The approval projection of one workspace stream: `initialState()` and `evolve(state, event)`.
+ * The action log is `events.reduce(evolve, initialState())`, so a replay and the live view fold the
+ * same function and cannot disagree (STYLE.md "Event-sourced domain as a decider").
+ *
+ * Log ids are stream revisions: an observation's id is the revision of its ObservationRecorded,
+ * an action's id the revision of its ActionSubmitted (DESIGN.md "Events").
+ */
+import {
+  type ActionDescription,
+  ActionStatus,
+  type Caller,
+  type ObservationDescription,
+} from "@gatehouse/proto";
+import { decodeEvent } from "./events.ts";
+
+/** A binding the workspace knows, from ResourceIntroduced (appended by the kernel). */
+export interface BindingInfo {
+  binding: string;
+  url: string;
+  /** Gatekeeper kind, e.g. "mcp". */
+  gatekeeper: string;
+  trust: string;
+}
+
+/** One action as folded from the stream. */
+export interface ActionState {
+  id: number;
+  binding: string;
+  localId: string;
+  description: ActionDescription | undefined;
+  dependsOn: number[];
+  payloadJson: string;
+  executionId: string;
+  caller: Caller | undefined;
+  submittedAt: string;
+  status: ActionStatus;
+  decidedBy: string;
+  decidedAt: string;
+  reason: string;
+  cascadedFrom: number;
+  resultJson: string;
+  outcomeUnknown: boolean;
+  /** Instance id holding the apply claim (ActionApplying.claimedBy), "" when none. */
+  claimedBy: string;
+  lastRevision: number;
+}
+
+/** One observation as folded from the stream. */
+export interface ObservationState {
+  id: number;
+  binding: string;
+  description: ObservationDescription | undefined;
+  executionId: string;
+  caller: Caller | undefined;
+  recordedAt: string;
+}
+
+/** The folded state of one workspace stream. */
+export interface WorkspaceState {
+  /** Empty until WorkspaceCreated is folded. */
+  workspaceId: string;
+  exists: boolean;
+  /** Revision of the last event folded; -1 before any. */
+  revision: number;
+  bindings: Map<string, BindingInfo>;
+  /** Actions by id; Map insertion order is submission order. */
+  actions: Map<number, ActionState>;
+  observations: Map<number, ObservationState>;
+  /** `${binding}\u0000${localId}` -> action id. */
+  localIds: Map<string, number>;
+  /** Enabled auto-approval rules, keyed `${binding}\u0000${tag}`, in the order they were enabled. */
+  rules: Map<string, { binding: string; actionKindTag: string }>;
+  /** Bindings that read restricted data; non-empty = the workspace is latched. */
+  latchedBindings: string[];
+}
+
+/** What evolve needs from a stored event (a subset of the event-store `StoredEvent`). */
+export interface FoldableEvent {
+  revision: number;
+  type: string;
+  data: unknown;
+  metadata: { occurredAt: string; caller?: { kind: string; id: string } | undefined };
+}
+
+/** A fresh, empty state (a new object every call, because evolve updates state in place). */
+export function initialState(): WorkspaceState {
+  return {
+    workspaceId: "",
+    exists: false,
+    revision: -1,
+    bindings: new Map(),
+    actions: new Map(),
+    observations: new Map(),
+    localIds: new Map(),
+    rules: new Map(),
+    latchedBindings: [],
+  };
+}
+
+/** Key of a (binding, local id) pair in `WorkspaceState.localIds`. */
+export function localIdKey(binding: string, localId: string): string {
+  return `${binding}\u0000${localId}`;
+}
+
+/** Key of a (binding, action kind tag) rule in `WorkspaceState.rules`. */
+export function ruleKey(binding: string, tag: string): string {
+  return `${binding}\u0000${tag}`;
+}
+
+function callerOf(meta: FoldableEvent["metadata"]): Caller | undefined {
+  return meta.caller ? { kind: meta.caller.kind, id: meta.caller.id } : undefined;
+}
+
+/**
+ * Folds one stored event into the state and returns it. Deterministic and free of I/O; for speed it
+ * updates `state` in place, so callers keep only the returned state. Unknown event types
+ * (CodeExecuted, Turn*, Hook*) only advance `revision`. Events about unknown actions are ignored.
+ */
+export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceState {
+  state.revision = stored.revision;
+  const event = decodeEvent(stored.type, stored.data);
+  if (!event) return state;
+  const at = stored.metadata.occurredAt;
+  const touch = (id: number): ActionState | undefined => {
+    const a = state.actions.get(id);
+    if (a) a.lastRevision = stored.revision;
+    return a;
+  };
+  switch (event.type) {
+    case "WorkspaceCreated":
+      state.exists = true;
+      state.workspaceId = event.data.workspaceId;
+      break;
+    case "ResourceIntroduced": {
+      const { binding, url, gatekeeper, trust } = event.data;
+      state.bindings.set(binding, { binding, url, gatekeeper, trust });
+      break;
+    }
+    case "BindingRemoved":
+      state.bindings.delete(event.data.binding);
+      break;
+    case "ObservationRecorded":
+      state.observations.set(stored.revision, {
+        id: stored.revision,
+        binding: event.data.binding,
+        description: event.data.description,
+        executionId: event.data.executionId,
+        caller: callerOf(stored.metadata),
+        recordedAt: at,
+      });
+      break;
+    case "RestrictedDataLatched":
+      if (!state.latchedBindings.includes(event.data.binding)) state.latchedBindings.push(event.data.binding);
+      break;
+    case "AutoApprovalRuleSet": {
+      const key = ruleKey(event.data.binding, event.data.actionKindTag);
+      if (event.data.enabled)
+        state.rules.set(key, { binding: event.data.binding, actionKindTag: event.data.actionKindTag });
+      else state.rules.delete(key);
+      break;
+    }
+    case "ActionSubmitted": {
+      const d = event.data;
+      state.actions.set(stored.revision, {
+        id: stored.revision,
+        binding: d.binding,
+        localId: d.localId,
+        description: d.description,
+        dependsOn: [...d.dependsOn],
+        payloadJson: d.payloadJson,
+        executionId: d.executionId,
+        caller: callerOf(stored.metadata),
+        submittedAt: at,
+        status: ActionStatus.ACTION_STATUS_PENDING,
+        decidedBy: "",
+        decidedAt: "",
+        reason: "",
+        cascadedFrom: 0,
+        resultJson: "",
+        outcomeUnknown: false,
+        claimedBy: "",
+        lastRevision: stored.revision,
+      });
+      state.localIds.set(localIdKey(d.binding, d.localId), stored.revision);
+      break;
+    }
+    case "ActionApproved": {
+      const a = touch(event.data.actionId);
+      if (a) {
+        a.status = ActionStatus.ACTION_STATUS_APPROVED;
+        a.decidedBy = event.data.decidedBy;
+        a.decidedAt = at;
+      }
+      break;
+    }
+    case "ActionRejected": {
+      const a = touch(event.data.actionId);
+      if (a) {
+        a.status = ActionStatus.ACTION_STATUS_REJECTED;
+        a.decidedBy = event.data.decidedBy;
+        a.decidedAt = at;
+        a.reason = event.data.reason;
+        a.cascadedFrom = event.data.cascadedFrom;
+      }
+      break;
+    }
+    case "ActionApplying": {
+      const a = touch(event.data.actionId);
+      if (a) {
+        a.status = ActionStatus.ACTION_STATUS_APPLYING;
+        a.claimedBy = event.data.claimedBy;
+      }
+      break;
+    }
+    case "ActionApplied": {
+      const a = touch(event.data.actionId);
+      if (a) {
+        a.status = ActionStatus.ACTION_STATUS_APPLIED;
+        a.resultJson = event.data.resultJson;
+      }
+      break;
+    }
+    case "ActionApplyFailed": {
+      const a = touch(event.data.actionId);
+      if (a) {
+        a.status = ActionStatus.ACTION_STATUS_FAILED;
+        a.reason = event.data.message;
+        a.outcomeUnknown = event.data.outcomeUnknown;
+      }
+      break;
+    }
+  }
+  return state;
+}
+
+/** Folds `events` from a fresh state: the projection as of the last event given. */
+export function foldEvents(events: Iterable<FoldableEvent>): WorkspaceState {
+  let state = initialState();
+  for (const e of events) state = evolve(state, e);
+  return state;
+}

@@ -1,0 +1,118 @@
+/** Helpers for the decider tables: build stored events and actions without any I/O. */
+import type { ActionDescription } from "@gatehouse/proto";
+import {
+  type DomainEvent,
+  encodeEventData,
+  type FoldableEvent,
+  foldEvents,
+  type WorkspaceState,
+} from "../src/domain/index.ts";
+
+type Ev = DomainEvent | { type: "CodeExecuted"; data: unknown };
+
+/** Folds `events` as stream revisions 0..n-1 (each data round-tripped through its stored JSON). */
+export function given(events: Ev[]): WorkspaceState {
+  return foldEvents(events.map((e, revision) => stored(e, revision)));
+}
+
+export function stored(e: Ev, revision: number): FoldableEvent {
+  const data = e.type === "CodeExecuted" ? e.data : encodeEventData(e as DomainEvent);
+  return {
+    revision,
+    type: e.type,
+    data,
+    metadata: {
+      occurredAt: `2026-01-01T00:00:${String(revision).padStart(2, "0")}Z`,
+      caller: { kind: "agent", id: "chat1" },
+    },
+  };
+}
+
+export const created: Ev = { type: "WorkspaceCreated", data: { workspaceId: "w1", name: "W" } };
+export function binding(name: string): Ev {
+  return {
+    type: "ResourceIntroduced",
+    data: {
+      binding: name,
+      url: `mcp+stdio://${name}`,
+      gatekeeper: "mcp",
+      trust: "vetted",
+      dts: "",
+      methods: [],
+    },
+  };
+}
+
+export function desc(over: Partial<ActionDescription> = {}): ActionDescription {
+  return {
+    title: "Call create_entities",
+    description: "```\n{}\n```",
+    descriptionIsComplete: true,
+    delivery: 1,
+    dependsOn: [],
+    implementsRevert: 0,
+    autoApprovable: false,
+    actionKind: undefined,
+    classifiedBy: "test",
+    ...over,
+  };
+}
+
+/** An auto-approvable description with action kind `tag`. */
+export function autoDesc(tag: string, over: Partial<ActionDescription> = {}): ActionDescription {
+  return desc({ autoApprovable: true, actionKind: { tag, label: tag }, ...over });
+}
+
+export function submitted(b: string, localId: string, dependsOn: number[] = [], d = desc()): Ev {
+  return {
+    type: "ActionSubmitted",
+    data: { binding: b, localId, description: d, dependsOn, payloadJson: "{}", executionId: "x1" },
+  };
+}
+export const approved = (actionId: number, decidedBy = "user:alice"): Ev => ({
+  type: "ActionApproved",
+  data: { actionId, decidedBy },
+});
+export const rejected = (
+  actionId: number,
+  decidedBy = "user:alice",
+  reason = "no",
+  cascadedFrom = 0,
+): Ev => ({
+  type: "ActionRejected",
+  data: { actionId, decidedBy, reason, cascadedFrom },
+});
+export const applying = (actionId: number, claimedBy = "i1"): Ev => ({
+  type: "ActionApplying",
+  data: { actionId, claimedBy },
+});
+export const applied = (actionId: number): Ev => ({
+  type: "ActionApplied",
+  data: { actionId, resultJson: "{}" },
+});
+export const failed = (actionId: number, outcomeUnknown = false): Ev => ({
+  type: "ActionApplyFailed",
+  data: { actionId, message: "boom", outcomeUnknown },
+});
+export const rule = (b: string, tag: string, enabled = true): Ev => ({
+  type: "AutoApprovalRuleSet",
+  data: { binding: b, actionKindTag: tag, enabled, setBy: "user:alice" },
+});
+export const observed = (b: string, restricted = false): Ev => ({
+  type: "ObservationRecorded",
+  data: {
+    binding: b,
+    description: {
+      title: "read",
+      description: "",
+      containsRestrictedData: restricted,
+      kind: "mcp.tool.read",
+      page: 0,
+    },
+    executionId: "x1",
+  },
+});
+export const latched = (observationId: number, b: string): Ev => ({
+  type: "RestrictedDataLatched",
+  data: { observationId, binding: b },
+});

@@ -1,0 +1,345 @@
+/**
+ * Approval semantics as tables: given events / when command / then events or a typed error.
+ * Pure: no store, no server (STYLE.md "Event-sourced domain as a decider").
+ */
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  ActionNotFound,
+  ActionNotPending,
+  ActionStateConflict,
+  type Command,
+  DependenciesUndecided,
+  DuplicateLocalId,
+  decide,
+  ReasonRequired,
+  UnknownBinding,
+  UnknownDependency,
+  WorkspaceLatched,
+} from "../src/domain/index.ts";
+import {
+  applied,
+  applying,
+  approved,
+  autoDesc,
+  binding,
+  created,
+  desc,
+  failed,
+  given,
+  latched,
+  observed,
+  rejected,
+  rule,
+  submitted,
+} from "./decider-helpers.ts";
+
+type Ev = Parameters<typeof given>[0][number];
+interface Row {
+  name: string;
+  given: Ev[];
+  when: Command;
+  then?: Ev[];
+  error?: { type: new (...args: never[]) => Error; message?: RegExp };
+}
+
+const base: Ev[] = [created, binding("MEM"), binding("GIT")]; // revisions 0..2
+const cascade = (id: number, from: number): Ev =>
+  rejected(id, "service:approval", `needed action ${from}, which did not complete`, from);
+const approve = (ids: number[], includeDependencies = false): Command => ({
+  type: "Approve",
+  actionIds: ids,
+  decidedBy: "user:alice",
+  includeDependencies,
+});
+const submit = (b: string, localId: string, dependsOn: string[] = [], over = desc()): Command => ({
+  type: "SubmitAction",
+  binding: b,
+  localId,
+  description: { ...over, dependsOn },
+  payloadJson: "{}",
+  executionId: "x1",
+});
+const autoNext = (b: string): Command => ({ type: "AutoApproveNext", binding: b });
+
+const rows: Row[] = [
+  // ---- cascade ----
+  {
+    name: "rejecting an action cascades to its dependents transitively, each naming the action it needed",
+    given: [
+      ...base,
+      submitted("MEM", "a"),
+      submitted("MEM", "b", [3]),
+      submitted("MEM", "c", [4]),
+      submitted("MEM", "d"),
+    ],
+    when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "wrong entity" },
+    then: [rejected(3, "user:alice", "wrong entity"), cascade(4, 3), cascade(5, 4)],
+  },
+  {
+    name: "a failed apply cascades to pending dependents",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3)],
+    when: { type: "RecordApplyFailed", actionId: 3, message: "boom", outcomeUnknown: false },
+    then: [failed(3), cascade(4, 3)],
+  },
+  {
+    name: "a failed apply with unknown outcome records outcomeUnknown and cascades",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3)],
+    when: { type: "RecordApplyFailed", actionId: 3, message: "boom", outcomeUnknown: true },
+    then: [failed(3, true), cascade(4, 3)],
+  },
+  {
+    name: "a cascade leaves already-decided dependents alone",
+    given: [
+      ...base,
+      submitted("MEM", "a"),
+      submitted("MEM", "b", [3]),
+      rejected(4),
+      submitted("MEM", "c", [3]),
+    ],
+    when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "no" },
+    then: [rejected(3), cascade(6, 3)],
+  },
+  {
+    name: "a submission depending on a rejected action is rejected at once by cascade",
+    given: [...base, submitted("MEM", "a"), rejected(3)],
+    when: submit("MEM", "b", ["a"]),
+    then: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(5, 3)],
+  },
+  {
+    name: "a submission depending on a failed action is rejected at once by cascade",
+    given: [...base, submitted("MEM", "a"), approved(3), applying(3), failed(3)],
+    when: submit("MEM", "b", ["a"]),
+    then: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(7, 3)],
+  },
+  // ---- approve ----
+  {
+    name: "approving an action with undecided dependencies is refused and lists them",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), submitted("MEM", "c", [4])],
+    when: approve([5]),
+    error: { type: DependenciesUndecided, message: /undecided action\(s\) 3, 4; .*include_dependencies/ },
+  },
+  {
+    name: "approving with include_dependencies approves the dependencies too, in submission order",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), submitted("MEM", "c", [4])],
+    when: approve([5], true),
+    then: [approved(3), approved(4), approved(5)],
+  },
+  {
+    name: "a batch approves in submission order, not request order, and counts batch members as decided",
+    given: [...base, submitted("MEM", "a"), submitted("GIT", "b"), submitted("MEM", "c", [3])],
+    when: approve([5, 4, 3]),
+    then: [approved(3), approved(4), approved(5)],
+  },
+  {
+    name: "approving an action whose dependency was already approved is allowed",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3), applied(3)],
+    when: approve([4]),
+    then: [approved(4)],
+  },
+  {
+    name: "approving an approved action is refused and says who approved it",
+    given: [...base, submitted("MEM", "a"), approved(3, "user:bob")],
+    when: approve([3]),
+    error: { type: ActionNotPending, message: /action 3 was already approved by user:bob/ },
+  },
+  {
+    name: "approving a cascaded action says why it was rejected",
+    given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), rejected(3), cascade(4, 3)],
+    when: approve([4]),
+    error: {
+      type: ActionNotPending,
+      message: /action 4 was already rejected by service:approval because it needed action 3/,
+    },
+  },
+  {
+    name: "approving an unknown action is refused with ActionNotFound",
+    given: [...base],
+    when: approve([42]),
+    error: { type: ActionNotFound, message: /no action 42/ },
+  },
+  // ---- reject ----
+  {
+    name: "a reject after approve is refused and changes nothing",
+    given: [...base, submitted("MEM", "a"), approved(3, "user:bob"), applying(3), applied(3)],
+    when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "late" },
+    error: { type: ActionNotPending, message: /already approved by user:bob and applied/ },
+  },
+  {
+    name: "a reject without a reason is refused",
+    given: [...base, submitted("MEM", "a")],
+    when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "  " },
+    error: { type: ReasonRequired, message: /^reason:/ },
+  },
+  // ---- submit ----
+  {
+    name: "dependsOn local ids resolve to the action ids of the same binding",
+    given: [...base, submitted("MEM", "a"), submitted("GIT", "a"), submitted("MEM", "b")],
+    when: submit("MEM", "c", ["b", "a"]),
+    then: [submitted("MEM", "c", [5, 3], desc({ dependsOn: ["b", "a"] }))],
+  },
+  {
+    name: "a dependsOn local id of another binding is refused as unknown",
+    given: [...base, submitted("GIT", "g")],
+    when: submit("MEM", "c", ["g"]),
+    error: { type: UnknownDependency, message: /depends_on: "g"/ },
+  },
+  {
+    name: "resubmitting a local id of the same binding is refused",
+    given: [...base, submitted("MEM", "a")],
+    when: submit("MEM", "a"),
+    error: { type: DuplicateLocalId, message: /already submitted on binding "MEM" as action 3/ },
+  },
+  {
+    name: "a submission for a binding the workspace does not know is refused",
+    given: [...base],
+    when: submit("SLACK", "a"),
+    error: { type: UnknownBinding },
+  },
+  {
+    name: "CodeExecuted and other foreign events are ignored but advance the revision",
+    given: [...base, { type: "CodeExecuted", data: { executionId: "x1", codeSha256: "ab", ok: true } }],
+    when: submit("MEM", "a"),
+    then: [submitted("MEM", "a")],
+  },
+  // ---- auto-approval ----
+  {
+    name: "auto-approval approves an auto-approvable action with a kind and an enabled rule",
+    given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], autoDesc("k"))],
+    when: autoNext("MEM"),
+    then: [approved(4, "rule:MEM/k")],
+  },
+  {
+    name: "auto-approval needs the gatekeeper's autoApprovable mark",
+    given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], autoDesc("k", { autoApprovable: false }))],
+    when: autoNext("MEM"),
+    then: [],
+  },
+  {
+    name: "auto-approval needs an action kind",
+    given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], desc({ autoApprovable: true }))],
+    when: autoNext("MEM"),
+    then: [],
+  },
+  {
+    name: "auto-approval needs a rule for this binding and tag (a disabled rule does not count)",
+    given: [
+      ...base,
+      rule("GIT", "k"),
+      rule("MEM", "k"),
+      rule("MEM", "k", false),
+      submitted("MEM", "a", [], autoDesc("k")),
+    ],
+    when: autoNext("MEM"),
+    then: [],
+  },
+  {
+    name: "auto-approval stops at the first pending action that needs a person and never skips ahead",
+    given: [...base, rule("MEM", "k"), submitted("MEM", "a"), submitted("MEM", "b", [], autoDesc("k"))],
+    when: autoNext("MEM"),
+    then: [],
+  },
+  {
+    name: "auto-approval resumes once the blocking action is decided",
+    given: [
+      ...base,
+      rule("MEM", "k"),
+      submitted("MEM", "a"),
+      submitted("MEM", "b", [], autoDesc("k")),
+      rejected(4),
+    ],
+    when: autoNext("MEM"),
+    then: [approved(5, "rule:MEM/k")],
+  },
+  {
+    name: "auto-approval drains per binding: a blocked binding does not block another",
+    given: [...base, rule("GIT", "k"), submitted("MEM", "a"), submitted("GIT", "b", [], autoDesc("k"))],
+    when: autoNext("GIT"),
+    then: [approved(5, "rule:GIT/k")],
+  },
+  {
+    name: "no auto-approval once the workspace is latched",
+    given: [
+      ...base,
+      rule("MEM", "k"),
+      observed("MEM", true),
+      latched(4, "MEM"),
+      submitted("MEM", "a", [], autoDesc("k")),
+    ],
+    when: autoNext("MEM"),
+    then: [],
+  },
+  // ---- latch ----
+  {
+    name: "an observation with restricted data appends RestrictedDataLatched naming that observation",
+    given: [...base],
+    when: {
+      type: "RecordObservation",
+      binding: "MEM",
+      description: {
+        title: "read",
+        description: "",
+        containsRestrictedData: true,
+        kind: "mcp.tool.read",
+        page: 0,
+      },
+      executionId: "x1",
+    },
+    then: [observed("MEM", true), latched(3, "MEM")],
+  },
+  {
+    name: "after the latch a submission to another binding is refused",
+    given: [...base, observed("MEM", true), latched(3, "MEM")],
+    when: submit("GIT", "a"),
+    error: { type: WorkspaceLatched, message: /binding "GIT".*"MEM"/ },
+  },
+  {
+    name: "after the latch the binding that read the restricted data may still submit",
+    given: [...base, observed("MEM", true), latched(3, "MEM")],
+    when: submit("MEM", "a"),
+    then: [submitted("MEM", "a")],
+  },
+  {
+    name: "after the latch approving a pending action of another binding is refused",
+    given: [...base, submitted("GIT", "a"), observed("MEM", true), latched(4, "MEM")],
+    when: approve([3]),
+    error: { type: WorkspaceLatched },
+  },
+  // ---- apply claim ----
+  {
+    name: "the apply claim needs an approved action",
+    given: [...base, submitted("MEM", "a")],
+    when: { type: "ClaimApply", actionId: 3, claimedBy: "i1" },
+    error: { type: ActionStateConflict, message: /cannot be claimed/ },
+  },
+  {
+    name: "the apply claim of an approved action appends ActionApplying with the instance id",
+    given: [...base, submitted("MEM", "a"), approved(3)],
+    when: { type: "ClaimApply", actionId: 3, claimedBy: "i9" },
+    then: [applying(3, "i9")],
+  },
+];
+
+describe("approval decider", () => {
+  for (const row of rows) {
+    test(row.name, () => {
+      const state = given(row.given);
+      if (row.error) {
+        assert.throws(
+          () => decide(row.when, state),
+          (err: Error) => {
+            assert.ok(
+              err instanceof row.error!.type,
+              `expected ${row.error!.type.name}, got ${err.name}: ${err.message}`,
+            );
+            if (row.error!.message) assert.match(err.message, row.error!.message);
+            return true;
+          },
+        );
+      } else {
+        const events = decide(row.when, state).map((e) => ({ type: e.type, data: e.data }));
+        assert.deepEqual(events, row.then);
+      }
+    });
+  }
+});
