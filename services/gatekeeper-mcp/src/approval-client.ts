@@ -1,0 +1,86 @@
+/**
+ * Promise wrapper over the generated `ApprovalQueueClient` (proto/gatehouse/v1/approval.proto).
+ * Every call carries the kernel-minted caller token; the token is never logged. Errors from the
+ * approval service become `ApprovalRefused` naming the RPC and the status (not the token).
+ */
+
+import {
+  type ActionDescription,
+  type ActionRecord,
+  ApprovalQueueClient,
+  type AuthorizeObservationRequest,
+  type AuthorizeObservationResponse,
+  type ObservationDescription,
+  type SubmitActionRequest,
+  type SubmitActionResponse,
+} from "@gatehouse/proto";
+import { credentials, type ServiceError, status } from "@grpc/grpc-js";
+import { ApprovalRefused } from "./errors.ts";
+
+/** The three ApprovalQueue calls the gatekeeper makes. */
+export interface ApprovalQueue {
+  /** Appends ObservationRecorded; resolves to the observation's log id. */
+  authorizeObservation(callerToken: string, description: ObservationDescription): Promise<number>;
+  /** Appends ActionSubmitted; resolves to the action's log id. */
+  submitAction(
+    callerToken: string,
+    localId: string,
+    description: ActionDescription,
+    payloadJson: string,
+  ): Promise<number>;
+  /** The action record as the caller's binding may see it. */
+  getActionForCaller(callerToken: string, actionId: number): Promise<ActionRecord>;
+  close(): void;
+}
+
+function refused(rpc: string, err: ServiceError): ApprovalRefused {
+  const code = status[err.code] ?? String(err.code);
+  return new ApprovalRefused(`approval service refused ${rpc} (${code}): ${err.details || "no details"}`);
+}
+
+function call<Req, Res>(
+  rpc: string,
+  fn: (req: Req, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    fn(req, (err, res) => (err ? reject(refused(rpc, err)) : resolve(res)));
+  });
+}
+
+/** Connects (lazily, insecure channel for the in-cluster/loopback control plane) to `address` ("host:port"). */
+export function connectApprovalQueue(address: string): ApprovalQueue {
+  const client = new ApprovalQueueClient(address, credentials.createInsecure());
+  return {
+    async authorizeObservation(callerToken, description) {
+      const res = await call<AuthorizeObservationRequest, AuthorizeObservationResponse>(
+        "AuthorizeObservation",
+        client.authorizeObservation.bind(client),
+        {
+          callerToken,
+          description,
+        },
+      );
+      return res.observationId;
+    },
+    async submitAction(callerToken, localId, description, payloadJson) {
+      const res = await call<SubmitActionRequest, SubmitActionResponse>(
+        "SubmitAction",
+        client.submitAction.bind(client),
+        {
+          callerToken,
+          localId,
+          description,
+          payloadJson,
+        },
+      );
+      return res.actionId;
+    },
+    getActionForCaller(callerToken, actionId) {
+      return call("GetActionForCaller", client.getActionForCaller.bind(client), { callerToken, actionId });
+    },
+    close() {
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * One live MCP client per resource connection (stdio server name or HTTP endpoint URL), reused by
+ * every session and apply, reconnected on demand after a failure, and closed on shutdown (which
+ * ends stdio children; they also exit on stdin EOF if the service dies).
+ *
+ * Only registry entries ever become stdio commands: the `target` comes from `resolveResourceUrl`.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Logger } from "pino";
+import { ServerUnavailable } from "./errors.ts";
+import type { ResolvedResource } from "./resource-url.ts";
+
+/** Timeouts in milliseconds. */
+export interface PoolTimeouts {
+  connectMs: number;
+  listMs: number;
+  callMs: number;
+}
+
+const DEFAULT_TIMEOUTS: PoolTimeouts = { connectMs: 20_000, listMs: 20_000, callMs: 120_000 };
+
+interface Entry {
+  ready: Promise<Client>;
+  tools: Promise<Tool[]> | null;
+  closed: boolean;
+}
+
+/** Observer of MCP requests, e.g. for metrics: `method` is "initialize", "tools/list" or "tools/call". */
+export type RequestObserver = (method: string, outcome: "ok" | "error") => void;
+
+/** A pool of MCP clients keyed by `ResolvedResource.connectionKey`. */
+export class ConnectionPool {
+  readonly #entries = new Map<string, Entry>();
+  readonly #logger: Logger;
+  readonly #timeouts: PoolTimeouts;
+  readonly #observe: RequestObserver;
+  #shutDown = false;
+
+  constructor(opts: { logger: Logger; timeouts?: Partial<PoolTimeouts>; observe?: RequestObserver }) {
+    this.#logger = opts.logger.child({ component: "mcp-connections" });
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...opts.timeouts };
+    this.#observe = opts.observe ?? (() => {});
+  }
+
+  /** Number of live (or connecting) clients. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #connect(resource: ResolvedResource): Entry {
+    const key = resource.connectionKey;
+    const entry: Entry = { ready: Promise.resolve(null as never), tools: null, closed: false };
+    entry.ready = (async () => {
+      const client = new Client({ name: "gatehouse-gatekeeper-mcp", version: "0.1.0" });
+      const t = resource.target;
+      const transport =
+        t.kind === "stdio"
+          ? new StdioClientTransport({
+              command: t.server.command,
+              args: t.server.args,
+              env: t.server.env,
+              stderr: "ignore",
+            })
+          : new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { redirect: "error" } });
+      client.onclose = () => {
+        entry.closed = true;
+        if (this.#entries.get(key) === entry) this.#entries.delete(key);
+        this.#logger.info(
+          { event: "mcp.disconnected", server: resource.serverName },
+          "MCP connection closed",
+        );
+      };
+      try {
+        await client.connect(transport, { timeout: this.#timeouts.connectMs });
+        this.#observe("initialize", "ok");
+      } catch (err) {
+        this.#observe("initialize", "error");
+        if (this.#entries.get(key) === entry) this.#entries.delete(key);
+        await client.close().catch(() => {});
+        this.#logger.warn({ event: "mcp.connect_failed", server: resource.serverName }, "MCP connect failed");
+        throw new ServerUnavailable(
+          `cannot connect to MCP server "${resource.serverName}" (${(err as Error).name}); check that it is running and registered correctly`,
+        );
+      }
+      this.#logger.info({ event: "mcp.connected", server: resource.serverName }, "MCP connection open");
+      return client;
+    })();
+    return entry;
+  }
+
+  #entry(resource: ResolvedResource): Entry {
+    if (this.#shutDown)
+      throw new ServerUnavailable("the gatekeeper is shutting down; retry on another instance");
+    let entry = this.#entries.get(resource.connectionKey);
+    if (!entry || entry.closed) {
+      entry = this.#connect(resource);
+      this.#entries.set(resource.connectionKey, entry);
+    }
+    return entry;
+  }
+
+  /** A connected client for `resource` (connecting if needed). @throws ServerUnavailable. */
+  async client(resource: ResolvedResource): Promise<Client> {
+    return this.#entry(resource).ready;
+  }
+
+  /**
+   * Every tool the server lists (all pages), cached per connection. Retries once on a fresh
+   * connection if the cached one broke (listing has no side effects).
+   * @throws ServerUnavailable when the server cannot be reached or listing fails.
+   */
+  async listTools(resource: ResolvedResource): Promise<Tool[]> {
+    for (let attempt = 0; ; attempt++) {
+      const entry = this.#entry(resource);
+      entry.tools ??= (async () => {
+        const client = await entry.ready;
+        const tools: Tool[] = [];
+        let cursor: string | undefined;
+        for (let page = 0; page < 100; page++) {
+          const res = await client.listTools(cursor ? { cursor } : undefined, {
+            timeout: this.#timeouts.listMs,
+          });
+          this.#observe("tools/list", "ok");
+          tools.push(...res.tools);
+          cursor = res.nextCursor;
+          if (!cursor) break;
+        }
+        return tools;
+      })();
+      try {
+        return await entry.tools;
+      } catch (err) {
+        entry.tools = null;
+        if (!(err instanceof ServerUnavailable)) this.#observe("tools/list", "error");
+        this.#drop(resource.connectionKey, entry);
+        if (attempt >= 1 || err instanceof ServerUnavailable) {
+          if (err instanceof ServerUnavailable) throw err;
+          throw new ServerUnavailable(
+            `listing tools of MCP server "${resource.serverName}" failed; retry later`,
+          );
+        }
+      }
+    }
+  }
+
+  /**
+   * Calls `tool` exactly once (never retried: the call may have side effects). Protocol errors
+   * (thrown by the SDK) become ServerUnavailable-free `Error`s for the caller to classify; a tool
+   * failure is returned as the result with `isError: true`.
+   */
+  async callTool(
+    resource: ResolvedResource,
+    tool: string,
+    args: Record<string, unknown>,
+  ): Promise<CallToolResult> {
+    const client = await this.client(resource);
+    try {
+      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: this.#timeouts.callMs,
+      })) as CallToolResult;
+      this.#observe("tools/call", "ok");
+      return result;
+    } catch (err) {
+      this.#observe("tools/call", "error");
+      throw err;
+    }
+  }
+
+  #drop(key: string, entry: Entry): void {
+    if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    entry.closed = true;
+    entry.ready.then((c) => c.close()).catch(() => {});
+  }
+
+  /** Closes every client (stdio children are terminated) and refuses new connections. */
+  async closeAll(): Promise<void> {
+    this.#shutDown = true;
+    const entries = [...this.#entries.values()];
+    this.#entries.clear();
+    await Promise.all(
+      entries.map(async (e) => {
+        try {
+          const c = await e.ready;
+          await c.close();
+        } catch {
+          // connection never opened; nothing to close
+        }
+      }),
+    );
+  }
+}

@@ -1,0 +1,22 @@
+import { type ServiceError, status } from "@grpc/grpc-js";
+import { GatekeeperError } from "./errors.ts";
+
+const CODES: Record<GatekeeperError["code"], status> = {
+  invalid_argument: status.INVALID_ARGUMENT,
+  not_found: status.NOT_FOUND,
+  permission_denied: status.PERMISSION_DENIED,
+  failed_precondition: status.FAILED_PRECONDITION,
+  unavailable: status.UNAVAILABLE,
+};
+
+/**
+ * The one place where domain errors become gRPC errors. A `GatekeeperError` keeps its message
+ * (written to be safe to show); any other error becomes INTERNAL with a generic message, so
+ * unexpected internals (paths, tokens, external data) never leak to the caller.
+ */
+export function toServiceError(err: unknown): Partial<ServiceError> {
+  if (err instanceof GatekeeperError) {
+    return { code: CODES[err.code], details: err.message, message: err.message };
+  }
+  return { code: status.INTERNAL, details: "internal gatekeeper error (see gatekeeper logs)" };
+}

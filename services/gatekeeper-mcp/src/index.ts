@@ -1,0 +1,109 @@
+/**
+ * Library entry of the MCP gatekeeper: serves gRPC `gatehouse.v1.Gatekeeper` (gatekeeper.proto)
+ * as a client of real MCP servers, calling the approval service's `ApprovalQueue`.
+ *
+ * ```ts
+ * const gk = await startMcpGatekeeper({
+ *   registry: createRegistry({ servers: { memory: { command: "node", args: [...], vetted: true } } }),
+ *   approvalAddress: "127.0.0.1:7002", host: "127.0.0.1", port: 0, logger: pino(),
+ * });
+ * // gk.port is the bound port; await gk.close() ends sessions, MCP clients and stdio children.
+ * ```
+ */
+
+import { GatekeeperService } from "@gatehouse/proto";
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
+import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
+import { createMetrics, type GatekeeperMetrics } from "./metrics.ts";
+import type { RegistryConfig } from "./registry.ts";
+import { createGatekeeperServer } from "./server.ts";
+
+export type { ActionResultView, PendingAction, StagedPayload } from "./binding-service.ts";
+export { classifyTool, type ToolClassification } from "./classify.ts";
+export { describeToolCall } from "./describe.ts";
+export { generateBindingDts } from "./dts.ts";
+export * from "./errors.ts";
+export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
+export {
+  createRegistry,
+  loadRegistryFile,
+  RegistryConfig,
+  type RegistryInput,
+  RegistryInvalid,
+} from "./registry.ts";
+export { type ResolvedResource, resolveResourceUrl, type Trust } from "./resource-url.ts";
+export { formatScopeFragment, parseScopeFragment, type Scope } from "./scope-fragment.ts";
+
+/** Options of `startMcpGatekeeper`. */
+export interface McpGatekeeperOptions {
+  registry: RegistryConfig;
+  /** "host:port" of the approval service's ApprovalQueue. */
+  approvalAddress: string;
+  /** Interface to bind, e.g. "127.0.0.1". */
+  host: string;
+  /** TCP port; 0 picks a free one (returned). */
+  port: number;
+  logger: Logger;
+  /** Metrics to register into (default: a fresh registry with process metrics). */
+  metrics?: GatekeeperMetrics;
+  timeouts?: Partial<PoolTimeouts>;
+}
+
+/** A running gatekeeper. */
+export interface McpGatekeeper {
+  port: number;
+  metrics: GatekeeperMetrics;
+  /** True until close() starts. */
+  healthy(): boolean;
+  /** Stops accepting calls, ends open sessions, closes every MCP client (stdio children exit). */
+  close(): Promise<void>;
+}
+
+/** Starts the gRPC server. @throws Error when the address cannot be bound. */
+export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<McpGatekeeper> {
+  const logger = opts.logger.child({ component: "gatekeeper-mcp" });
+  const metrics = opts.metrics ?? createMetrics();
+  const pool = new ConnectionPool({
+    logger,
+    ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
+    observe: (method, outcome) => metrics.mcpRequests.inc({ method, outcome }),
+  });
+  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
+  const server = new Server();
+  server.addService(
+    GatekeeperService,
+    createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
+  );
+  const host = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  logger.info({ event: "started", port }, "gatekeeper-mcp listening");
+  let closing = false;
+  return {
+    port,
+    metrics,
+    healthy: () => !closing,
+    async close() {
+      if (closing) return;
+      closing = true;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 2000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      await pool.closeAll();
+      approval.close();
+      logger.info({ event: "stopped" }, "gatekeeper-mcp stopped");
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Process entry of gatekeeper-mcp. Environment (validated with zod at start-up):
+ * - GATEKEEPER_MCP_ADDR          host:port of the gRPC server (default 127.0.0.1:7003)
+ * - APPROVAL_ADDRESS             host:port of the approval service (required)
+ * - GATEKEEPER_MCP_REGISTRY      path of the YAML server registry (required)
+ * - GATEKEEPER_MCP_METRICS_ADDR  host:port of /metrics and /healthz (default 127.0.0.1:9403)
+ * - LOG_LEVEL                    pino level (default info)
+ */
+import { pino } from "pino";
+import { z } from "zod";
+import { startMcpGatekeeper } from "./index.ts";
+import { startOpsHttp } from "./ops-http.ts";
+import { loadRegistryFile } from "./registry.ts";
+
+const HostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port, e.g. 127.0.0.1:7003");
+
+const Env = z.object({
+  GATEKEEPER_MCP_ADDR: HostPort.default("127.0.0.1:7003"),
+  APPROVAL_ADDRESS: HostPort,
+  GATEKEEPER_MCP_REGISTRY: z.string().min(1, "must be the path of the YAML server registry"),
+  GATEKEEPER_MCP_METRICS_ADDR: HostPort.default("127.0.0.1:9403"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+function splitHostPort(addr: string): { host: string; port: number } {
+  const i = addr.lastIndexOf(":");
+  return { host: addr.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(addr.slice(i + 1)) };
+}
+
+async function main(): Promise<void> {
+  const parsed = Env.safeParse(process.env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      console.error(`gatekeeper-mcp: environment variable ${issue.path.join(".")} ${issue.message}`);
+    }
+    process.exit(2);
+  }
+  const env = parsed.data;
+  const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-mcp" } });
+  const registry = await loadRegistryFile(env.GATEKEEPER_MCP_REGISTRY);
+  const { host, port } = splitHostPort(env.GATEKEEPER_MCP_ADDR);
+  const gk = await startMcpGatekeeper({
+    registry,
+    approvalAddress: env.APPROVAL_ADDRESS,
+    host,
+    port,
+    logger,
+  });
+  const ops = splitHostPort(env.GATEKEEPER_MCP_METRICS_ADDR);
+  const http = await startOpsHttp({ ...ops, registry: gk.metrics.registry, healthy: gk.healthy });
+  logger.info(
+    {
+      event: "config",
+      grpc: `${host}:${gk.port}`,
+      approval: env.APPROVAL_ADDRESS,
+      registry: env.GATEKEEPER_MCP_REGISTRY,
+      servers: Object.keys(registry.servers),
+      endpoints: Object.keys(registry.endpoints),
+      ops: `${ops.host}:${http.port}`,
+    },
+    "gatekeeper-mcp configured",
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ event: "shutdown", signal }, "shutting down");
+    await gk.close();
+    await http.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  console.error(`gatekeeper-mcp failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+/**
+ * ResolveResource: parse the URL, connect, list tools, and return what the agent will see
+ * (binding name, trust, permitted methods, generated d.ts, normalized URL). The only effect on the
+ * external system is connecting and listing its tools.
+ */
+import type { ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
+import { bindingMethodNames } from "./binding-target.ts";
+import { loadCatalog } from "./catalog.ts";
+import type { ConnectionPool } from "./connections.ts";
+import { generateBindingDts } from "./dts.ts";
+import { ScopeViolation } from "./errors.ts";
+import type { RegistryConfig } from "./registry.ts";
+import { bindingNameFor, resolveResourceUrl } from "./resource-url.ts";
+
+/**
+ * @throws InvalidResourceUrl, MalformedScopeFragment, UnknownServer, InvalidRequest (name),
+ *         ScopeViolation (scope names a tool the server does not offer), ServerUnavailable.
+ */
+export async function resolveResource(
+  req: ResolveResourceRequest,
+  deps: { registry: RegistryConfig; pool: ConnectionPool },
+): Promise<ResolveResourceResponse> {
+  const resource = resolveResourceUrl(req.url, deps.registry);
+  const binding = bindingNameFor(resource, req.name);
+  const catalog = await loadCatalog(deps.pool, resource);
+  if (catalog.missingFromServer.length > 0) {
+    throw new ScopeViolation(
+      `scope fragment names tool(s) ${catalog.missingFromServer.map((t) => `"${t}"`).join(", ")} that server "${resource.serverName}" does not offer; fix the #tool= list`,
+    );
+  }
+  const dts = await generateBindingDts(
+    binding,
+    resource.serverName,
+    [...catalog.tools.values()].map((t) => ({
+      name: t.tool.name,
+      description: t.tool.description,
+      inputSchema: t.tool.inputSchema as Record<string, unknown>,
+      classification: t.classification,
+    })),
+  );
+  return {
+    binding,
+    trust: resource.trust,
+    dts,
+    methods: bindingMethodNames(catalog),
+    url: resource.normalizedUrl,
+  };
+}
