@@ -1,0 +1,149 @@
+/**
+ * Source evaluated INSIDE the isolate, before the snippet. Everything the snippet can reach beyond
+ * the ECMAScript built-ins is granted here, and only here:
+ *
+ * - `Symbol.dispose` / `Symbol.asyncDispose` (registered symbols, as capnweb expects),
+ * - `queueMicrotask(fn)` (a resolved-promise job; errors thrown by `fn` are swallowed),
+ * - `console.{log,info,warn,error,debug}` forwarding text to the isolate host (capped there),
+ * - `env` (the argument of the default export): a frozen plain object holding one capnweb stub per
+ *   granted binding.
+ *
+ * Not granted: fetch, require, process, setTimeout/setInterval, TextEncoder, WebAssembly is left as V8
+ * provides it (it cannot reach the host). capnweb itself is loaded inside a closure, so it is not a global.
+ */
+
+/** Script run before the capnweb IIFE: globals capnweb needs at load time. */
+export const GLOBALS_SOURCE = `
+"use strict";
+if (typeof Symbol.dispose !== "symbol") Object.defineProperty(Symbol, "dispose", { value: Symbol.for("dispose") });
+if (typeof Symbol.asyncDispose !== "symbol") Object.defineProperty(Symbol, "asyncDispose", { value: Symbol.for("asyncDispose") });
+Object.defineProperty(globalThis, "queueMicrotask", {
+  value: function queueMicrotask(fn) {
+    if (typeof fn !== "function") throw new TypeError("queueMicrotask: argument must be a function");
+    Promise.resolve().then(() => { try { fn(); } catch {} });
+  },
+  writable: true, configurable: true,
+});
+`;
+
+/**
+ * Script evaluating to the setup function. Called by the isolate host as
+ * `setup(capnweb, sendRef, logRef, bindingNames, outputCapChars)` and returns `{ deliver, run }`:
+ * - capnweb: the capnweb namespace (loaded in a closure, never a global)
+ * - sendRef: ivm.Reference `(binding: string, frame: string) => void` (frame out to the runner)
+ * - logRef: ivm.Reference `(level: string, text: string) => void`
+ * - deliver(binding, frame): hands one inbound capnweb frame to that binding's session
+ * - run(namespace): calls the default export with env; resolves to a JSON string
+ *   `{ok:true, returnJson}` or `{ok:false, error:{name,message,stack}}`
+ */
+export const SETUP_SOURCE = `
+(function setup(capnweb, sendRef, logRef, bindingNames, outputCapChars) {
+  "use strict";
+  const stringify = JSON.stringify;
+  const toStr = String;
+
+  function format(value) {
+    if (typeof value === "string") return value;
+    if (typeof value === "function") return "[Function]";
+    if (value instanceof Error) return typeof value.stack === "string" ? value.stack : toStr(value);
+    try {
+      const json = stringify(value);
+      return json === undefined ? toStr(value) : json;
+    } catch {
+      try { return toStr(value); } catch { return "[unprintable]"; }
+    }
+  }
+
+  // Forward at most outputCapChars + 1 characters: the isolate host counts UTF-8 bytes (>= characters),
+  // so it always sees the overflow and appends the truncation marker itself.
+  const budget = outputCapChars + 1;
+  let usedChars = 0;
+  let cut = false;
+  function emit(level, args) {
+    if (cut) return;
+    let text = "";
+    for (let i = 0; i < args.length; i++) text += (i ? " " : "") + format(args[i]);
+    usedChars += text.length;
+    if (usedChars > budget) {
+      cut = true;
+      text = text.slice(0, Math.max(0, text.length - (usedChars - budget)));
+    }
+    logRef.applyIgnored(undefined, [level, text]);
+  }
+  const consoleObject = {};
+  for (const level of ["log", "info", "warn", "error", "debug"]) {
+    consoleObject[level] = (...args) => emit(level, args);
+  }
+  Object.defineProperty(globalThis, "console", { value: Object.freeze(consoleObject), writable: true, configurable: true });
+
+  class HostTransport {
+    constructor(name) { this.name = name; this.queue = []; this.waiters = []; this.closed = null; }
+    send(message) { sendRef.applyIgnored(undefined, [this.name, message]); }
+    receive() {
+      if (this.queue.length > 0) return Promise.resolve(this.queue.shift());
+      if (this.closed) return Promise.reject(this.closed);
+      return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+    }
+    deliver(message) {
+      const waiter = this.waiters.shift();
+      if (waiter) waiter.resolve(message); else this.queue.push(message);
+    }
+    abort(_reason) {}
+  }
+
+  const transports = new Map();
+  const env = {};
+  for (const name of bindingNames) {
+    const transport = new HostTransport(name);
+    transports.set(name, transport);
+    env[name] = new capnweb.RpcSession(transport).getRemoteMain();
+  }
+  Object.freeze(env);
+
+  function describe(error) {
+    try {
+      if (error !== null && typeof error === "object") {
+        return {
+          name: toStr(error.name === undefined ? "Error" : error.name),
+          message: toStr(error.message === undefined ? "" : error.message),
+          stack: typeof error.stack === "string" ? error.stack : "",
+        };
+      }
+      return { name: "Error", message: "non-Error value thrown: " + format(error), stack: "" };
+    } catch {
+      return { name: "Error", message: "an unreadable value was thrown", stack: "" };
+    }
+  }
+
+  function deliver(binding, message) {
+    const transport = transports.get(binding);
+    if (transport) transport.deliver(message);
+  }
+
+  async function run(namespace) {
+    const main = namespace.default;
+    if (typeof main !== "function") {
+      return stringify({ ok: false, error: {
+        name: "SnippetShapeError",
+        message: "the snippet has no default export function; write \`export default async (env) => { ... }\`",
+        stack: "" } });
+    }
+    let value;
+    try {
+      value = await main(env);
+    } catch (error) {
+      return stringify({ ok: false, error: describe(error) });
+    }
+    try {
+      const json = value === undefined ? "" : stringify(value);
+      return stringify({ ok: true, returnJson: json === undefined ? "" : json });
+    } catch (error) {
+      const d = describe(error);
+      return stringify({ ok: false, error: { name: "ResultNotSerializableError",
+        message: "the value returned by the snippet is not JSON-serializable (" + d.message + "); return plain data", stack: "" } });
+    }
+  }
+
+  return { deliver, run };
+})
+`;
