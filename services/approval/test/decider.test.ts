@@ -39,7 +39,7 @@ interface Row {
   name: string;
   given: Ev[];
   when: Command;
-  then?: Ev[];
+  expect?: Ev[];
   error?: { type: new (...args: never[]) => Error; message?: RegExp };
 }
 
@@ -74,19 +74,19 @@ const rows: Row[] = [
       submitted("MEM", "d"),
     ],
     when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "wrong entity" },
-    then: [rejected(3, "user:alice", "wrong entity"), cascade(4, 3), cascade(5, 4)],
+    expect: [rejected(3, "user:alice", "wrong entity"), cascade(4, 3), cascade(5, 4)],
   },
   {
     name: "a failed apply cascades to pending dependents",
     given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3)],
     when: { type: "RecordApplyFailed", actionId: 3, message: "boom", outcomeUnknown: false },
-    then: [failed(3), cascade(4, 3)],
+    expect: [failed(3), cascade(4, 3)],
   },
   {
     name: "a failed apply with unknown outcome records outcomeUnknown and cascades",
     given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3)],
     when: { type: "RecordApplyFailed", actionId: 3, message: "boom", outcomeUnknown: true },
-    then: [failed(3, true), cascade(4, 3)],
+    expect: [failed(3, true), cascade(4, 3)],
   },
   {
     name: "a cascade leaves already-decided dependents alone",
@@ -98,19 +98,19 @@ const rows: Row[] = [
       submitted("MEM", "c", [3]),
     ],
     when: { type: "Reject", actionId: 3, decidedBy: "user:alice", reason: "no" },
-    then: [rejected(3), cascade(6, 3)],
+    expect: [rejected(3), cascade(6, 3)],
   },
   {
     name: "a submission depending on a rejected action is rejected at once by cascade",
     given: [...base, submitted("MEM", "a"), rejected(3)],
     when: submit("MEM", "b", ["a"]),
-    then: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(5, 3)],
+    expect: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(5, 3)],
   },
   {
     name: "a submission depending on a failed action is rejected at once by cascade",
     given: [...base, submitted("MEM", "a"), approved(3), applying(3), failed(3)],
     when: submit("MEM", "b", ["a"]),
-    then: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(7, 3)],
+    expect: [submitted("MEM", "b", [3], desc({ dependsOn: ["a"] })), cascade(7, 3)],
   },
   // ---- approve ----
   {
@@ -123,19 +123,19 @@ const rows: Row[] = [
     name: "approving with include_dependencies approves the dependencies too, in submission order",
     given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), submitted("MEM", "c", [4])],
     when: approve([5], true),
-    then: [approved(3), approved(4), approved(5)],
+    expect: [approved(3), approved(4), approved(5)],
   },
   {
     name: "a batch approves in submission order, not request order, and counts batch members as decided",
     given: [...base, submitted("MEM", "a"), submitted("GIT", "b"), submitted("MEM", "c", [3])],
     when: approve([5, 4, 3]),
-    then: [approved(3), approved(4), approved(5)],
+    expect: [approved(3), approved(4), approved(5)],
   },
   {
     name: "approving an action whose dependency was already approved is allowed",
     given: [...base, submitted("MEM", "a"), submitted("MEM", "b", [3]), approved(3), applying(3), applied(3)],
     when: approve([4]),
-    then: [approved(4)],
+    expect: [approved(4)],
   },
   {
     name: "approving an approved action is refused and says who approved it",
@@ -176,7 +176,7 @@ const rows: Row[] = [
     name: "dependsOn local ids resolve to the action ids of the same binding",
     given: [...base, submitted("MEM", "a"), submitted("GIT", "a"), submitted("MEM", "b")],
     when: submit("MEM", "c", ["b", "a"]),
-    then: [submitted("MEM", "c", [5, 3], desc({ dependsOn: ["b", "a"] }))],
+    expect: [submitted("MEM", "c", [5, 3], desc({ dependsOn: ["b", "a"] }))],
   },
   {
     name: "a dependsOn local id of another binding is refused as unknown",
@@ -200,26 +200,26 @@ const rows: Row[] = [
     name: "CodeExecuted and other foreign events are ignored but advance the revision",
     given: [...base, { type: "CodeExecuted", data: { executionId: "x1", codeSha256: "ab", ok: true } }],
     when: submit("MEM", "a"),
-    then: [submitted("MEM", "a")],
+    expect: [submitted("MEM", "a")],
   },
   // ---- auto-approval ----
   {
     name: "auto-approval approves an auto-approvable action with a kind and an enabled rule",
     given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], autoDesc("k"))],
     when: autoNext("MEM"),
-    then: [approved(4, "rule:MEM/k")],
+    expect: [approved(4, "rule:MEM/k")],
   },
   {
     name: "auto-approval needs the gatekeeper's autoApprovable mark",
     given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], autoDesc("k", { autoApprovable: false }))],
     when: autoNext("MEM"),
-    then: [],
+    expect: [],
   },
   {
     name: "auto-approval needs an action kind",
     given: [...base, rule("MEM", "k"), submitted("MEM", "a", [], desc({ autoApprovable: true }))],
     when: autoNext("MEM"),
-    then: [],
+    expect: [],
   },
   {
     name: "auto-approval needs a rule for this binding and tag (a disabled rule does not count)",
@@ -231,13 +231,13 @@ const rows: Row[] = [
       submitted("MEM", "a", [], autoDesc("k")),
     ],
     when: autoNext("MEM"),
-    then: [],
+    expect: [],
   },
   {
     name: "auto-approval stops at the first pending action that needs a person and never skips ahead",
     given: [...base, rule("MEM", "k"), submitted("MEM", "a"), submitted("MEM", "b", [], autoDesc("k"))],
     when: autoNext("MEM"),
-    then: [],
+    expect: [],
   },
   {
     name: "auto-approval resumes once the blocking action is decided",
@@ -249,13 +249,13 @@ const rows: Row[] = [
       rejected(4),
     ],
     when: autoNext("MEM"),
-    then: [approved(5, "rule:MEM/k")],
+    expect: [approved(5, "rule:MEM/k")],
   },
   {
     name: "auto-approval drains per binding: a blocked binding does not block another",
     given: [...base, rule("GIT", "k"), submitted("MEM", "a"), submitted("GIT", "b", [], autoDesc("k"))],
     when: autoNext("GIT"),
-    then: [approved(5, "rule:GIT/k")],
+    expect: [approved(5, "rule:GIT/k")],
   },
   {
     name: "no auto-approval once the workspace is latched",
@@ -267,7 +267,7 @@ const rows: Row[] = [
       submitted("MEM", "a", [], autoDesc("k")),
     ],
     when: autoNext("MEM"),
-    then: [],
+    expect: [],
   },
   // ---- latch ----
   {
@@ -285,7 +285,7 @@ const rows: Row[] = [
       },
       executionId: "x1",
     },
-    then: [observed("MEM", true), latched(3, "MEM")],
+    expect: [observed("MEM", true), latched(3, "MEM")],
   },
   {
     name: "after the latch a submission to another binding is refused",
@@ -297,7 +297,7 @@ const rows: Row[] = [
     name: "after the latch the binding that read the restricted data may still submit",
     given: [...base, observed("MEM", true), latched(3, "MEM")],
     when: submit("MEM", "a"),
-    then: [submitted("MEM", "a")],
+    expect: [submitted("MEM", "a")],
   },
   {
     name: "after the latch approving a pending action of another binding is refused",
@@ -316,7 +316,7 @@ const rows: Row[] = [
     name: "the apply claim of an approved action appends ActionApplying with the instance id",
     given: [...base, submitted("MEM", "a"), approved(3)],
     when: { type: "ClaimApply", actionId: 3, claimedBy: "i9" },
-    then: [applying(3, "i9")],
+    expect: [applying(3, "i9")],
   },
 ];
 
@@ -338,7 +338,7 @@ describe("approval decider", () => {
         );
       } else {
         const events = decide(row.when, state).map((e) => ({ type: e.type, data: e.data }));
-        assert.deepEqual(events, row.then);
+        assert.deepEqual(events, row.expect);
       }
     });
   }

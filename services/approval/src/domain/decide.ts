@@ -107,8 +107,18 @@ export function describeDecided(a: ActionState): string {
   }
 }
 
-function requirePending(a: ActionState): void {
-  if (a.status !== ActionStatus.ACTION_STATUS_PENDING) throw new ActionNotPending(a.id, describeDecided(a));
+const APPROVED_STATES = new Set([
+  ActionStatus.ACTION_STATUS_APPROVED,
+  ActionStatus.ACTION_STATUS_APPLYING,
+  ActionStatus.ACTION_STATUS_APPLIED,
+  ActionStatus.ACTION_STATUS_FAILED,
+]);
+
+/** @param approving true for an approval: finding the action approved already means a lost race. */
+function requirePending(a: ActionState, approving: boolean): void {
+  if (a.status !== ActionStatus.ACTION_STATUS_PENDING) {
+    throw new ActionNotPending(a.id, describeDecided(a), approving && APPROVED_STATES.has(a.status));
+  }
 }
 
 function recordObservation(c: RecordObservation, state: WorkspaceState): PlannedEvent[] {
@@ -184,7 +194,7 @@ function approvalPlan(c: Approve, state: WorkspaceState): number[] {
   const plan = new Set<number>();
   for (const id of c.actionIds) {
     const a = requireAction(state, id);
-    requirePending(a);
+    requirePending(a, true);
     plan.add(id);
   }
   // Undecided dependencies (transitively) not in the plan.
@@ -239,7 +249,7 @@ function reject(c: Reject, state: WorkspaceState): PlannedEvent[] {
   if (!c.decidedBy) throw new InvalidField("decided_by", 'say who decides, e.g. "user:alice"');
   if (!c.reason.trim()) throw new ReasonRequired();
   const a = requireAction(state, c.actionId);
-  requirePending(a);
+  requirePending(a, false);
   return [
     planned(
       "ActionRejected",

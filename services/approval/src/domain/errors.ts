@@ -36,9 +36,14 @@ export class ActionNotFound extends ApprovalError {
 export class ActionNotPending extends ApprovalError {
   readonly code = "ActionNotPending";
   override name = "ActionNotPending";
+  /**
+   * @param lostRace true when an approval found the action already approved by someone else (two
+   *   racing approvers: the loser gets ABORTED); false when the action was decided otherwise.
+   */
   constructor(
     readonly actionId: number,
     readonly detail: string,
+    readonly lostRace = false,
   ) {
     super(`action ${actionId} ${detail}; nothing was changed`);
   }

@@ -1,0 +1,153 @@
+/**
+ * The gatekeeper caller used by the lifecycle: ApplyAction and the best-effort ActionRejected
+ * notice (proto/gatehouse/v1/gatekeeper.proto). An interface so tests can use an in-process one;
+ * `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind.
+ */
+
+import {
+  type ActionRejectedRequest,
+  type ApplyActionRequest,
+  type ApplyActionResponse,
+  GatekeeperClient,
+} from "@gatehouse/proto";
+import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+
+/** A call to a gatekeeper failed without a response. */
+export class GatekeeperCallError extends Error {
+  override name = "GatekeeperCallError";
+  /**
+   * @param requestMaybeSent false only when the request certainly never reached the gatekeeper
+   *   (no address configured, connection never became ready); true means the outcome is unknown.
+   */
+  constructor(
+    message: string,
+    readonly requestMaybeSent: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** Calls gatekeepers by kind ("mcp", "git", ...). */
+export interface GatekeeperApplier {
+  /**
+   * Performs an approved action. Resolves with the gatekeeper's answer (`ok=false` = a known failure).
+   * @throws GatekeeperCallError when no answer came back.
+   */
+  apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse>;
+  /** Tells the gatekeeper an action was rejected. @throws GatekeeperCallError. */
+  notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void>;
+  /** Releases connections. */
+  close(): void;
+}
+
+/** Timeouts of GrpcGatekeeperApplier, in milliseconds. */
+export interface GrpcGatekeeperApplierOptions {
+  /** Wait for a connection before sending (default 5000). */
+  connectTimeoutMs?: number;
+  /** Deadline of ApplyAction once sent (default 60000). */
+  applyTimeoutMs?: number;
+  /** Deadline of the ActionRejected notice (default 5000). */
+  noticeTimeoutMs?: number;
+}
+
+/** Status codes by which a server says it refused the request before acting on it. */
+const REFUSED_BEFORE_ACTING = new Set<number>([
+  status.UNIMPLEMENTED,
+  status.INVALID_ARGUMENT,
+  status.UNAUTHENTICATED,
+  status.PERMISSION_DENIED,
+  status.NOT_FOUND,
+]);
+
+/** The real gatekeeper caller: one insecure (loopback/cluster-internal) gRPC channel per kind. */
+export class GrpcGatekeeperApplier implements GatekeeperApplier {
+  private readonly clients = new Map<string, GatekeeperClient>();
+  private readonly connectTimeoutMs: number;
+  private readonly applyTimeoutMs: number;
+  private readonly noticeTimeoutMs: number;
+
+  /** @param addresses gatekeeper kind -> "host:port", e.g. `{ mcp: "127.0.0.1:7003" }`. */
+  constructor(
+    private readonly addresses: Record<string, string>,
+    options: GrpcGatekeeperApplierOptions = {},
+  ) {
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
+    this.applyTimeoutMs = options.applyTimeoutMs ?? 60_000;
+    this.noticeTimeoutMs = options.noticeTimeoutMs ?? 5000;
+  }
+
+  async apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse> {
+    const client = await this.ready(gatekeeper);
+    return new Promise((resolve, reject) => {
+      client.applyAction(
+        request,
+        new Metadata(),
+        { deadline: Date.now() + this.applyTimeoutMs },
+        (err: ServiceError | null, res: ApplyActionResponse) => {
+          if (!err) return resolve(res);
+          const maybeSent = !REFUSED_BEFORE_ACTING.has(err.code);
+          reject(
+            new GatekeeperCallError(
+              `gatekeeper "${gatekeeper}" ApplyAction failed with ${status[err.code] ?? err.code}: ${err.details}`,
+              maybeSent,
+            ),
+          );
+        },
+      );
+    });
+  }
+
+  async notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void> {
+    const client = await this.ready(gatekeeper);
+    await new Promise<void>((resolve, reject) => {
+      client.actionRejected(
+        request,
+        new Metadata(),
+        { deadline: Date.now() + this.noticeTimeoutMs },
+        (err) =>
+          err
+            ? reject(
+                new GatekeeperCallError(
+                  `gatekeeper "${gatekeeper}" ActionRejected failed: ${err.details}`,
+                  true,
+                ),
+              )
+            : resolve(),
+      );
+    });
+  }
+
+  close(): void {
+    for (const c of this.clients.values()) c.close();
+    this.clients.clear();
+  }
+
+  private async ready(gatekeeper: string): Promise<GatekeeperClient> {
+    const address = this.addresses[gatekeeper];
+    if (!address) {
+      throw new GatekeeperCallError(
+        `no address configured for gatekeeper kind "${gatekeeper}"; add ${gatekeeper}=host:port to GATEKEEPER_ADDRESSES (the request was not sent)`,
+        false,
+      );
+    }
+    let client = this.clients.get(gatekeeper);
+    if (!client) {
+      client = new GatekeeperClient(address, credentials.createInsecure());
+      this.clients.set(gatekeeper, client);
+    }
+    const c = client;
+    await new Promise<void>((resolve, reject) =>
+      c.waitForReady(Date.now() + this.connectTimeoutMs, (err) =>
+        err
+          ? reject(
+              new GatekeeperCallError(
+                `gatekeeper "${gatekeeper}" at ${address} could not be reached within ${this.connectTimeoutMs} ms (the request was not sent)`,
+                false,
+              ),
+            )
+          : resolve(),
+      ),
+    );
+    return c;
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * Workspace streams over the event-store port: a cached, caught-up projection per workspace and
+ * the read–decide–append loop with expected revisions (DESIGN.md "Events": every decision is an
+ * append with an expected revision). Appends for one workspace are serialized in this process;
+ * across processes the expected revision makes a stale decision fail, and it is re-decided.
+ */
+import {
+  type EventStore,
+  type NewEvent,
+  type StoredEvent,
+  StreamNotFound,
+  WrongExpectedRevision,
+} from "@gatehouse/event-store";
+import { WorkspaceNotFound } from "../domain/errors.ts";
+import { encodeEventData, type PlannedEvent } from "../domain/events.ts";
+import { evolve, initialState, type WorkspaceState } from "../domain/state.ts";
+import { KeyedQueue } from "./keyed-queue.ts";
+
+/** Prefix of workspace stream ids: `workspace-<id>`. */
+export const WORKSPACE_STREAM_PREFIX = "workspace-";
+
+/** The stream id of workspace `workspaceId`. */
+export function workspaceStreamId(workspaceId: string): string {
+  return `${WORKSPACE_STREAM_PREFIX}${workspaceId}`;
+}
+
+/** Metadata stamped on every appended event besides the actor. */
+export interface AppendContext {
+  /** Who caused the call (from the caller token, or the deciding person). */
+  caller?: { kind: string; id: string } | undefined;
+  correlationId?: string;
+  causationId?: string;
+}
+
+/** How many times a decision is re-read and re-decided after WrongExpectedRevision. */
+const MAX_ATTEMPTS = 8;
+
+export class WorkspaceStreams {
+  private readonly cache = new Map<string, WorkspaceState>();
+  private readonly locks = new KeyedQueue();
+
+  constructor(readonly store: EventStore) {}
+
+  /**
+   * The live projection of a workspace, caught up with the stream. The returned object is shared
+   * and updated in place by later calls: read it synchronously, do not keep it.
+   * @throws WorkspaceNotFound when the stream does not exist or does not start with WorkspaceCreated.
+   */
+  state(workspaceId: string): Promise<WorkspaceState> {
+    return this.locks.run(workspaceId, () => this.catchUp(workspaceId));
+  }
+
+  /**
+   * Reads the caught-up state, asks `decideFn` for events, appends them at the state's revision,
+   * and folds them in. On WrongExpectedRevision (another process appended) it re-reads and
+   * re-decides. `decideFn` must be pure; its typed errors propagate and nothing is appended.
+   * @returns the stored events (empty when `decideFn` returned none) and the state after them.
+   */
+  execute(
+    workspaceId: string,
+    decideFn: (state: WorkspaceState) => PlannedEvent[],
+    context: AppendContext = {},
+  ): Promise<{ events: StoredEvent[]; state: WorkspaceState }> {
+    return this.locks.run(workspaceId, async () => {
+      for (let attempt = 1; ; attempt++) {
+        const state = await this.catchUp(workspaceId);
+        const planned = decideFn(state);
+        if (planned.length === 0) return { events: [], state };
+        try {
+          const result = await this.store.append(
+            workspaceStreamId(workspaceId),
+            planned.map((e) => toNewEvent(e, context)),
+            state.revision,
+          );
+          let next = state;
+          for (const e of result.events) next = evolve(next, e);
+          this.cache.set(workspaceId, next);
+          return { events: result.events, state: next };
+        } catch (err) {
+          if (!(err instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw err;
+        }
+      }
+    });
+  }
+
+  /**
+   * Folds the stream from scratch up to `untilRevision` inclusive (all when undefined), without
+   * touching the live cache. @throws WorkspaceNotFound.
+   */
+  async replay(workspaceId: string, untilRevision?: number): Promise<WorkspaceState> {
+    const events = await this.read(workspaceId, 0);
+    let state = initialState();
+    for (const e of events) {
+      if (untilRevision !== undefined && e.revision > untilRevision) break;
+      state = evolve(state, e);
+    }
+    if (!state.exists) throw new WorkspaceNotFound(workspaceId);
+    return state;
+  }
+
+  /** Ids of every workspace that has a stream. */
+  async workspaceIds(): Promise<string[]> {
+    const ids = await this.store.listStreams(WORKSPACE_STREAM_PREFIX);
+    return ids.map((s) => s.slice(WORKSPACE_STREAM_PREFIX.length));
+  }
+
+  private async catchUp(workspaceId: string): Promise<WorkspaceState> {
+    let state = this.cache.get(workspaceId) ?? initialState();
+    const events = await this.read(workspaceId, state.revision + 1);
+    for (const e of events) state = evolve(state, e);
+    if (!state.exists) throw new WorkspaceNotFound(workspaceId);
+    this.cache.set(workspaceId, state);
+    return state;
+  }
+
+  private async read(workspaceId: string, fromRevision: number): Promise<StoredEvent[]> {
+    try {
+      return await this.store.readStream(workspaceStreamId(workspaceId), { fromRevision });
+    } catch (err) {
+      if (err instanceof StreamNotFound) throw new WorkspaceNotFound(workspaceId);
+      throw err;
+    }
+  }
+}
+
+function toNewEvent(e: PlannedEvent, context: AppendContext): NewEvent {
+  const metadata: NewEvent["metadata"] = { actor: e.actor, schemaVersion: 1 };
+  if (context.caller) metadata.caller = context.caller;
+  if (context.correlationId) metadata.correlationId = context.correlationId;
+  if (context.causationId) metadata.causationId = context.causationId;
+  return { type: e.type, data: encodeEventData(e), metadata };
+}

@@ -1,0 +1,67 @@
+/**
+ * The one mapping from errors to gRPC status codes for this service. Domain errors carry messages
+ * that name the field and the fix; anything unexpected becomes INTERNAL with a generic message
+ * (the details go to the log, never to the caller).
+ */
+import { CallerTokenInvalid } from "@gatehouse/caller-token";
+import { WrongExpectedRevision } from "@gatehouse/event-store";
+import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import {
+  ActionNotFound,
+  ActionNotPending,
+  ActionStateConflict,
+  ApprovalError,
+  DependenciesUndecided,
+  DuplicateLocalId,
+  InvalidField,
+  NotCallersAction,
+  ReasonRequired,
+  UnknownBinding,
+  UnknownDependency,
+  WorkspaceLatched,
+  WorkspaceNotFound,
+} from "./domain/errors.ts";
+
+/** A gRPC status for `err`; `expected` is false when the error is a bug or an outage worth logging. */
+export function toStatus(err: unknown): { code: status; details: string; expected: boolean } {
+  if (err instanceof CallerTokenInvalid)
+    return { code: status.UNAUTHENTICATED, details: `caller_token: ${err.message}`, expected: true };
+  if (err instanceof ApprovalError) return { code: domainCode(err), details: err.message, expected: true };
+  if (err instanceof WrongExpectedRevision) {
+    return {
+      code: status.ABORTED,
+      details: "the workspace changed concurrently too many times while deciding; retry the request",
+      expected: true,
+    };
+  }
+  return {
+    code: status.INTERNAL,
+    details: "internal error in the approval service (see its logs)",
+    expected: false,
+  };
+}
+
+function domainCode(err: ApprovalError): status {
+  if (err instanceof WorkspaceNotFound || err instanceof ActionNotFound || err instanceof NotCallersAction)
+    return status.NOT_FOUND;
+  if (err instanceof UnknownBinding) return status.NOT_FOUND;
+  if (err instanceof ActionNotPending) return err.lostRace ? status.ABORTED : status.FAILED_PRECONDITION;
+  if (
+    err instanceof DependenciesUndecided ||
+    err instanceof WorkspaceLatched ||
+    err instanceof ActionStateConflict
+  ) {
+    return status.FAILED_PRECONDITION;
+  }
+  if (err instanceof DuplicateLocalId) return status.ALREADY_EXISTS;
+  if (err instanceof ReasonRequired || err instanceof InvalidField || err instanceof UnknownDependency) {
+    return status.INVALID_ARGUMENT;
+  }
+  return status.FAILED_PRECONDITION;
+}
+
+/** A grpc-js ServiceError for `err`. */
+export function toServiceError(err: unknown): ServiceError {
+  const { code, details } = toStatus(err);
+  return Object.assign(new Error(details), { code, details, metadata: new Metadata() }) as ServiceError;
+}

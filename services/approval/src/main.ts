@@ -1,0 +1,61 @@
+/**
+ * Process entry of the approval service: configuration from the environment (config.ts), the
+ * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, gRPC on $APPROVAL_ADDR, optional
+ * /healthz + /metrics on $METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { openSqliteEventStore } from "@gatehouse/event-store";
+import pino from "pino";
+import { loadConfig } from "./config.ts";
+import { startHealthServer } from "./health.ts";
+import { startApprovalService } from "./index.ts";
+
+const bootLogger = pino({ base: { component: "approval" } });
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  bootLogger.fatal({ event: "config_invalid" }, (err as Error).message);
+  process.exit(2);
+}
+const logger = pino({ level: config.logLevel, base: { component: "approval" } });
+logger.info(
+  {
+    event: "config",
+    addr: `${config.host}:${config.port}`,
+    eventsPath: config.eventsPath,
+    gatekeepers: config.gatekeepers,
+    metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
+  },
+  "approval configuration",
+);
+
+mkdirSync(dirname(config.eventsPath), { recursive: true });
+const store = openSqliteEventStore(config.eventsPath);
+const service = await startApprovalService({
+  store,
+  callerTokenSecret: config.callerTokenSecret,
+  gatekeepers: config.gatekeepers,
+  host: config.host,
+  port: config.port,
+  logger,
+});
+let serving = true;
+const health = config.metrics
+  ? await startHealthServer(service.metrics, config.metrics.host, config.metrics.port, () => serving)
+  : undefined;
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  serving = false;
+  logger.info({ event: "shutdown", signal });
+  await service.close();
+  await health?.close();
+  await store.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

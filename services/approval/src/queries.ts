@@ -1,0 +1,91 @@
+/**
+ * Read-side use cases shared by the gRPC handlers: live projection, replay, verify, watch.
+ * No decision happens here.
+ */
+import { type StoredEvent, StreamNotFound, type Subscription, verifyStream } from "@gatehouse/event-store";
+import { ActionStatus, type LogChange, type LogView, type VerifyResponse } from "@gatehouse/proto";
+import { type WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";
+import { WorkspaceNotFound } from "./domain/errors.ts";
+import { toLogEntry, toLogView } from "./domain/projection.ts";
+import { evolve, initialState } from "./domain/state.ts";
+
+/** The live LogView (projection caught up with the stream). @throws WorkspaceNotFound. */
+export async function liveLog(streams: WorkspaceStreams, workspaceId: string): Promise<LogView> {
+  return toLogView(await streams.state(workspaceId));
+}
+
+/**
+ * The LogView folded from scratch up to `untilRevision` inclusive; 0 or less = the whole stream
+ * (approval.proto ReplayRequest). @throws WorkspaceNotFound.
+ */
+export async function replayLog(
+  streams: WorkspaceStreams,
+  workspaceId: string,
+  untilRevision: number,
+): Promise<LogView> {
+  return toLogView(await streams.replay(workspaceId, untilRevision > 0 ? untilRevision : undefined));
+}
+
+/** Recomputes the hash chain of the workspace stream. @throws WorkspaceNotFound. */
+export async function verifyWorkspace(
+  streams: WorkspaceStreams,
+  workspaceId: string,
+): Promise<VerifyResponse> {
+  try {
+    const r = await verifyStream(streams.store, workspaceStreamId(workspaceId));
+    return {
+      ok: r.ok,
+      eventsChecked: r.eventsChecked,
+      firstBadRevision: r.firstBadRevision,
+      problem: r.problem,
+    };
+  } catch (err) {
+    if (err instanceof StreamNotFound) throw new WorkspaceNotFound(workspaceId);
+    throw err;
+  }
+}
+
+/** The log id an event changes, if any. */
+function touchedId(e: StoredEvent): number | undefined {
+  if (e.type === "ObservationRecorded" || e.type === "ActionSubmitted") return e.revision;
+  const data = e.data as { actionId?: number; observationId?: number } | null;
+  return data?.actionId ?? data?.observationId;
+}
+
+/**
+ * Catch-up then live: folds the stream from the start (so records are complete) and calls `emit`
+ * for every event with revision >= `fromRevision`, with the log entry it changed (if any).
+ * @throws WorkspaceNotFound (before subscribing).
+ */
+export async function watchLog(
+  streams: WorkspaceStreams,
+  workspaceId: string,
+  fromRevision: number,
+  emit: (change: LogChange) => void,
+  onError: (err: Error) => void,
+): Promise<Subscription> {
+  await streams.state(workspaceId);
+  let state = initialState();
+  return streams.store.subscribeToStream(workspaceStreamId(workspaceId), {
+    after: -1,
+    onEvent(e) {
+      state = evolve(state, e);
+      if (e.revision < fromRevision) return;
+      const id = touchedId(e);
+      emit({
+        revision: e.revision,
+        type: e.type,
+        entry: id === undefined ? undefined : toLogEntry(state, id),
+      });
+    },
+    onError,
+  });
+}
+
+/** Ids of the pending actions of a folded workspace, in submission order. */
+export async function pendingActionIds(streams: WorkspaceStreams, workspaceId: string): Promise<number[]> {
+  const state = await streams.state(workspaceId);
+  return [...state.actions.values()]
+    .filter((a) => a.status === ActionStatus.ACTION_STATUS_PENDING)
+    .map((a) => a.id);
+}

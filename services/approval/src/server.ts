@@ -1,0 +1,191 @@
+/**
+ * Thin gRPC handlers for ApprovalQueue (gatekeeper-facing, caller-token authenticated) and
+ * Decisions (people-facing) of proto/gatehouse/v1/approval.proto: decode, authorize, call the
+ * domain/lifecycle, map errors in one place (errors.ts).
+ */
+import { verifyCallerToken } from "@gatehouse/caller-token";
+import {
+  ActionStatus,
+  type ApprovalQueueServer,
+  type DecisionsServer,
+  type LogChange,
+  type WatchLogRequest,
+} from "@gatehouse/proto";
+import type {
+  ServerUnaryCall,
+  ServerWritableStream,
+  sendUnaryData,
+  UntypedServiceImplementation,
+} from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { WorkspaceStreams } from "./adapters/workspace-streams.ts";
+import { decide } from "./domain/decide.ts";
+import { ActionNotFound, InvalidField, NotCallersAction } from "./domain/errors.ts";
+import { toActionRecord } from "./domain/projection.ts";
+import { toServiceError, toStatus } from "./errors.ts";
+import type { ActionLifecycle } from "./lifecycle/action-lifecycle.ts";
+import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from "./queries.ts";
+
+/** What the handlers need. */
+export interface HandlerDeps {
+  streams: WorkspaceStreams;
+  lifecycle: ActionLifecycle;
+  /** HMAC secret shared with the kernel (≥ 32 bytes). */
+  callerTokenSecret: string;
+  logger: Logger;
+}
+
+function unary<Req, Res>(deps: HandlerDeps, rpc: string, fn: (req: Req) => Promise<Res>) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    fn(call.request).then(
+      (res) => callback(null, res),
+      (err: unknown) => {
+        const s = toStatus(err);
+        if (!s.expected) deps.logger.error({ event: "rpc_failed", rpc, err }, "unexpected error");
+        else deps.logger.info({ event: "rpc_refused", rpc, code: s.code });
+        callback(toServiceError(err));
+      },
+    );
+  };
+}
+
+function requireWorkspace(workspaceId: string): string {
+  if (!workspaceId) throw new InvalidField("workspace_id", "set the workspace id");
+  return workspaceId;
+}
+
+/** ApprovalQueue handlers. Identity (workspace, binding, caller, execution) comes only from the verified token. */
+export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & UntypedServiceImplementation {
+  const { streams, lifecycle } = deps;
+  const claimsOf = (token: string) => verifyCallerToken(deps.callerTokenSecret, token);
+  return {
+    authorizeObservation: unary(deps, "AuthorizeObservation", async (req) => {
+      const t = claimsOf(req.callerToken);
+      const { events } = await streams.execute(
+        t.workspaceId,
+        (s) =>
+          decide(
+            {
+              type: "RecordObservation",
+              binding: t.binding,
+              description: req.description,
+              executionId: t.executionId,
+            },
+            s,
+          ),
+        { caller: t.caller, correlationId: t.executionId },
+      );
+      return { observationId: events[0]?.revision ?? 0 };
+    }),
+    submitAction: unary(deps, "SubmitAction", async (req) => {
+      const t = claimsOf(req.callerToken);
+      const { events } = await streams.execute(
+        t.workspaceId,
+        (s) =>
+          decide(
+            {
+              type: "SubmitAction",
+              binding: t.binding,
+              localId: req.localId,
+              description: req.description,
+              payloadJson: req.payloadJson,
+              executionId: t.executionId,
+            },
+            s,
+          ),
+        { caller: t.caller, correlationId: t.executionId },
+      );
+      const actionId = events[0]?.revision ?? 0;
+      await lifecycle.afterSubmit(t.workspaceId, actionId);
+      const state = await streams.state(t.workspaceId);
+      return { actionId, status: state.actions.get(actionId)?.status ?? ActionStatus.ACTION_STATUS_PENDING };
+    }),
+    getActionForCaller: unary(deps, "GetActionForCaller", async (req) => {
+      const t = claimsOf(req.callerToken);
+      const state = await streams.state(t.workspaceId);
+      const a = state.actions.get(req.actionId);
+      if (!a) throw new ActionNotFound(t.workspaceId, req.actionId);
+      if (a.binding !== t.binding) throw new NotCallersAction(req.actionId, t.binding);
+      return toActionRecord(state, a);
+    }),
+  };
+}
+
+/** Decisions handlers (people-facing; authentication of people is the gateway's job). */
+export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedServiceImplementation {
+  const { streams, lifecycle } = deps;
+  return {
+    approve: unary(deps, "Approve", async (req) => ({
+      actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
+        includeDependencies: req.includeDependencies,
+      }),
+    })),
+    approveBatch: unary(deps, "ApproveBatch", async (req) => {
+      const ws = requireWorkspace(req.workspaceId);
+      if (req.all && req.actionIds.length > 0) {
+        throw new InvalidField("action_ids", "leave action_ids empty when all is set, or unset all");
+      }
+      const ids = req.all ? await pendingActionIds(streams, ws) : req.actionIds;
+      if (ids.length === 0 && req.all) return { actions: [] };
+      return { actions: await lifecycle.approve(ws, ids, req.decidedBy) };
+    }),
+    reject: unary(deps, "Reject", async (req) => ({
+      actions: await lifecycle.reject(
+        requireWorkspace(req.workspaceId),
+        req.actionId,
+        req.decidedBy,
+        req.reason,
+      ),
+    })),
+    setAutoApprovalRule: unary(deps, "SetAutoApprovalRule", async (req) => ({
+      drained: await lifecycle.setAutoApprovalRule(requireWorkspace(req.workspaceId), {
+        binding: req.binding,
+        actionKindTag: req.actionKindTag,
+        enabled: req.enabled,
+        setBy: req.setBy,
+      }),
+    })),
+    listActions: unary(deps, "ListActions", async (req) => {
+      const state = await streams.state(requireWorkspace(req.workspaceId));
+      const actions = [...state.actions.values()]
+        .filter((a) => !req.pendingOnly || a.status === ActionStatus.ACTION_STATUS_PENDING)
+        .map((a) => toActionRecord(state, a));
+      return { actions };
+    }),
+    getAction: unary(deps, "GetAction", async (req) => {
+      const ws = requireWorkspace(req.workspaceId);
+      const state = await streams.state(ws);
+      const a = state.actions.get(req.actionId);
+      if (!a) throw new ActionNotFound(ws, req.actionId);
+      return toActionRecord(state, a);
+    }),
+    getLog: unary(deps, "GetLog", (req) => liveLog(streams, requireWorkspace(req.workspaceId))),
+    replay: unary(deps, "Replay", (req) =>
+      replayLog(streams, requireWorkspace(req.workspaceId), req.untilRevision),
+    ),
+    verify: unary(deps, "Verify", (req) => verifyWorkspace(streams, requireWorkspace(req.workspaceId))),
+    watchLog: (call: ServerWritableStream<WatchLogRequest, LogChange>) => {
+      const fail = (err: unknown) => {
+        if (!toStatus(err).expected)
+          deps.logger.error({ event: "rpc_failed", rpc: "WatchLog", err }, "unexpected error");
+        call.destroy(toServiceError(err));
+      };
+      let closed = false;
+      const subscription = (async () => {
+        const ws = requireWorkspace(call.request.workspaceId);
+        return watchLog(streams, ws, call.request.fromRevision, (c) => call.write(c), fail);
+      })();
+      subscription.then((sub) => {
+        if (closed) void sub.close();
+      }, fail);
+      call.on("cancelled", () => {
+        closed = true;
+        void subscription.then((s) => s.close()).catch(() => undefined);
+      });
+      call.on("close", () => {
+        closed = true;
+        void subscription.then((s) => s.close()).catch(() => undefined);
+      });
+    },
+  };
+}
