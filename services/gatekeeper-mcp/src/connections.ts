@@ -10,8 +10,22 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
+import { z } from "zod";
 import { ServerUnavailable } from "./errors.ts";
 import type { ResolvedResource } from "./resource-url.ts";
+
+/**
+ * tools/list is parsed leniently: the SDK's own schema rejects the WHOLE list when one tool carries
+ * an odd annotation (e.g. readOnlyHint: "true"), but such a tool must still be listed and then
+ * classified as an action. Entries without a string name are dropped.
+ */
+const LenientListResult = z.looseObject({ tools: z.array(z.unknown()), nextCursor: z.string().optional() });
+const LenientTool = z.looseObject({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  inputSchema: z.looseObject({}).default({ type: "object" }),
+  annotations: z.record(z.string(), z.unknown()).optional(),
+});
 
 /** Timeouts in milliseconds. */
 export interface PoolTimeouts {

@@ -62,6 +62,16 @@ function redact(err: Error): Error {
     e.name = err.name;
     return e;
   }
+  // capnweb's own dispatch errors name only the method path the caller sent: turn them into a
+  // clear "not on this binding" message.
+  const m = /^'([^']{1,200})' is not a function\.$/.exec(err.message);
+  if (err instanceof TypeError && m) {
+    const e = new Error(
+      `'${m[1]}' is not a method of this binding; call one of its permitted tools or getActionResult (see the binding's .d.ts)`,
+    );
+    e.name = "NoSuchMethod";
+    return e;
+  }
   const e = new Error("internal gatekeeper error; the call was not completed");
   e.name = "InternalError";
   return e;

@@ -1,0 +1,42 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { describeToolCall } from "../src/describe.ts";
+import { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "../src/fence.ts";
+
+test("the fence is longer than any backtick run inside the untrusted text", () => {
+  const { markdown } = fenceUntrusted("a ```` b", 1000);
+  assert.ok(markdown.startsWith("`````text\n"));
+  assert.ok(markdown.endsWith("\n`````"));
+});
+
+test("text over budget is cut on a code point boundary and marked incomplete", () => {
+  const { text, cut } = truncateUtf8("ééé", 3);
+  assert.equal(text, "é");
+  assert.ok(cut);
+  const f = fenceUntrusted("x".repeat(100), 10);
+  assert.equal(f.complete, false);
+  assert.ok(f.markdown.includes(CUT_MARKER));
+});
+
+test("the approver description fences tool description and arguments and reports completeness", () => {
+  const d = describeToolCall("memory", "create_entities", "Creates ``` things", {
+    entities: [{ name: "```" }],
+  });
+  assert.equal(d.title, "Call create_entities on memory");
+  assert.ok(d.descriptionIsComplete);
+  assert.match(d.description, /````text\nCreates ``` things\n````/);
+  assert.match(d.description, /````json\n\{\n {2}"entities"/);
+});
+
+test("large arguments are bounded to the budget and flagged with a warning", () => {
+  const d = describeToolCall("memory", "create_entities", "d", { blob: "y".repeat(20_000) });
+  assert.equal(d.descriptionIsComplete, false);
+  assert.match(d.description, /Warning: this description was cut/);
+  assert.ok(Buffer.byteLength(d.description) < 16 * 1024 + 4 * 1024 + 1024);
+});
+
+test("names outside fences cannot inject Markdown", () => {
+  const d = describeToolCall("mem", "x`](http://evil)", undefined, {});
+  assert.ok(!d.title.includes("`"));
+  assert.ok(!d.title.includes("("));
+});

@@ -1,0 +1,266 @@
+/**
+ * Test harness: a FakeApprovalQueue gRPC server, a running gatekeeper, capnweb clients over the
+ * OpenSession stream, and registry entries for the REAL MCP servers installed in node_modules.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import {
+  type ActionDescription,
+  type ActionRecord,
+  ActionStatus,
+  type ApprovalQueueServer,
+  ApprovalQueueService,
+  GatekeeperClient,
+  type ObservationDescription,
+  type SessionClientMessage,
+  type SessionServerMessage,
+} from "@gatehouse/proto";
+import {
+  type ClientDuplexStream,
+  credentials,
+  Server,
+  ServerCredentials,
+  type ServiceError,
+  status,
+} from "@grpc/grpc-js";
+import { RpcSession, type RpcStub } from "capnweb";
+import { pino } from "pino";
+import { FrameTransport } from "../src/frame-transport.ts";
+import { type McpGatekeeper, startMcpGatekeeper } from "../src/index.ts";
+import { createRegistry, type RegistryInput } from "../src/registry.ts";
+
+const NODE_MODULES = resolve(import.meta.dirname, "../../../node_modules");
+export const MEMORY_SERVER = join(NODE_MODULES, "@modelcontextprotocol/server-memory/dist/index.js");
+export const FS_SERVER = join(NODE_MODULES, "@modelcontextprotocol/server-filesystem/dist/index.js");
+export const EVERYTHING_SERVER = join(NODE_MODULES, "@modelcontextprotocol/server-everything/dist/index.js");
+export const COUNT_SHIM = resolve(import.meta.dirname, "fixtures/count-stdio.mjs");
+export const ODD_SERVER = resolve(import.meta.dirname, "fixtures/odd-annotations-server.ts");
+
+/** Stdio registry entry running `script` under node behind the counting tee (tools/call names -> countFile). */
+export function countedStdio(
+  countFile: string,
+  script: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+) {
+  return {
+    command: process.execPath,
+    args: [
+      COUNT_SHIM,
+      countFile,
+      process.execPath,
+      ...(script.endsWith(".ts") ? ["--import", "tsx"] : []),
+      script,
+      ...args,
+    ],
+    env,
+    vetted: true,
+  };
+}
+
+/** The tool names that reached the server, in order, read from a counting tee's file. */
+export function callsReachingServer(countFile: string): string[] {
+  try {
+    return readFileSync(countFile, "utf8").split("\n").filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** A temp dir removed by the returned function. */
+export function tempDir(prefix = "gk-mcp-"): { dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * FakeApprovalQueue: a gRPC ApprovalQueue server that records every call and hands out ids.
+ * It stands in for services/approval (built concurrently); the real approval service is tested
+ * with this gatekeeper in the cross-service suite.
+ */
+export class FakeApprovalQueue {
+  readonly observations: { callerToken: string; description: ObservationDescription; id: number }[] = [];
+  readonly submissions: {
+    callerToken: string;
+    localId: string;
+    description: ActionDescription;
+    payloadJson: string;
+    id: number;
+  }[] = [];
+  readonly records = new Map<number, Partial<ActionRecord>>();
+  /** When set, AuthorizeObservation fails with this status (nothing recorded). */
+  refuseObservations: status | null = null;
+  #next = 1;
+  #server = new Server();
+  port = 0;
+
+  async start(): Promise<this> {
+    const impl: ApprovalQueueServer = {
+      authorizeObservation: (call, cb) => {
+        if (this.refuseObservations !== null) {
+          cb({ code: this.refuseObservations, details: "fake refusal" } as ServiceError);
+          return;
+        }
+        const id = this.#next++;
+        this.observations.push({
+          callerToken: call.request.callerToken,
+          description: call.request.description!,
+          id,
+        });
+        cb(null, { observationId: id });
+      },
+      submitAction: (call, cb) => {
+        const id = this.#next++;
+        const r = call.request;
+        this.submissions.push({
+          callerToken: r.callerToken,
+          localId: r.localId,
+          description: r.description!,
+          payloadJson: r.payloadJson,
+          id,
+        });
+        this.records.set(id, {
+          id,
+          localId: r.localId,
+          description: r.description,
+          status: ActionStatus.ACTION_STATUS_PENDING,
+        });
+        cb(null, { actionId: id, status: ActionStatus.ACTION_STATUS_PENDING });
+      },
+      getActionForCaller: (call, cb) => {
+        const rec = this.records.get(call.request.actionId);
+        if (!rec) {
+          cb({ code: status.NOT_FOUND, details: `no action ${call.request.actionId}` } as ServiceError);
+          return;
+        }
+        cb(null, { ...emptyRecord(), ...rec } as ActionRecord);
+      },
+    };
+    this.#server.addService(ApprovalQueueService, impl);
+    this.port = await new Promise<number>((res, rej) =>
+      this.#server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
+    return this;
+  }
+
+  close(): void {
+    this.#server.forceShutdown();
+  }
+}
+
+function emptyRecord(): ActionRecord {
+  return {
+    id: 0,
+    workspaceId: "",
+    binding: "",
+    localId: "",
+    description: undefined,
+    status: ActionStatus.ACTION_STATUS_UNSPECIFIED,
+    dependsOn: [],
+    caller: undefined,
+    submittedAt: "",
+    decidedBy: "",
+    decidedAt: "",
+    reason: "",
+    cascadedFrom: 0,
+    resultJson: "",
+    outcomeUnknown: false,
+    executionId: "",
+    lastRevision: 0,
+  };
+}
+
+/** A gatekeeper + FakeApprovalQueue + gRPC client, torn down by `close()`. */
+export interface Harness {
+  gk: McpGatekeeper;
+  approval: FakeApprovalQueue;
+  client: GatekeeperClient;
+  close(): Promise<void>;
+}
+
+export async function startHarness(registry: RegistryInput): Promise<Harness> {
+  const approval = await new FakeApprovalQueue().start();
+  const gk = await startMcpGatekeeper({
+    registry: createRegistry(registry),
+    approvalAddress: `127.0.0.1:${approval.port}`,
+    host: "127.0.0.1",
+    port: 0,
+    logger: pino({ level: "silent" }),
+  });
+  const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
+  return {
+    gk,
+    approval,
+    client,
+    async close() {
+      client.close();
+      await gk.close();
+      approval.close();
+    },
+  };
+}
+
+/** Promise form of a unary GatekeeperClient call. */
+export function unary<Req, Res>(
+  fn: (req: Req, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+): Promise<Res> {
+  return new Promise((res, rej) => fn(req, (e, r) => (e ? rej(e) : res(r))));
+}
+
+export const CALLER_TOKEN = "gh1.test-token.not-a-secret";
+
+/** A capnweb client session over OpenSession, as the kernel would open it. */
+export function openBinding<T = Record<string, (...a: unknown[]) => Promise<unknown>>>(
+  client: GatekeeperClient,
+  binding: string,
+  url: string,
+  trust = "",
+): {
+  stub: RpcStub<T & object>;
+  stream: ClientDuplexStream<SessionClientMessage, SessionServerMessage>;
+  errors: ServiceError[];
+  close(): void;
+} {
+  const stream = client.openSession();
+  const errors: ServiceError[] = [];
+  const transport = new FrameTransport({
+    onSend: (frame) => stream.write({ msg: { $case: "frame", frame } }),
+    onAbort: () => stream.end(),
+  });
+  stream.on("data", (m: SessionServerMessage) => transport.push(m.frame));
+  stream.on("end", () => transport.close());
+  stream.on("error", (e: ServiceError) => {
+    errors.push(e);
+    transport.close(new Error(e.details));
+  });
+  stream.write({
+    msg: {
+      $case: "open",
+      open: { workspaceId: "ws-1", binding, url, trust, callerToken: CALLER_TOKEN, executionId: "exec-1" },
+    },
+  });
+  const session = new RpcSession<T & object>(transport);
+  return {
+    stub: session.getRemoteMain() as RpcStub<T & object>,
+    stream,
+    errors,
+    close() {
+      stream.end();
+      stream.cancel();
+    },
+  };
+}
+
+/** assert.rejects for capnweb RpcPromises (which are callable proxies, not Promise instances). */
+export function rejects(
+  p: PromiseLike<unknown>,
+  matcher?: RegExp | ((e: unknown) => boolean),
+): Promise<void> {
+  const real = Promise.resolve(p);
+  return matcher ? assert.rejects(real, matcher as RegExp) : assert.rejects(real);
+}
