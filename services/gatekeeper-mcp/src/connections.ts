@@ -134,11 +134,16 @@ export class ConnectionPool {
         const tools: Tool[] = [];
         let cursor: string | undefined;
         for (let page = 0; page < 100; page++) {
-          const res = await client.listTools(cursor ? { cursor } : undefined, {
-            timeout: this.#timeouts.listMs,
-          });
+          const res = await client.request(
+            { method: "tools/list", params: cursor ? { cursor } : {} },
+            LenientListResult,
+            { timeout: this.#timeouts.listMs },
+          );
           this.#observe("tools/list", "ok");
-          tools.push(...res.tools);
+          for (const raw of res.tools) {
+            const t = LenientTool.safeParse(raw);
+            if (t.success) tools.push(t.data as unknown as Tool);
+          }
           cursor = res.nextCursor;
           if (!cursor) break;
         }
