@@ -11,6 +11,8 @@ import { createLauncher, type SandboxMode } from "./launcher.ts";
 import { createMetrics, type RunnerMetrics } from "./metrics.ts";
 import { sandboxRunnerHandlers } from "./server.ts";
 
+export { benchSandboxRunner, type SandboxBenchResult } from "./bench.ts";
+export { type ExecuteSnippetRequest, executeSnippet, type ServedBinding } from "./client.ts";
 export { GVISOR_DISABLED_WARNING, GVISOR_OFF_WARNING, type SandboxMode } from "./launcher.ts";
 export { DEFAULT_LIMITS, MAX_LIMITS } from "./limits.ts";
 
