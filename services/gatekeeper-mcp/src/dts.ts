@@ -78,7 +78,9 @@ interface McpContent {
   text?: string;
   data?: string;
   mimeType?: string;
-  [key: string]: unknown;
+  uri?: string;
+  resource?: unknown;
+  annotations?: unknown;
 }
 /** The result of an MCP tools/call. */
 interface McpCallToolResult {
