@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DecisionsClient, KernelClient } from "@gatehouse/proto";
-import { type CallOptions, type Client, credentials, type ServiceError } from "@grpc/grpc-js";
+import { type CallOptions, type Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 
 export interface Addresses {
   kernel: string;
@@ -46,6 +46,7 @@ export function decisionsClient(): DecisionsClient {
 
 type Unary<Req, Res> = (
   req: Req,
+  metadata: Metadata,
   options: Partial<CallOptions>,
   cb: (err: ServiceError | null, res: Res) => void,
 ) => unknown;
@@ -61,7 +62,7 @@ export function call<Req, Res>(
   timeoutMs = 60_000,
 ): Promise<Res> {
   return new Promise((resolve, reject) => {
-    method.call(client, req, { deadline: Date.now() + timeoutMs }, (err, res) =>
+    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
       err ? reject(err) : resolve(res),
     );
   });

@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
-import { type RegistryConfig, createRegistry, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
+import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { startKernel } from "@gatehouse/kernel";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
 import pino, { type Logger } from "pino";

@@ -14,46 +14,50 @@ export function registerDevCommand(program: Command): void {
     .option("--sandbox <mode>", "auto | gvisor | none (none = the isolate is the only wall)", "auto")
     .option("--insecure-no-gvisor", "same as --sandbox none")
     .option("--port-base <n>", "kernel on n, approval n+1, mcp gatekeeper n+2, runner n+3", "7001")
-    .action(async (opts: { registry?: string; sandbox: string; insecureNoGvisor?: boolean; portBase: string }) => {
-      const mode = opts.insecureNoGvisor ? "none" : opts.sandbox;
-      if (!["auto", "gvisor", "none"].includes(mode)) {
-        process.stderr.write(`gatehouse: --sandbox must be auto, gvisor or none (got "${mode}")\n`);
-        process.exit(2);
-      }
-      const base = Number(opts.portBase);
-      if (!Number.isInteger(base) || base < 1024 || base > 65530) {
-        process.stderr.write("gatehouse: --port-base must be an integer between 1024 and 65530\n");
-        process.exit(2);
-      }
-      const dir = resolve(dataDir());
-      const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
-      try {
-        const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
-        const stack = await startDevStack({
-          dataDir: dir,
-          registry,
-          sandbox: mode as "auto" | "gvisor" | "none",
-          ports: { kernel: base, approval: base + 1, mcp: base + 2, runner: base + 3 },
-          logger,
-        });
-        writeDevFile(dir, stack.addresses);
-        process.stdout.write(
-          `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
-            `mcp gatekeeper ${stack.addresses.mcp}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode})\n` +
-            `data: ${dir}\n`,
-        );
-        if (stack.sandboxMode !== "gvisor") {
-          process.stderr.write("WARNING: gVisor layer is OFF — the V8 isolate is the only wall around agent code\n");
+    .action(
+      async (opts: { registry?: string; sandbox: string; insecureNoGvisor?: boolean; portBase: string }) => {
+        const mode = opts.insecureNoGvisor ? "none" : opts.sandbox;
+        if (!["auto", "gvisor", "none"].includes(mode)) {
+          process.stderr.write(`gatehouse: --sandbox must be auto, gvisor or none (got "${mode}")\n`);
+          process.exit(2);
         }
-        const stop = async () => {
-          await stack.close();
-          process.exit(0);
-        };
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      } catch (err) {
-        process.stderr.write(`gatehouse dev: ${(err as Error).message}\n`);
-        process.exit(1);
-      }
-    });
+        const base = Number(opts.portBase);
+        if (!Number.isInteger(base) || base < 1024 || base > 65530) {
+          process.stderr.write("gatehouse: --port-base must be an integer between 1024 and 65530\n");
+          process.exit(2);
+        }
+        const dir = resolve(dataDir());
+        const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
+        try {
+          const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
+          const stack = await startDevStack({
+            dataDir: dir,
+            registry,
+            sandbox: mode as "auto" | "gvisor" | "none",
+            ports: { kernel: base, approval: base + 1, mcp: base + 2, runner: base + 3 },
+            logger,
+          });
+          writeDevFile(dir, stack.addresses);
+          process.stdout.write(
+            `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
+              `mcp gatekeeper ${stack.addresses.mcp}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode})\n` +
+              `data: ${dir}\n`,
+          );
+          if (stack.sandboxMode !== "gvisor") {
+            process.stderr.write(
+              "WARNING: gVisor layer is OFF — the V8 isolate is the only wall around agent code\n",
+            );
+          }
+          const stop = async () => {
+            await stack.close();
+            process.exit(0);
+          };
+          process.once("SIGINT", stop);
+          process.once("SIGTERM", stop);
+        } catch (err) {
+          process.stderr.write(`gatehouse dev: ${(err as Error).message}\n`);
+          process.exit(1);
+        }
+      },
+    );
 }
