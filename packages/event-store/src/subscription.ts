@@ -69,7 +69,10 @@ export class PumpedSubscription implements Subscription {
           await insideHandler.run(this, () => this.options.onEvent(event));
           this.cursor = this.cursorOf(event);
         }
-        if (batch.length === 0 && !this.dirty && !this.closed) {
+        if (batch.length > 0) {
+          // Yield to timers and I/O between pages so a long catch-up with synchronous handlers cannot starve them.
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        } else if (!this.dirty && !this.closed) {
           await new Promise<void>((resolve) => {
             this.waiter = resolve;
           });
