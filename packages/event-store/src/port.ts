@@ -46,7 +46,8 @@ export interface StoredEvent {
 
 /**
  * Expected revision for an append: a number (the stream's last revision must equal it),
- * "no_stream" (the stream must not exist), "any" (no check).
+ * "no_stream" (the stream must not exist), "any" (no check). -1 is accepted as "no_stream", so the result of
+ * `streamRevision()` can be passed back unchanged.
  */
 export type ExpectedRevision = number | "no_stream" | "any";
 
@@ -75,7 +76,9 @@ export interface Subscription {
 export interface SubscribeOptions {
   /** Deliver events with revision (stream) or global position (all) strictly greater than this; -1/0 = from the start. */
   after?: number;
+  /** Called once per event, in order, never concurrently (the next call waits for the returned promise). */
   onEvent(event: StoredEvent): void | Promise<void>;
+  /** A handler that throws stops the subscription and its error lands here (else a process warning). */
   onError?(error: Error): void;
 }
 
