@@ -39,7 +39,7 @@ export class Execution {
     private readonly onFrame: (binding: string, data: string) => void,
   ) {
     this.output = new OutputBuffer(start.limits.outputBytes);
-    this.granted = new Set(start.bindings);
+    this.granted = new Set(start.bindings.map((b) => b.name));
   }
 
   /** Passes one inbound capnweb frame to the isolate (queued until the isolate host is up). */

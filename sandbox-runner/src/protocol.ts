@@ -14,10 +14,16 @@ export interface EffectiveLimits {
   outputBytes: number;
 }
 
-/** First line sent to the isolate host. `bindings` are the granted names, already validated. */
+/** One granted binding: `env[name]` exposes exactly `methods`, each forwarding to the binding's capnweb stub. */
+export interface GrantedMethods {
+  name: string;
+  methods: string[];
+}
+
+/** First line sent to the isolate host. `bindings` are the granted bindings, already validated. */
 export interface HostStart {
   code: string;
-  bindings: string[];
+  bindings: GrantedMethods[];
   limits: EffectiveLimits;
 }
 

@@ -88,7 +88,7 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
         const began = performance.now();
         const log = logger.child({ executionId: start.executionId });
         log.info(
-          { event: "execution_started", bindings: start.bindings, limits: start.limits },
+          { event: "execution_started", bindings: start.bindings.map((b) => b.name), limits: start.limits },
           "execution started",
         );
         const current = new Execution(start, launcher, log, (binding, data) => {

@@ -1,20 +1,21 @@
 import type { ExecuteStart } from "@gatehouse/proto";
 import { InvalidArgumentError } from "./errors.ts";
 import { effectiveLimits } from "./limits.ts";
-import type { EffectiveLimits } from "./protocol.ts";
+import type { EffectiveLimits, GrantedMethods } from "./protocol.ts";
 
 /** A checked `start` message. */
 export interface ValidStart {
   executionId: string;
   code: string;
-  /** Granted binding names, in request order, unique. */
-  bindings: string[];
+  /** Granted bindings in request order, unique names; `methods` are the only callable names on `env[name]`. */
+  bindings: GrantedMethods[];
   limits: EffectiveLimits;
 }
 
 /** Largest snippet accepted, bytes of UTF-8. */
 export const MAX_CODE_BYTES = 1024 * 1024;
 const MAX_BINDINGS = 64;
+const MAX_METHODS = 512;
 const BINDING_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 const EXECUTION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
@@ -45,6 +46,7 @@ export function validateStart(start: ExecuteStart): ValidStart {
     );
   }
   const names: string[] = [];
+  const granted: GrantedMethods[] = [];
   start.bindings.forEach((binding, i) => {
     const name = binding.name;
     if (!BINDING_NAME.test(name) || name in Object.prototype) {
@@ -58,11 +60,22 @@ export function validateStart(start: ExecuteStart): ValidStart {
       );
     }
     names.push(name);
+    if (binding.methods.length > MAX_METHODS) {
+      throw new InvalidArgumentError(`start.bindings[${i}].methods has more than ${MAX_METHODS} entries`);
+    }
+    binding.methods.forEach((method, j) => {
+      if (!BINDING_NAME.test(method) || method in Object.prototype || method === "then") {
+        throw new InvalidArgumentError(
+          `start.bindings[${i}].methods[${j}] is not usable as a method name; use a JavaScript identifier that is not an Object.prototype member or "then"`,
+        );
+      }
+    });
+    granted.push({ name, methods: [...new Set(binding.methods)] });
   });
   return {
     executionId: start.executionId,
     code: start.code,
-    bindings: names,
+    bindings: granted,
     limits: effectiveLimits(start.limits),
   };
 }

@@ -64,16 +64,39 @@ for (const mode of MODES) {
       assert.deepEqual(memory.calls, ["add:2,40", "echo", "fail", "note:hello", "read:hello world"]);
     });
 
+    test("a method not on the binding's interface is undefined and never reaches the binding", async () => {
+      const memory = new MemoryBinding();
+      const r = await run(
+        runner,
+        `export default async (env: any) => {
+          let threw = "";
+          try { await env.MEMORY.note("x"); } catch (e: any) { threw = e.name; }
+          return { note: typeof env.MEMORY.note, add: typeof env.MEMORY.add, keys: Object.keys(env.MEMORY), threw,
+                   frozen: Object.isFrozen(env.MEMORY) };
+        }`,
+        { MEMORY: { main: memory, methods: ["add"] } },
+      );
+      assert.equal(r.ok, true, JSON.stringify(r.error));
+      assert.deepEqual(JSON.parse(r.returnJson), {
+        note: "undefined",
+        add: "function",
+        keys: ["add"],
+        threw: "TypeError",
+        frozen: true,
+      });
+      assert.deepEqual(memory.calls, []);
+    });
+
     test("a binding that was not granted is undefined on env", async () => {
       const r = await run(
         runner,
         `export default async (env: any) => ({ slack: typeof env.SLACK, memory: typeof env.MEMORY, keys: Object.keys(env) })`,
-        { MEMORY: { main: new MemoryBinding() } },
+        { MEMORY: { main: new MemoryBinding(), methods: ["add"] } },
       );
       assert.equal(r.ok, true, JSON.stringify(r.error));
       assert.deepEqual(JSON.parse(r.returnJson), {
         slack: "undefined",
-        memory: "function",
+        memory: "object",
         keys: ["MEMORY"],
       });
     });

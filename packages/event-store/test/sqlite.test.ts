@@ -6,11 +6,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { runEventStoreConformance } from "@gatehouse/event-store/conformance";
 import Database from "better-sqlite3";
 import {
   type EventStore,
   openSqliteEventStore,
-  runEventStoreConformance,
   type StoredEvent,
   verifyStream,
   WrongExpectedRevision,

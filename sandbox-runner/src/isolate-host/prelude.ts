@@ -28,7 +28,10 @@ Object.defineProperty(globalThis, "queueMicrotask", {
 
 /**
  * Script evaluating to the setup function. Called by the isolate host as
- * `setup(capnweb, sendRef, logRef, bindingNames, outputCapChars)` and returns `{ deliver, run }`:
+ * `setup(capnweb, sendRef, logRef, granted, outputCapChars)` and returns `{ deliver, run }`:
+ * - granted: `[{name, methods}]`; `env[name]` is a frozen plain object with exactly those methods, each
+ *   forwarding to the binding's capnweb main stub (so a method not on the interface is `undefined`
+ *   and never produces a frame)
  * - capnweb: the capnweb namespace (loaded in a closure, never a global)
  * - sendRef: ivm.Reference `(binding: string, frame: string) => void` (frame out to the runner)
  * - logRef: ivm.Reference `(level: string, text: string) => void`
@@ -37,7 +40,7 @@ Object.defineProperty(globalThis, "queueMicrotask", {
  *   `{ok:true, returnJson}` or `{ok:false, error:{name,message,stack}}`
  */
 export const SETUP_SOURCE = `
-(function setup(capnweb, sendRef, logRef, bindingNames, outputCapChars) {
+(function setup(capnweb, sendRef, logRef, granted, outputCapChars) {
   "use strict";
   const stringify = JSON.stringify;
   const toStr = String;
@@ -93,10 +96,20 @@ export const SETUP_SOURCE = `
 
   const transports = new Map();
   const env = {};
-  for (const name of bindingNames) {
+  for (const binding of granted) {
+    const name = binding.name;
     const transport = new HostTransport(name);
     transports.set(name, transport);
-    env[name] = new capnweb.RpcSession(transport).getRemoteMain();
+    const stub = new capnweb.RpcSession(transport).getRemoteMain();
+    const facade = {};
+    for (const method of binding.methods) {
+      // Returns capnweb's RpcPromise as is, so pipelined calls keep working.
+      Object.defineProperty(facade, method, {
+        value: (...args) => stub[method](...args),
+        enumerable: true,
+      });
+    }
+    env[name] = Object.freeze(facade);
   }
   Object.freeze(env);
 

@@ -1,0 +1,84 @@
+/**
+ * Test harness for the cross-service suites: a real dev stack (event store, approval service, MCP
+ * gatekeeper with the real memory and filesystem servers from npm, sandbox runner, kernel) in a temp
+ * dir, and promise-returning gRPC clients.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Metadata, type ServiceError, credentials } from "@grpc/grpc-js";
+import type { RegistryConfig } from "@gatehouse/gatekeeper-mcp";
+import { DecisionsClient, type ExecuteResult, KernelClient } from "@gatehouse/proto";
+import { type DevStack, startDevStack } from "../src/dev-stack.ts";
+
+export interface Harness {
+  dir: string;
+  stack: DevStack;
+  kernel: KernelClient;
+  decisions: DecisionsClient;
+  /** Creates a workspace and connects the given URLs; returns the workspace id. */
+  workspace(...urls: string[]): Promise<string>;
+  exec(ws: string, code: string, wallTimeMs?: number): Promise<ExecuteResult>;
+  /** Entities and relations in the memory server's own state file. */
+  memoryState(): string[];
+  close(): Promise<void>;
+}
+
+/** Promisifies a unary call on a grpc-js client. */
+export function unary<Req, Res>(
+  client: object,
+  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+): Promise<Res> {
+  return new Promise((resolve, reject) =>
+    method.call(client, req, new Metadata(), { deadline: Date.now() + 60_000 }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    ),
+  );
+}
+
+export async function startHarness(registry?: (dir: string) => RegistryConfig): Promise<Harness> {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));
+  const stack = await startDevStack({ dataDir: dir, registry: registry?.(dir) });
+  const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
+  const decisions = new DecisionsClient(stack.addresses.approval, credentials.createInsecure());
+  const h: Harness = {
+    dir,
+    stack,
+    kernel,
+    decisions,
+    async workspace(...urls) {
+      const ws = await unary(kernel, kernel.createWorkspace, { name: "test" });
+      for (const url of urls) await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url, name: "" });
+      return ws.id;
+    },
+    exec(ws, code, wallTimeMs = 20_000) {
+      return unary(kernel, kernel.executeCode, {
+        workspaceId: ws,
+        code,
+        caller: { kind: "agent", id: "chat-1" },
+        limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+      });
+    },
+    memoryState() {
+      try {
+        return readFileSync(join(dir, "memory.jsonl"), "utf8").split("\n").filter(Boolean);
+      } catch {
+        return [];
+      }
+    },
+    async close() {
+      kernel.close();
+      decisions.close();
+      await stack.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return h;
+}
+
+/** The snippet's return value, or a thrown Error carrying the snippet's error. */
+export function returned<T = unknown>(r: ExecuteResult): T {
+  if (!r.ok) throw new Error(`snippet failed: ${r.error?.name}: ${r.error?.message}`);
+  return (r.returnJson ? JSON.parse(r.returnJson) : undefined) as T;
+}
