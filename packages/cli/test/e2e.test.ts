@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { ActionStatus, type ServiceError } from "@gatehouse/proto";
+import { ActionStatus } from "@gatehouse/proto";
+import type { ServiceError } from "@grpc/grpc-js";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
@@ -27,7 +28,10 @@ async function events(ws: string) {
 describe("reads are observations", () => {
   test("a read's observation is in the stream, and a read the approval service cannot record returns no data", async () => {
     const ws = await h.workspace("mcp://memory");
-    const r = await h.exec(ws, "export default async (env: any) => (await env.MEMORY.read_graph({})).content.length");
+    const r = await h.exec(
+      ws,
+      "export default async (env: any) => (await env.MEMORY.read_graph({})).content.length",
+    );
     assert.equal(returned(r), 1);
     const obs = (await events(ws)).filter((e) => e.type === "ObservationRecorded");
     assert.equal(obs.length, 1);
@@ -54,14 +58,21 @@ describe("writes wait for a person", () => {
     const before = h.memoryState().filter((l) => l.includes('"Ada"')).length;
     const pending = returned<{ status: string; actionId: number }>(await h.exec(ws, createAda));
     assert.equal(pending.status, "pending");
-    assert.equal(h.memoryState().filter((l) => l.includes('"Ada"')).length, before, "server unchanged while pending");
+    assert.equal(
+      h.memoryState().filter((l) => l.includes('"Ada"')).length,
+      before,
+      "server unchanged while pending",
+    );
     const res = await unary(h.decisions, h.decisions.approve, {
       workspaceId: ws,
       actionId: pending.actionId,
       decidedBy: "user:test",
       includeDependencies: false,
     });
-    assert.equal(res.actions.find((a) => a.id === pending.actionId)?.status, ActionStatus.ACTION_STATUS_APPLIED);
+    assert.equal(
+      res.actions.find((a) => a.id === pending.actionId)?.status,
+      ActionStatus.ACTION_STATUS_APPLIED,
+    );
     assert.equal(h.memoryState().filter((l) => l.includes('"Ada"')).length, before + 1);
     const collected = returned<{ status: string }>(
       await h.exec(ws, `export default async (env: any) => env.MEMORY.getActionResult(${pending.actionId})`),
@@ -91,7 +102,9 @@ describe("writes wait for a person", () => {
     assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
     const lost = results.find((r) => r.status === "rejected") as PromiseRejectedResult;
     assert.match((lost.reason as ServiceError).details, /already/);
-    const applied = (await events(ws)).filter((e) => e.type === "ActionApplied" || e.type === "ActionApplying");
+    const applied = (await events(ws)).filter(
+      (e) => e.type === "ActionApplied" || e.type === "ActionApplying",
+    );
     assert.deepEqual(
       applied.map((e) => e.type),
       ["ActionApplying", "ActionApplied"],
@@ -107,7 +120,11 @@ describe("writes wait for a person", () => {
       }),
       (err: ServiceError) => /already|applied/.test(err.details),
     );
-    assert.equal(await h.stack.store.streamRevision(`workspace-${ws}`), revision, "the refused reject appended nothing");
+    assert.equal(
+      await h.stack.store.streamRevision(`workspace-${ws}`),
+      revision,
+      "the refused reject appended nothing",
+    );
   });
 
   test("rejecting a write others depend on rejects the dependents with cascadedFrom", async () => {
@@ -162,7 +179,10 @@ describe("auto-approval", () => {
       ),
     );
     assert.ok(existsSync(join(h.dir, "files", "auto-1")), "the rule applied the first create_directory");
-    assert.ok(!existsSync(join(h.dir, "files", "auto-2")), "the drain did not skip past the write that needs a person");
+    assert.ok(
+      !existsSync(join(h.dir, "files", "auto-2")),
+      "the drain did not skip past the write that needs a person",
+    );
     await unary(h.decisions, h.decisions.approve, {
       workspaceId: ws,
       actionId: ids.blocker,
@@ -170,7 +190,11 @@ describe("auto-approval", () => {
       includeDependencies: false,
     });
     const second = await unary(h.decisions, h.decisions.getAction, { workspaceId: ws, actionId: ids.second });
-    assert.equal(second.status, ActionStatus.ACTION_STATUS_APPLIED, "the drain resumed after the person decided");
+    assert.equal(
+      second.status,
+      ActionStatus.ACTION_STATUS_APPLIED,
+      "the drain resumed after the person decided",
+    );
     assert.match(second.decidedBy, /^rule:/);
     assert.ok(existsSync(join(h.dir, "files", "auto-2")));
   });
@@ -189,7 +213,11 @@ describe("scope", () => {
   test("a malformed scope fragment is refused with an error naming it", async () => {
     const ws = await h.workspace();
     await assert.rejects(
-      unary(h.kernel, h.kernel.introduceResource, { workspaceId: ws, url: "mcp://memory#tool=a&colour=red", name: "" }),
+      unary(h.kernel, h.kernel.introduceResource, {
+        workspaceId: ws,
+        url: "mcp://memory#tool=a&colour=red",
+        name: "",
+      }),
       (err: ServiceError) => err.code === 3 && /colour/.test(err.details),
     );
   });
@@ -224,7 +252,12 @@ describe("the log", () => {
   test("replay yields a log equal to the live projection, and editing one stored event makes verify name its revision", async () => {
     const ws = await h.workspace("mcp://memory");
     const p = returned<{ actionId: number }>(await h.exec(ws, createAda.replace('"Ada"', '"Cy"')));
-    await unary(h.decisions, h.decisions.reject, { workspaceId: ws, actionId: p.actionId, decidedBy: "u", reason: "no" });
+    await unary(h.decisions, h.decisions.reject, {
+      workspaceId: ws,
+      actionId: p.actionId,
+      decidedBy: "u",
+      reason: "no",
+    });
     const live = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
     const replayed = await unary(h.decisions, h.decisions.replay, { workspaceId: ws, untilRevision: 0 });
     assert.deepEqual(replayed, live);
@@ -248,7 +281,10 @@ describe("the log", () => {
 
   test("unknown workspace and unknown action are NOT_FOUND", async () => {
     await assert.rejects(
-      unary(h.kernel, h.kernel.executeCode, { workspaceId: "wnope00000", code: "export default async () => 1" } as never),
+      unary(h.kernel, h.kernel.executeCode, {
+        workspaceId: "wnope00000",
+        code: "export default async () => 1",
+      } as never),
       (err: ServiceError) => err.code === 5,
     );
     const ws = await h.workspace();

@@ -6,9 +6,9 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Metadata, type ServiceError, credentials } from "@grpc/grpc-js";
 import type { RegistryConfig } from "@gatehouse/gatekeeper-mcp";
 import { DecisionsClient, type ExecuteResult, KernelClient } from "@gatehouse/proto";
+import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
 import { type DevStack, startDevStack } from "../src/dev-stack.ts";
 
 export interface Harness {
@@ -49,7 +49,8 @@ export async function startHarness(registry?: (dir: string) => RegistryConfig): 
     decisions,
     async workspace(...urls) {
       const ws = await unary(kernel, kernel.createWorkspace, { name: "test" });
-      for (const url of urls) await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url, name: "" });
+      for (const url of urls)
+        await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url, name: "" });
       return ws.id;
     },
     exec(ws, code, wallTimeMs = 20_000) {

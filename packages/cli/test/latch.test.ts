@@ -1,0 +1,75 @@
+/**
+ * The restricted-data latch across the real services: once an observation carries restricted data,
+ * auto-approval stops and writes to other bindings are refused.
+ */
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { devRegistry } from "../src/dev-stack.ts";
+import { type Harness, returned, startHarness, unary } from "./harness.ts";
+
+let h: Harness;
+before(async () => {
+  h = await startHarness((dir) => {
+    const registry = devRegistry(dir);
+    registry.servers.files!.restrictedTools = ["read_text_file"];
+    return registry;
+  });
+});
+after(async () => {
+  await h.close();
+});
+
+const dirOf = `(await env.FILES.list_allowed_directories({})).content[0].text.split("\\n").find((l: string) => l.startsWith("/"))`;
+
+test("after a flagged observation auto-approval stops and writes to other bindings are refused", async () => {
+  writeFileSync(join(h.dir, "files", "salaries.csv"), "alice,100\n");
+  const ws = await h.workspace("mcp://files", "mcp://memory");
+  await unary(h.decisions, h.decisions.setAutoApprovalRule, {
+    workspaceId: ws,
+    binding: "FILES",
+    actionKindTag: "mcp.tool.create_directory",
+    enabled: true,
+    setBy: "user:admin",
+  });
+  // Before the latch, the rule applies.
+  returned(
+    await h.exec(
+      ws,
+      `export default async (env: any) => env.FILES.create_directory({ path: ${dirOf} + "/before" })`,
+    ),
+  );
+  assert.ok(existsSync(join(h.dir, "files", "before")));
+
+  const out = returned<{ text: string; memoryWrite: string; filesWrite: number }>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        const dir = ${dirOf};
+        const text = (await env.FILES.read_text_file({ path: dir + "/salaries.csv" })).content[0].text;
+        let memoryWrite = "submitted";
+        try {
+          await env.MEMORY.create_entities({ entities: [{ name: text, entityType: "leak", observations: [] }] });
+        } catch (e: any) { memoryWrite = "refused: " + e.message; }
+        const filesWrite = (await env.FILES.create_directory({ path: dir + "/after" })).actionId;
+        return { text, memoryWrite, filesWrite };
+      }`,
+    ),
+  );
+  assert.match(out.text, /alice/);
+  assert.match(out.memoryWrite, /^refused: .*(restricted|latch)/i);
+  assert.ok(!existsSync(join(h.dir, "files", "after")), "the rule no longer auto-approves");
+  const view = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
+  assert.equal(view.latched, true);
+  const action = await unary(h.decisions, h.decisions.getAction, {
+    workspaceId: ws,
+    actionId: out.filesWrite,
+  });
+  assert.equal(action.status, 1, "pending, waiting for a person");
+  assert.equal(h.memoryState().length, 0, "nothing reached the memory server");
+  const submitted = (await h.stack.store.readStream(`workspace-${ws}`)).filter(
+    (e) => e.type === "ActionSubmitted" && (e.data as { binding: string }).binding === "MEMORY",
+  );
+  assert.equal(submitted.length, 0, "the refused write appended nothing");
+});

@@ -1,0 +1,192 @@
+/**
+ * Split mode: every service runs as its own process from its `main.ts`, configured only by
+ * environment variables, sharing one SQLite event store file; the `gatehouse` CLI drives a
+ * write → approve → apply cycle across them against the real memory MCP server.
+ */
+import assert from "node:assert/strict";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after, before, test } from "node:test";
+import { promisify } from "node:util";
+
+const ROOT = resolve(import.meta.dirname, "../../..");
+const run = promisify(execFile);
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const a = s.address();
+      s.close(() => res(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+}
+
+async function waitForPort(
+  port: number,
+  child: ChildProcess,
+  name: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+    const ok = await new Promise<boolean>((res) => {
+      const c = createConnection({ host: "127.0.0.1", port }, () => {
+        c.end();
+        res(true);
+      });
+      c.once("error", () => res(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${name} did not listen on ${port} within ${timeoutMs} ms`);
+}
+
+const dir = mkdtempSync(join(tmpdir(), "gatehouse-split-"));
+const children: ChildProcess[] = [];
+const logs = new Map<string, string>();
+let env: NodeJS.ProcessEnv;
+
+function service(name: string, entry: string, vars: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", entry], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: "warn", ...vars },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  logs.set(name, "");
+  const keep = (d: Buffer) => logs.set(name, (logs.get(name) ?? "") + d.toString());
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  children.push(child);
+  return child;
+}
+
+before(async () => {
+  const [kernel, approval, mcp, runner, m1, m2] = (await Promise.all(
+    [1, 2, 3, 4, 5, 6].map(() => freePort()),
+  )) as [number, number, number, number, number, number];
+  const secret = randomBytes(32).toString("hex");
+  const memoryFile = join(dir, "memory.jsonl");
+  const registry = join(dir, "registry.yaml");
+  writeFileSync(
+    registry,
+    [
+      "servers:",
+      "  memory:",
+      `    command: ${JSON.stringify(process.execPath)}`,
+      `    args: [${JSON.stringify(join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js"))}]`,
+      `    env: { MEMORY_FILE_PATH: ${JSON.stringify(memoryFile)} }`,
+      "    vetted: true",
+      "",
+    ].join("\n"),
+  );
+  const common = { GATEHOUSE_DATA_DIR: join(dir, "data"), GATEHOUSE_CALLER_TOKEN_SECRET: secret };
+  const procs = [
+    [
+      "approval",
+      service("approval", "services/approval/src/main.ts", {
+        ...common,
+        APPROVAL_ADDR: `127.0.0.1:${approval}`,
+        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+      }),
+      approval,
+    ],
+    [
+      "gatekeeper-mcp",
+      service("gatekeeper-mcp", "services/gatekeeper-mcp/src/main.ts", {
+        GATEKEEPER_MCP_ADDR: `127.0.0.1:${mcp}`,
+        APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
+        GATEKEEPER_MCP_REGISTRY: registry,
+        GATEKEEPER_MCP_METRICS_ADDR: `127.0.0.1:${m1}`,
+      }),
+      mcp,
+    ],
+    [
+      "sandbox-runner",
+      service("sandbox-runner", "sandbox-runner/src/main.ts", {
+        SANDBOX_RUNNER_ADDR: `127.0.0.1:${runner}`,
+        SANDBOX_RUNNER_METRICS_ADDR: `127.0.0.1:${m2}`,
+      }),
+      runner,
+    ],
+    [
+      "kernel",
+      service("kernel", "services/kernel/src/main.ts", {
+        ...common,
+        KERNEL_ADDR: `127.0.0.1:${kernel}`,
+        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+        SANDBOX_RUNNER_ADDRESS: `127.0.0.1:${runner}`,
+      }),
+      kernel,
+    ],
+  ] as const;
+  try {
+    for (const [name, child, port] of procs) await waitForPort(port, child, name);
+  } catch (err) {
+    for (const [name, text] of logs) console.error(`--- ${name}\n${text}`);
+    throw err;
+  }
+  env = {
+    ...process.env,
+    GATEHOUSE_KERNEL_ADDRESS: `127.0.0.1:${kernel}`,
+    GATEHOUSE_APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
+    GATEHOUSE_DATA_DIR: join(dir, "cli"),
+  };
+});
+
+after(async () => {
+  for (const c of children) c.kill("SIGTERM");
+  await Promise.all(
+    children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r)))),
+  );
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function gatehouse(...args: string[]): Promise<string> {
+  const { stdout } = await run(
+    process.execPath,
+    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
+    { cwd: ROOT, env, timeout: 120_000 },
+  );
+  return stdout;
+}
+
+test("a write submitted in one process is held, approved through another, and applied once by the gatekeeper process", async () => {
+  const ws = JSON.parse(await gatehouse("--json", "workspace", "create", "--name", "split")).id as string;
+  await gatehouse("connect", ws, "mcp://memory");
+  const snippet = join(dir, "write.ts");
+  writeFileSync(
+    snippet,
+    `export default async (env: any) => env.MEMORY.create_entities({ entities: [{ name: "Split", entityType: "test", observations: [] }] });\n`,
+  );
+  const exec = JSON.parse(await gatehouse("--json", "exec", ws, snippet));
+  assert.equal(exec.ok, true, JSON.stringify(exec.error));
+  const { actionId, status } = JSON.parse(exec.returnJson);
+  assert.equal(status, "pending");
+  const memory = () => {
+    try {
+      return readFileSync(join(dir, "memory.jsonl"), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  assert.doesNotMatch(memory(), /Split/, "nothing reached the MCP server before approval");
+  const pending = JSON.parse(await gatehouse("--json", "actions", ws, "--pending"));
+  assert.deepEqual(
+    pending.map((a: { id: number }) => a.id),
+    [actionId],
+  );
+  await gatehouse("approve", ws, String(actionId));
+  assert.equal(memory().match(/"Split"/g)?.length, 1, "applied exactly once");
+  const log = JSON.parse(await gatehouse("--json", "replay", ws));
+  const entry = log.entries.find((e: { id: number }) => e.id === actionId);
+  assert.equal(entry.action.status, "ACTION_STATUS_APPLIED");
+  assert.match(await gatehouse("verify", ws), /^ok/);
+});
