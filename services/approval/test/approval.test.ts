@@ -1,0 +1,531 @@
+/** The approval service over real gRPC and a real SQLite store (see harness.ts). */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import { mintCallerToken } from "@gatehouse/caller-token";
+import { openSqliteEventStore } from "@gatehouse/event-store";
+import {
+  ActionApplying,
+  ActionApproved,
+  type ActionRecord,
+  ActionStatus,
+  ActionSubmitted,
+  type DecisionResponse,
+  type LogChange,
+  LogView,
+  type SubmitActionResponse,
+} from "@gatehouse/proto";
+import { type ServiceError, status } from "@grpc/grpc-js";
+import {
+  attach,
+  call,
+  description,
+  type Harness,
+  RecordingGatekeeper,
+
+  sharedDirs,
+  startHarness,
+} from "./harness.ts";
+
+async function submit(
+  h: Harness,
+  binding: string,
+  localId: string,
+  dependsOn: string[] = [],
+  over = {},
+): Promise<number> {
+  const res = await call<unknown, SubmitActionResponse>(h.queue, "submitAction", {
+    callerToken: h.token(binding),
+    localId,
+    description: description({ dependsOn, ...over }),
+    payloadJson: JSON.stringify({ tool: "create_entities" }),
+  });
+  return res.actionId;
+}
+
+async function rejects(p: Promise<unknown>, code: status, message?: RegExp): Promise<ServiceError> {
+  const err = (await p.then(
+    () => assert.fail("expected the call to fail"),
+    (e: ServiceError) => e,
+  )) as ServiceError;
+  assert.equal(err.code, code, `expected ${status[code]}, got ${status[err.code]}: ${err.details}`);
+  if (message) assert.match(err.details, message);
+  return err;
+}
+
+const revision = (h: Harness) => h.store.streamRevision("workspace-w1");
+
+test("two concurrent approvals of one action apply it exactly once and the loser gets a clear ABORTED", async () => {
+  const h = await startHarness();
+  try {
+    const id = await submit(h, "MEM", "a");
+    h.gatekeeper.delayMs = 50;
+    const results = await Promise.allSettled([
+      call<unknown, DecisionResponse>(h.decisions, "approve", {
+        workspaceId: "w1",
+        actionId: id,
+        decidedBy: "user:alice",
+      }),
+      call<unknown, DecisionResponse>(h.decisions, "approve", {
+        workspaceId: "w1",
+        actionId: id,
+        decidedBy: "user:bob",
+      }),
+    ]);
+    assert.equal(h.gatekeeper.applied.length, 1);
+    const ok = results.filter((r) => r.status === "fulfilled");
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+    assert.equal(ok.length, 1);
+    assert.equal(lost.length, 1);
+    const err = lost[0]!.reason as ServiceError;
+    assert.equal(err.code, status.ABORTED);
+    assert.match(err.details, new RegExp(`action ${id} was already approved by user:(alice|bob)`));
+    const rec = (ok[0] as PromiseFulfilledResult<DecisionResponse>).value.actions.find((a) => a.id === id);
+    assert.equal(rec?.status, ActionStatus.ACTION_STATUS_APPLIED);
+    assert.equal(h.gatekeeper.applied[0]?.payloadJson, JSON.stringify({ tool: "create_entities" }));
+    assert.equal(h.gatekeeper.applied[0]?.localId, "a");
+    assert.equal(h.gatekeeper.applied[0]?.url, "mcp+stdio://mem");
+  } finally {
+    await h.close();
+  }
+});
+
+test("two approval processes sharing one store apply a raced action exactly once (expected revisions)", async () => {
+  const h1 = await startHarness({ instanceId: "p1" });
+  sharedDirs.add(h1.dir);
+  const store2 = openSqliteEventStore(join(h1.dir, "events.sqlite"), { pollIntervalMs: 10 });
+  const h2 = await attach(h1.dir, store2, h1.gatekeeper, "p2");
+  try {
+    const id = await submit(h1, "MEM", "a");
+    h1.gatekeeper.delayMs = 30;
+    const results = await Promise.allSettled([
+      call(h1.decisions, "approve", { workspaceId: "w1", actionId: id, decidedBy: "user:alice" }),
+      call(h2.decisions, "approve", { workspaceId: "w1", actionId: id, decidedBy: "user:bob" }),
+    ]);
+    assert.equal(h1.gatekeeper.applied.length, 1);
+    assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
+    const lost = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    assert.ok(lost, "one approval must lose");
+    assert.match((lost.reason as ServiceError).details, /already approved by user:/);
+  } finally {
+    await h2.close();
+    sharedDirs.delete(h1.dir);
+    await h1.close();
+  }
+});
+
+test("a reject after approve is refused with FAILED_PRECONDITION and appends nothing", async () => {
+  const h = await startHarness();
+  try {
+    const id = await submit(h, "MEM", "a");
+    await call(h.decisions, "approve", { workspaceId: "w1", actionId: id, decidedBy: "user:bob" });
+    const before = await revision(h);
+    await rejects(
+      call(h.decisions, "reject", {
+        workspaceId: "w1",
+        actionId: id,
+        decidedBy: "user:alice",
+        reason: "too late",
+      }),
+      status.FAILED_PRECONDITION,
+      new RegExp(`action ${id} was already approved by user:bob and applied`),
+    );
+    assert.equal(await revision(h), before);
+  } finally {
+    await h.close();
+  }
+});
+
+test("rejecting an action cascades to its dependents with cascadedFrom and tells the gatekeeper", async () => {
+  const h = await startHarness();
+  try {
+    const a = await submit(h, "MEM", "a");
+    const b = await submit(h, "MEM", "b", ["a"]);
+    const c = await submit(h, "MEM", "c", ["b"]);
+    const res = await call<unknown, DecisionResponse>(h.decisions, "reject", {
+      workspaceId: "w1",
+      actionId: a,
+      decidedBy: "user:alice",
+      reason: "wrong graph",
+    });
+    const byId = new Map(res.actions.map((r) => [r.id, r]));
+    assert.equal(byId.get(a)?.reason, "wrong graph");
+    assert.equal(byId.get(b)?.cascadedFrom, a);
+    assert.equal(byId.get(b)?.reason, `needed action ${a}, which did not complete`);
+    assert.equal(byId.get(c)?.cascadedFrom, b);
+    assert.equal(byId.get(c)?.status, ActionStatus.ACTION_STATUS_REJECTED);
+    assert.deepEqual(h.gatekeeper.rejected.map((r) => r.localId).sort(), ["a", "b", "c"]);
+    assert.equal(h.gatekeeper.applied.length, 0);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a failed apply records the gatekeeper's error and cascades to dependents", async () => {
+  const h = await startHarness();
+  try {
+    const a = await submit(h, "MEM", "a");
+    const b = await submit(h, "MEM", "b", ["a"]);
+    h.gatekeeper.answers.set(a, { ok: false, resultJson: "", error: "tool returned isError" });
+    const res = await call<unknown, DecisionResponse>(h.decisions, "approve", {
+      workspaceId: "w1",
+      actionId: a,
+      decidedBy: "user:alice",
+    });
+    const byId = new Map(res.actions.map((r) => [r.id, r]));
+    assert.equal(byId.get(a)?.status, ActionStatus.ACTION_STATUS_FAILED);
+    assert.equal(byId.get(a)?.outcomeUnknown, false);
+    assert.equal(byId.get(b)?.cascadedFrom, a);
+    assert.deepEqual(
+      h.gatekeeper.rejected.map((r) => r.actionId),
+      [b],
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("approving with include_dependencies applies the dependencies first, in submission order", async () => {
+  const h = await startHarness();
+  try {
+    const a = await submit(h, "MEM", "a");
+    const b = await submit(h, "MEM", "b", ["a"]);
+    await rejects(
+      call(h.decisions, "approve", { workspaceId: "w1", actionId: b, decidedBy: "user:alice" }),
+      status.FAILED_PRECONDITION,
+      /undecided action\(s\) \d+; .*include_dependencies/,
+    );
+    await call(h.decisions, "approve", {
+      workspaceId: "w1",
+      actionId: b,
+      decidedBy: "user:alice",
+      includeDependencies: true,
+    });
+    assert.deepEqual(
+      h.gatekeeper.applied.map((r) => r.actionId),
+      [a, b],
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("a forged caller token is refused with UNAUTHENTICATED and nothing is appended", async () => {
+  const h = await startHarness();
+  try {
+    const before = await revision(h);
+    const forged = mintCallerToken("another-secret-another-secret-0123456", {
+      workspaceId: "w1",
+      binding: "MEM",
+      caller: { kind: "agent", id: "x" },
+      executionId: "e",
+    });
+    await rejects(
+      call(h.queue, "submitAction", {
+        callerToken: forged,
+        localId: "a",
+        description: description(),
+        payloadJson: "{}",
+      }),
+      status.UNAUTHENTICATED,
+      /caller_token: .*signature/,
+    );
+    assert.equal(await revision(h), before);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a claim left by a crashed process becomes outcome unknown at start-up, without an apply call", async () => {
+  const h0 = await startHarness();
+  const dir = h0.dir;
+  sharedDirs.add(dir);
+  await h0.close(); // seeded, service stopped
+  const store = openSqliteEventStore(join(dir, "events.sqlite"));
+  const rev = await store.streamRevision("workspace-w1");
+  const a = rev + 1;
+  const desc = description();
+  await store.append(
+    "workspace-w1",
+    [
+      {
+        type: "ActionSubmitted",
+        data: ActionSubmitted.toJSON({
+          binding: "MEM",
+          localId: "a",
+          description: desc,
+          dependsOn: [],
+          payloadJson: "{}",
+          executionId: "e",
+        }),
+      },
+      {
+        type: "ActionSubmitted",
+        data: ActionSubmitted.toJSON({
+          binding: "MEM",
+          localId: "b",
+          description: desc,
+          dependsOn: [a],
+          payloadJson: "{}",
+          executionId: "e",
+        }),
+      },
+      { type: "ActionApproved", data: ActionApproved.toJSON({ actionId: a, decidedBy: "user:alice" }) },
+      { type: "ActionApplying", data: ActionApplying.toJSON({ actionId: a, claimedBy: "dead-instance" }) },
+    ],
+    rev,
+  );
+  await store.close();
+  const gatekeeper = new RecordingGatekeeper();
+  const h = await attach(dir, openSqliteEventStore(join(dir, "events.sqlite")), gatekeeper, "fresh");
+  try {
+    assert.equal(gatekeeper.applied.length, 0);
+    const rec = await call<unknown, ActionRecord>(h.decisions, "getAction", {
+      workspaceId: "w1",
+      actionId: a,
+    });
+    assert.equal(rec.status, ActionStatus.ACTION_STATUS_FAILED);
+    assert.equal(rec.outcomeUnknown, true);
+    assert.match(rec.reason, /dead-instance.*outcome is unknown/);
+    const dep = await call<unknown, ActionRecord>(h.decisions, "getAction", {
+      workspaceId: "w1",
+      actionId: a + 1,
+    });
+    assert.equal(dep.cascadedFrom, a);
+  } finally {
+    sharedDirs.delete(dir);
+    await h.close();
+  }
+});
+
+test("Replay up to a revision serializes byte-identically to the live GetLog at that revision", async () => {
+  const h = await startHarness();
+  try {
+    const a = await submit(h, "MEM", "a");
+    await call(h.queue, "authorizeObservation", {
+      callerToken: h.token("MEM"),
+      description: {
+        title: "Read graph",
+        description: "",
+        containsRestrictedData: false,
+        kind: "mcp.tool.read_graph",
+        page: 0,
+      },
+    });
+    await submit(h, "MEM", "b", ["a"]);
+    await call(h.decisions, "setAutoApprovalRule", {
+      workspaceId: "w1",
+      binding: "GIT",
+      actionKindTag: "git.commit",
+      enabled: true,
+      setBy: "user:alice",
+    });
+    const early = await call<unknown, LogView>(h.decisions, "getLog", { workspaceId: "w1" });
+    await call(h.decisions, "reject", {
+      workspaceId: "w1",
+      actionId: a,
+      decidedBy: "user:alice",
+      reason: "no",
+    });
+    const live = await call<unknown, LogView>(h.decisions, "getLog", { workspaceId: "w1" });
+    const replayAll = await call<unknown, LogView>(h.decisions, "replay", {
+      workspaceId: "w1",
+      untilRevision: live.revision,
+    });
+    assert.deepEqual(
+      Buffer.from(LogView.encode(replayAll).finish()),
+      Buffer.from(LogView.encode(live).finish()),
+    );
+    const replayEarly = await call<unknown, LogView>(h.decisions, "replay", {
+      workspaceId: "w1",
+      untilRevision: early.revision,
+    });
+    assert.deepEqual(
+      Buffer.from(LogView.encode(replayEarly).finish()),
+      Buffer.from(LogView.encode(early).finish()),
+    );
+    assert.notDeepEqual(
+      Buffer.from(LogView.encode(early).finish()),
+      Buffer.from(LogView.encode(live).finish()),
+    );
+    assert.deepEqual(
+      live.entries.map((e) => e.entry?.$case),
+      ["action", "observation", "action"],
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("after restricted data is read, writes to other bindings are refused and nothing is appended", async () => {
+  const h = await startHarness();
+  try {
+    const git = await submit(h, "GIT", "g1");
+    await call(h.queue, "authorizeObservation", {
+      callerToken: h.token("MEM"),
+      description: {
+        title: "Read HR",
+        description: "",
+        containsRestrictedData: true,
+        kind: "mcp.tool.read",
+        page: 0,
+      },
+    });
+    const before = await revision(h);
+    await rejects(
+      call(h.queue, "submitAction", {
+        callerToken: h.token("GIT"),
+        localId: "g2",
+        description: description(),
+        payloadJson: "{}",
+      }),
+      status.FAILED_PRECONDITION,
+      /binding "GIT".*latched/,
+    );
+    assert.equal(await revision(h), before);
+    await rejects(
+      call(h.decisions, "approve", { workspaceId: "w1", actionId: git, decidedBy: "user:alice" }),
+      status.FAILED_PRECONDITION,
+      /latched/,
+    );
+    assert.equal(h.gatekeeper.applied.length, 0);
+    await submit(h, "MEM", "m1"); // the binding that read it may still write
+    const log = await call<unknown, LogView>(h.decisions, "getLog", { workspaceId: "w1" });
+    assert.equal(log.latched, true);
+  } finally {
+    await h.close();
+  }
+});
+
+test("an auto-approval rule drains in submission order and stops at the first action that needs a person", async () => {
+  const h = await startHarness();
+  try {
+    const kind = { tag: "mcp.tool.add", label: "Add" };
+    const a = await submit(h, "MEM", "a", [], { autoApprovable: true, actionKind: kind });
+    const b = await submit(h, "MEM", "b"); // needs a person
+    const c = await submit(h, "MEM", "c", [], { autoApprovable: true, actionKind: kind });
+    const res = await call<unknown, { drained: ActionRecord[] }>(h.decisions, "setAutoApprovalRule", {
+      workspaceId: "w1",
+      binding: "MEM",
+      actionKindTag: kind.tag,
+      enabled: true,
+      setBy: "user:alice",
+    });
+    assert.deepEqual(
+      res.drained.map((r) => r.id),
+      [a],
+    );
+    assert.equal(res.drained[0]?.decidedBy, "rule:MEM/mcp.tool.add");
+    await call(h.decisions, "reject", {
+      workspaceId: "w1",
+      actionId: b,
+      decidedBy: "user:alice",
+      reason: "no",
+    });
+    assert.deepEqual(
+      h.gatekeeper.applied.map((r) => r.actionId),
+      [a, c],
+    );
+    const d = await call<unknown, SubmitActionResponse>(h.queue, "submitAction", {
+      callerToken: h.token("MEM"),
+      localId: "d",
+      description: description({ autoApprovable: true, actionKind: kind }),
+      payloadJson: "{}",
+    });
+    assert.equal(d.status, ActionStatus.ACTION_STATUS_APPLIED);
+  } finally {
+    await h.close();
+  }
+});
+
+test("an unknown workspace or action is NOT_FOUND with a message naming it", async () => {
+  const h = await startHarness();
+  try {
+    await rejects(
+      call(h.decisions, "getLog", { workspaceId: "nope" }),
+      status.NOT_FOUND,
+      /workspace "nope" does not exist/,
+    );
+    await rejects(
+      call(h.decisions, "approve", { workspaceId: "nope", actionId: 3, decidedBy: "user:alice" }),
+      status.NOT_FOUND,
+      /workspace "nope"/,
+    );
+    await rejects(
+      call(h.decisions, "approve", { workspaceId: "w1", actionId: 99, decidedBy: "user:alice" }),
+      status.NOT_FOUND,
+      /no action 99/,
+    );
+    await rejects(
+      call(h.queue, "submitAction", {
+        callerToken: h.token("MEM", "ghost"),
+        localId: "a",
+        description: description(),
+        payloadJson: "{}",
+      }),
+      status.NOT_FOUND,
+      /workspace "ghost"/,
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("GetActionForCaller returns only actions of the token's binding", async () => {
+  const h = await startHarness();
+  try {
+    const id = await submit(h, "MEM", "a");
+    const rec = await call<unknown, ActionRecord>(h.queue, "getActionForCaller", {
+      callerToken: h.token("MEM"),
+      actionId: id,
+    });
+    assert.equal(rec.localId, "a");
+    await rejects(
+      call(h.queue, "getActionForCaller", { callerToken: h.token("GIT"), actionId: id }),
+      status.NOT_FOUND,
+      /not submitted by binding "GIT"/,
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("WatchLog delivers the catch-up and then live changes", async () => {
+  const h = await startHarness();
+  try {
+    const a = await submit(h, "MEM", "a");
+    const changes: LogChange[] = [];
+    const stream = h.decisions.watchLog({ workspaceId: "w1", fromRevision: a });
+    stream.on("data", (c: LogChange) => changes.push(c));
+    stream.on("error", () => undefined);
+    await call(h.decisions, "approve", { workspaceId: "w1", actionId: a, decidedBy: "user:alice" });
+    const deadline = Date.now() + 3000;
+    while (changes.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    stream.cancel();
+    assert.deepEqual(
+      changes.map((c) => c.type),
+      ["ActionSubmitted", "ActionApproved", "ActionApplying", "ActionApplied"],
+    );
+    const last = changes.at(-1)?.entry?.entry;
+    assert.equal(last?.$case === "action" && last.action.status, ActionStatus.ACTION_STATUS_APPLIED);
+  } finally {
+    await h.close();
+  }
+});
+
+test("Verify reports an intact hash chain for a workspace stream", async () => {
+  const h = await startHarness();
+  try {
+    await submit(h, "MEM", "a");
+    const res = await call<unknown, { ok: boolean; eventsChecked: number; firstBadRevision: number }>(
+      h.decisions,
+      "verify",
+      { workspaceId: "w1" },
+    );
+    assert.equal(res.ok, true);
+    assert.equal(res.eventsChecked, (await revision(h)) + 1);
+    assert.equal(res.firstBadRevision, -1);
+  } finally {
+    await h.close();
+  }
+});
