@@ -19,9 +19,10 @@ try {
   bootLogger.fatal({ event: "config_invalid" }, (err as Error).message);
   process.exit(2);
 }
-const logger = pino({ level: config.logLevel, base: { component: "approval" } });
+const logger = pino({ level: config.logLevel }); // startApprovalService adds component="approval"
 logger.info(
   {
+    component: "approval",
     event: "config",
     addr: `${config.host}:${config.port}`,
     eventsPath: config.eventsPath,

@@ -22,7 +22,6 @@ import {
   description,
   type Harness,
   RecordingGatekeeper,
-
   sharedDirs,
   startHarness,
 } from "./harness.ts";
