@@ -53,6 +53,7 @@ const dir = mkdtempSync(join(tmpdir(), "gatehouse-split-"));
 const children: ChildProcess[] = [];
 const logs = new Map<string, string>();
 let env: NodeJS.ProcessEnv;
+let opsPorts: Record<string, number> = {};
 
 function service(name: string, entry: string, vars: Record<string, string>): ChildProcess {
   const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", entry], {
@@ -69,9 +70,18 @@ function service(name: string, entry: string, vars: Record<string, string>): Chi
 }
 
 before(async () => {
-  const [kernel, approval, mcp, runner, m1, m2] = (await Promise.all(
-    [1, 2, 3, 4, 5, 6].map(() => freePort()),
-  )) as [number, number, number, number, number, number];
+  const ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map(() => freePort()));
+  const [kernel, approval, mcp, runner, m1, m2, m3, m4] = ports as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  opsPorts = { "gatekeeper-mcp": m1, "sandbox-runner": m2, kernel: m3, approval: m4 };
   const secret = randomBytes(32).toString("hex");
   const memoryFile = join(dir, "memory.jsonl");
   const registry = join(dir, "registry.yaml");
@@ -94,6 +104,7 @@ before(async () => {
       service("approval", "services/approval/src/main.ts", {
         ...common,
         APPROVAL_ADDR: `127.0.0.1:${approval}`,
+        METRICS_ADDR: `127.0.0.1:${m4}`,
         GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
       }),
       approval,
@@ -121,6 +132,7 @@ before(async () => {
       service("kernel", "services/kernel/src/main.ts", {
         ...common,
         KERNEL_ADDR: `127.0.0.1:${kernel}`,
+        KERNEL_METRICS_ADDR: `127.0.0.1:${m3}`,
         GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
         SANDBOX_RUNNER_ADDRESS: `127.0.0.1:${runner}`,
       }),
@@ -189,4 +201,13 @@ test("a write submitted in one process is held, approved through another, and ap
   const entry = log.entries.find((e: { id: number }) => e.id === actionId);
   assert.equal(entry.action.status, "ACTION_STATUS_APPLIED");
   assert.match(await gatehouse("verify", ws), /^ok/);
+});
+
+test("every service process answers /healthz and exports Prometheus metrics", async () => {
+  for (const [name, port] of Object.entries(opsPorts)) {
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    assert.equal(health.status, 200, `${name} /healthz`);
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    assert.match(metrics, /^# HELP /m, `${name} /metrics`);
+  }
 });

@@ -9,7 +9,7 @@
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
-import { startOpsHttp } from "./ops-http.ts";
+import { startOpsHttp } from "@gatehouse/ops-http";
 import { loadRegistryFile } from "./registry.ts";
 
 const HostPort = z

@@ -26,6 +26,7 @@ import type { Logger } from "pino";
 import { InvalidArgument } from "./domain/errors.ts";
 import { type BindingState, streamOf } from "./domain/workspace.ts";
 import type { GatekeeperClients } from "./gatekeepers.ts";
+import type { KernelMetrics } from "./metrics.ts";
 import type { Workspaces } from "./workspaces.ts";
 
 /** Defaults applied to limits left at 0. */
@@ -42,6 +43,7 @@ export interface ExecutionDeps {
   runner: SandboxRunnerClient;
   callerTokenSecret: string;
   logger: Logger;
+  metrics?: KernelMetrics;
 }
 
 function effectiveLimits(limits: Limits | undefined): Limits {
@@ -83,6 +85,10 @@ export async function executeCode(
   } finally {
     relay.close();
   }
+  deps.metrics?.executionSeconds.observe((Date.now() - started) / 1000);
+  deps.metrics?.executions.inc({
+    outcome: result.ok ? "ok" : result.error?.name === "SandboxUnavailable" ? "unavailable" : "error",
+  });
   await deps.store.append(
     streamOf(req.workspaceId),
     [

@@ -7,6 +7,7 @@ import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
+import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
 import { kernelHandlers } from "./server.ts";
 import { Workspaces } from "./workspaces.ts";
 
@@ -27,10 +28,12 @@ export interface KernelOptions {
   /** 0 picks a free port. */
   port?: number;
   logger?: Logger;
+  metrics?: KernelMetrics;
 }
 
 export interface RunningKernel {
   port: number;
+  metrics: KernelMetrics;
   close(): Promise<void>;
 }
 
@@ -40,6 +43,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   const gatekeepers = new GatekeeperClients(options.gatekeepers);
   const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
   const workspaces = new Workspaces(options.store, gatekeepers);
+  const metrics = options.metrics ?? createKernelMetrics();
   const server = new Server();
   server.addService(
     KernelService,
@@ -50,6 +54,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       runner,
       callerTokenSecret: options.callerTokenSecret,
       logger,
+      metrics,
     }),
   );
   const host = options.host ?? "127.0.0.1";
@@ -61,6 +66,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   logger.info({ event: "listening", port }, "kernel listening");
   return {
     port,
+    metrics,
     async close() {
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       gatekeepers.close();

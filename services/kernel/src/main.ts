@@ -5,10 +5,13 @@
  *   GATEHOUSE_CALLER_TOKEN_SECRET  shared with the approval service, ≥ 32 bytes
  *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...]"
  *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
+ *   KERNEL_METRICS_ADDR            /metrics and /healthz, default 127.0.0.1:9401
+ *   LOG_LEVEL                      pino level, default info
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
+import { startOpsHttp } from "@gatehouse/ops-http";
 import pino from "pino";
 import { z } from "zod";
 import { startKernel } from "./index.ts";
@@ -36,15 +39,20 @@ const Config = z.object({
       return out;
     }),
   SANDBOX_RUNNER_ADDRESS: z.string().default("127.0.0.1:7004"),
+  KERNEL_METRICS_ADDR: z
+    .string()
+    .regex(/^[^:]+:\d+$/, "must be host:port")
+    .default("127.0.0.1:9401"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
-const logger = pino().child({ component: "kernel" });
 const parsed = Config.safeParse(process.env);
 if (!parsed.success) {
   for (const issue of parsed.error.issues) console.error(`config: ${issue.path.join(".")}: ${issue.message}`);
   process.exit(2);
 }
 const config = parsed.data;
+const logger = pino({ level: config.LOG_LEVEL }).child({ component: "kernel" });
 const dataDir = resolve(config.GATEHOUSE_DATA_DIR);
 mkdirSync(dataDir, { recursive: true });
 const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
@@ -58,13 +66,23 @@ const kernel = await startKernel({
   port: Number(port),
   logger,
 });
+let healthy = true;
+const [opsHost, opsPort] = config.KERNEL_METRICS_ADDR.split(":") as [string, string];
+const ops = await startOpsHttp({
+  host: opsHost,
+  port: Number(opsPort),
+  registry: kernel.metrics.registry,
+  healthy: () => healthy,
+});
 logger.info(
   { event: "config", addr: config.KERNEL_ADDR, dataDir, gatekeepers: config.GATEKEEPER_ADDRESSES },
   "kernel started",
 );
 for (const sig of ["SIGINT", "SIGTERM"] as const) {
   process.once(sig, async () => {
+    healthy = false;
     await kernel.close();
+    await ops.close();
     await store.close();
     process.exit(0);
   });

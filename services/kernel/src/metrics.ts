@@ -1,0 +1,30 @@
+/** Kernel metrics (Prometheus): executions by outcome and their latency. */
+import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+
+export interface KernelMetrics {
+  registry: Registry;
+  /** Labels: outcome = ok | error | unavailable. */
+  executions: Counter<"outcome">;
+  /** Whole ExecuteCode latency, seconds. */
+  executionSeconds: Histogram;
+}
+
+export function createKernelMetrics(): KernelMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: "gatehouse_kernel_" });
+  return {
+    registry,
+    executions: new Counter({
+      name: "gatehouse_kernel_executions_total",
+      help: "ExecuteCode calls by outcome",
+      labelNames: ["outcome"],
+      registers: [registry],
+    }),
+    executionSeconds: new Histogram({
+      name: "gatehouse_kernel_execution_seconds",
+      help: "ExecuteCode latency including the sandbox and binding calls",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+  };
+}
