@@ -6,10 +6,11 @@
  * - GATEKEEPER_MCP_METRICS_ADDR  host:port of /metrics and /healthz (default 127.0.0.1:9403)
  * - LOG_LEVEL                    pino level (default info)
  */
+
+import { startOpsHttp } from "@gatehouse/ops-http";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
-import { startOpsHttp } from "@gatehouse/ops-http";
 import { loadRegistryFile } from "./registry.ts";
 
 const HostPort = z
