@@ -4,10 +4,11 @@
  * (gvisor|none|auto), SANDBOX_MAX_CONCURRENT, SANDBOX_DATA_DIR, LOG_LEVEL.
  * Run with `node --no-node-snapshot --import tsx src/main.ts` (isolated-vm needs --no-node-snapshot).
  */
+
+import { startOpsHttp } from "@gatehouse/ops-http";
 import pino from "pino";
 import { collectDefaultMetrics } from "prom-client";
 import { loadConfig } from "./config.ts";
-import { startHealthServer } from "./health.ts";
 import { startSandboxRunner } from "./index.ts";
 
 const bootLogger = pino({ level: "info" }).child({ component: "sandbox-runner" });
@@ -31,19 +32,21 @@ try {
     dataDir: config.dataDir,
   });
   collectDefaultMetrics({ register: runner.metrics.registry });
-  const health = await startHealthServer(
-    config.metricsHost,
-    config.metricsPort,
-    runner.metrics.registry,
-    runner.mode,
-  );
+  let serving = true;
+  const health = await startOpsHttp({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    registry: runner.metrics.registry,
+    healthy: () => serving,
+  });
   logger.info(
     { component: "sandbox-runner", event: "health_listening", port: health.port },
     "health and metrics listening",
   );
   const shutdown = async (signal: string) => {
     logger.info({ component: "sandbox-runner", event: "shutdown", signal }, "shutting down");
-    health.server.close();
+    serving = false;
+    await health.close();
     await runner.close();
     process.exit(0);
   };

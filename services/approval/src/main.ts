@@ -6,9 +6,9 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
+import { startOpsHttp } from "@gatehouse/ops-http";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
-import { startHealthServer } from "./health.ts";
 import { startApprovalService } from "./index.ts";
 
 const bootLogger = pino({ base: { component: "approval" } });
@@ -44,7 +44,12 @@ const service = await startApprovalService({
 });
 let serving = true;
 const health = config.metrics
-  ? await startHealthServer(service.metrics, config.metrics.host, config.metrics.port, () => serving)
+  ? await startOpsHttp({
+      host: config.metrics.host,
+      port: config.metrics.port,
+      registry: service.metrics,
+      healthy: () => serving,
+    })
   : undefined;
 
 let stopping = false;
