@@ -1,0 +1,487 @@
+/**
+ * `npm run bench`: Gatehouse's numbers, each next to a baseline measured in the same run, with the
+ * ratio. Prints a table and writes the same as JSON to bench-results/latest.json.
+ *
+ *  1. executeCode of a trivial snippet through the real services (kernel -> sandbox runner -> isolate
+ *     host [-> gVisor]) vs a bare isolated-vm call in this process; plus the runner alone
+ *     (`benchSandboxRunner`) vs bare, to split runner cost from kernel cost.
+ *  2. One MCP read through the gatekeeper (sandbox -> kernel relay -> gatekeeper -> MCP server, plus
+ *     the observation append), as (T_K - T_0) / K, vs a direct MCP SDK client call to its own
+ *     server-memory process over stdio, on a copy of the same memory file.
+ *  3. Event-store appends per second vs raw better-sqlite3 inserts, same rows, same batching.
+ *
+ * Env overrides (all positive integers):
+ *   BENCH_ITERATIONS          executeCode runs and bare isolate runs (default 30)
+ *   BENCH_RUNNER_ITERATIONS   benchSandboxRunner iterations per side (default BENCH_ITERATIONS)
+ *   BENCH_MCP_READS           K, reads per snippet and direct calls per repetition (default 200)
+ *   BENCH_MCP_REPS            repetitions of the T_K / T_0 snippets and of the direct K calls (default 5)
+ *   BENCH_APPEND_EVENTS       events per batch size in the append bench (default 3000)
+ *   BENCH_SANDBOX             sandbox mode for the dev stack and runner: auto | gvisor | none (default auto)
+ */
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { type BenchAppendsResult, benchAppends } from "@gatehouse/event-store";
+import { type ExecuteResult, KernelClient } from "@gatehouse/proto";
+import { benchSandboxRunner, type SandboxBenchResult } from "@gatehouse/sandbox-runner";
+import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import ivm from "isolated-vm";
+import { startDevStack } from "../packages/cli/src/dev-stack.ts";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+const ITERATIONS = envInt("BENCH_ITERATIONS", 30);
+const RUNNER_ITERATIONS = envInt("BENCH_RUNNER_ITERATIONS", ITERATIONS);
+const MCP_READS = envInt("BENCH_MCP_READS", 200);
+const MCP_REPS = envInt("BENCH_MCP_REPS", 5);
+const APPEND_EVENTS = envInt("BENCH_APPEND_EVENTS", 3000);
+function envStr(name: string, fallback: string): string {
+  const raw = process.env[name];
+  return raw === undefined || raw === "" ? fallback : raw;
+}
+
+const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
+if (!["auto", "gvisor", "none"].includes(SANDBOX)) throw new Error(`BENCH_SANDBOX must be auto|gvisor|none`);
+const WARMUP = 2;
+
+// ---------------------------------------------------------------------------------------------------
+// helpers
+
+interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+const round = (x: number, digits = 2) => {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+};
+
+/** Nearest-rank percentiles (p99 of fewer than 100 samples is the maximum). */
+function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
+  const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
+  return {
+    n: s.length,
+    p50: round(at(0.5), 3),
+    p99: round(at(0.99), 3),
+    mean: round(mean, 3),
+    min: round(s[0] ?? Number.NaN, 3),
+    max: round(s[s.length - 1] ?? Number.NaN, 3),
+  };
+}
+
+const median = (xs: number[]) => stats(xs).p50;
+
+function unary<Req, Res>(
+  client: object,
+  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+  deadlineMs = 120_000,
+): Promise<Res> {
+  return new Promise((ok, fail) =>
+    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
+      err ? fail(err) : ok(res),
+    ),
+  );
+}
+
+function returned(r: ExecuteResult): unknown {
+  if (!r.ok) throw new Error(`bench snippet failed: ${r.error?.name}: ${r.error?.message}`);
+  return r.returnJson ? JSON.parse(r.returnJson) : undefined;
+}
+
+function log(msg: string) {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// baselines
+
+/** New isolate + context + eval of `1`, in this process. */
+async function bareIsolate(iterations: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < iterations + WARMUP; i++) {
+    const began = performance.now();
+    const isolate = new ivm.Isolate({ memoryLimit: 128 });
+    const context = await isolate.createContext();
+    await context.eval("1");
+    isolate.dispose();
+    if (i >= WARMUP) samples.push(performance.now() - began);
+  }
+  return samples;
+}
+
+/** Direct MCP SDK client on its own server-memory process; per-call latencies of `reps * k` calls. */
+async function directMcpReads(memoryFile: string, k: number, reps: number): Promise<number[]> {
+  const client = new Client({ name: "gatehouse-bench", version: "0.1.0" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
+    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: memoryFile },
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  try {
+    const samples: number[] = [];
+    for (let i = 0; i < WARMUP; i++) await client.callTool({ name: "read_graph", arguments: {} });
+    for (let r = 0; r < reps; r++) {
+      for (let i = 0; i < k; i++) {
+        const began = performance.now();
+        const res = await client.callTool({ name: "read_graph", arguments: {} });
+        samples.push(performance.now() - began);
+        if (res.isError) throw new Error("direct read_graph returned isError");
+      }
+    }
+    return samples;
+  } finally {
+    await client.close();
+  }
+}
+
+/** A memory file with some content so read_graph returns a non-trivial graph (~40 lines). */
+function seedMemory(file: string) {
+  const lines: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    lines.push(
+      JSON.stringify({
+        type: "entity",
+        name: `Entity ${i}`,
+        entityType: i % 2 ? "person" : "project",
+        observations: [`observation ${i}a about something`, `observation ${i}b`],
+      }),
+    );
+  }
+  for (let i = 0; i < 10; i++) {
+    lines.push(
+      JSON.stringify({ type: "relation", from: `Entity ${i}`, to: `Entity ${i + 1}`, relationType: "knows" }),
+    );
+  }
+  writeFileSync(file, `${lines.join("\n")}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// main
+
+interface Row {
+  id: string;
+  measurement: string;
+  value: number;
+  baseline: string;
+  baselineValue: number;
+  unit: string;
+  /** value / baselineValue */
+  ratio: number;
+  note?: string;
+}
+
+async function main() {
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const loadBefore = loadavg().map((x) => round(x, 2));
+  const work = mkdtempSync(join(tmpdir(), "gatehouse-bench-"));
+  const dataDir = join(work, "stack");
+  mkdirSync(dataDir, { recursive: true });
+  seedMemory(join(dataDir, "memory.jsonl"));
+
+  const rows: Row[] = [];
+  const detail: Record<string, unknown> = {};
+  const notes: string[] = [];
+  let sandboxMode = "unknown";
+
+  try {
+    // --- 1 + 2: through the dev stack -----------------------------------------------------------
+    log(`starting dev stack (sandbox: ${SANDBOX}) in ${dataDir}`);
+    const stack = await startDevStack({ dataDir, sandbox: SANDBOX });
+    sandboxMode = stack.sandboxMode;
+    log(`sandbox mode: ${sandboxMode}`);
+    const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
+    const exec = (workspaceId: string, code: string, wallTimeMs = 60_000) =>
+      unary(kernel, kernel.executeCode, {
+        workspaceId,
+        code,
+        caller: { kind: "agent", id: "bench" },
+        limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+      });
+
+    const execSamples: number[] = [];
+    const kReads: number[] = [];
+    const zeroReads: number[] = [];
+    /** Per-read ms as timed inside the snippet with Date.now() (no sandbox start-up in it). */
+    const inSnippet: number[] = [];
+    try {
+      // 1. trivial snippet
+      const wsTrivial = (await unary(kernel, kernel.createWorkspace, { name: "bench-trivial" })).id;
+      log(`executeCode trivial x${ITERATIONS} (+${WARMUP} warm-up)`);
+      for (let i = 0; i < ITERATIONS + WARMUP; i++) {
+        const began = performance.now();
+        const r = await exec(wsTrivial, "export default async () => 1");
+        const ms = performance.now() - began;
+        if (returned(r) !== 1) throw new Error(`trivial snippet returned ${r.returnJson}`);
+        if (i >= WARMUP) execSamples.push(ms);
+      }
+
+      // 2. MCP reads through the gatekeeper
+      const wsMem = (await unary(kernel, kernel.createWorkspace, { name: "bench-mcp" })).id;
+      await unary(kernel, kernel.introduceResource, { workspaceId: wsMem, url: "mcp://memory", name: "" });
+      const readLoop = (k: number) => `export default async (env: any) => {
+  let n = 0;
+  const began = Date.now();
+  for (let i = 0; i < ${k}; i++) n += (await env.MEMORY.read_graph({})).content.length;
+  return { n, ms: Date.now() - began };
+}`;
+      const codeK = readLoop(MCP_READS);
+      const code0 = readLoop(0);
+      log(`MCP via gatekeeper: ${MCP_REPS} reps of K=${MCP_READS} and K=0 (+1 warm-up each)`);
+      returned(await exec(wsMem, readLoop(3))); // connects the gatekeeper to server-memory
+      returned(await exec(wsMem, code0));
+      for (let r = 0; r < MCP_REPS; r++) {
+        // Interleaved so drift (stream growth, GC, page cache) hits both sides alike.
+        let began = performance.now();
+        const { n, ms } = returned(await exec(wsMem, codeK)) as { n: number; ms: number };
+        kReads.push(performance.now() - began);
+        inSnippet.push(ms / MCP_READS);
+        if (n !== MCP_READS) throw new Error(`read loop returned ${n}, expected ${MCP_READS}`);
+        began = performance.now();
+        returned(await exec(wsMem, code0));
+        zeroReads.push(performance.now() - began);
+      }
+      const observations = (await stack.store.readStream(`workspace-${wsMem}`)).filter(
+        (e) => e.type === "ObservationRecorded",
+      ).length;
+      detail.observationsRecorded = observations;
+      const expectedObs = 3 + MCP_REPS * MCP_READS;
+      if (observations !== expectedObs) {
+        notes.push(
+          `expected ${expectedObs} ObservationRecorded events in the bench workspace, found ${observations}`,
+        );
+      }
+    } finally {
+      kernel.close();
+      log("closing dev stack");
+      await stack.close();
+    }
+
+    log(`bare isolated-vm x${ITERATIONS}`);
+    const bareSamples = await bareIsolate(ITERATIONS);
+    const execStats = stats(execSamples);
+    const bareStats = stats(bareSamples);
+    detail.executeCode = { samplesMs: execStats, bareIsolateMs: bareStats };
+    rows.push(
+      {
+        id: "exec.p50",
+        measurement: `executeCode trivial p50 (${sandboxMode})`,
+        value: execStats.p50,
+        baseline: "bare isolate+context+eval p50",
+        baselineValue: bareStats.p50,
+        unit: "ms",
+        ratio: execStats.p50 / bareStats.p50,
+      },
+      {
+        id: "exec.p99",
+        measurement: `executeCode trivial p99 (${sandboxMode})`,
+        value: execStats.p99,
+        baseline: "bare isolate+context+eval p99",
+        baselineValue: bareStats.p99,
+        unit: "ms",
+        ratio: execStats.p99 / bareStats.p99,
+      },
+    );
+
+    // runner alone (its own runner instance; the dev stack is closed by now)
+    log(`benchSandboxRunner x${RUNNER_ITERATIONS}`);
+    const runner: SandboxBenchResult = await benchSandboxRunner({
+      iterations: RUNNER_ITERATIONS,
+      mode: SANDBOX,
+    });
+    detail.sandboxRunner = runner;
+    // Kernel + its gRPC hop over the runner alone: a difference of medians from two separate runs, so
+    // it is only as good as the noise allows (it can come out negative); kept out of the table.
+    detail.kernelOverRunnerP50Ms = round(execStats.p50 - runner.runner.p50, 3);
+    if (runner.mode !== sandboxMode)
+      notes.push(`runner bench used ${runner.mode}, dev stack used ${sandboxMode}`);
+    rows.push(
+      {
+        id: "runner.p50",
+        measurement: `runner alone p50 (${runner.mode})`,
+        value: runner.runner.p50,
+        baseline: "bare isolate (runner bench) p50",
+        baselineValue: runner.bareIsolate.p50,
+        unit: "ms",
+        ratio: runner.runner.p50 / runner.bareIsolate.p50,
+      },
+      {
+        id: "runner.p99",
+        measurement: `runner alone p99 (${runner.mode})`,
+        value: runner.runner.p99,
+        baseline: "bare isolate (runner bench) p99",
+        baselineValue: runner.bareIsolate.p99,
+        unit: "ms",
+        ratio: runner.runner.p99 / runner.bareIsolate.p99,
+      },
+    );
+
+    // MCP direct baseline on a copy of the same memory file
+    const copy = join(work, "memory-copy.jsonl");
+    copyFileSync(join(dataDir, "memory.jsonl"), copy);
+    log(`MCP direct: ${MCP_REPS} x ${MCP_READS} read_graph calls`);
+    const direct = await directMcpReads(copy, MCP_READS, MCP_REPS);
+    const directStats = stats(direct);
+    // Per-read through the gatekeeper: per repetition (T_K - T_0)/K, plus the difference of medians.
+    const perRep = kReads.map((tk, i) => (tk - (zeroReads[i] ?? 0)) / MCP_READS);
+    const perRepStats = stats(perRep);
+    const perReadFromMedians = (median(kReads) - median(zeroReads)) / MCP_READS;
+    const perReadFromMeans = (stats(kReads).mean - stats(zeroReads).mean) / MCP_READS;
+    detail.mcp = {
+      k: MCP_READS,
+      reps: MCP_REPS,
+      snippetKMs: stats(kReads),
+      snippet0Ms: stats(zeroReads),
+      perReadPerRepMs: perRepStats,
+      perReadFromMediansMs: round(perReadFromMedians, 3),
+      perReadFromMeansMs: round(perReadFromMeans, 3),
+      perReadInSnippetMs: stats(inSnippet),
+      directPerCallMs: directStats,
+    };
+    rows.push(
+      {
+        id: "mcp.read.p50",
+        measurement: `MCP read via gatekeeper, (med T_K - med T_0)/K`,
+        value: round(perReadFromMedians, 3),
+        baseline: "direct SDK client read p50",
+        baselineValue: directStats.p50,
+        unit: "ms",
+        ratio: perReadFromMedians / directStats.p50,
+      },
+      {
+        id: "mcp.read.mean",
+        measurement: `MCP read via gatekeeper, (mean T_K - mean T_0)/K`,
+        value: round(perReadFromMeans, 3),
+        baseline: "direct SDK client read mean",
+        baselineValue: directStats.mean,
+        unit: "ms",
+        ratio: perReadFromMeans / directStats.mean,
+      },
+      {
+        id: "mcp.read.inSnippet",
+        measurement: "MCP read via gatekeeper, timed in snippet (mean)",
+        value: round(stats(inSnippet).mean, 3),
+        baseline: "direct SDK client read mean",
+        baselineValue: directStats.mean,
+        unit: "ms",
+        ratio: stats(inSnippet).mean / directStats.mean,
+        note: "Date.now() around the loop inside the sandbox; cross-check of (T_K - T_0)/K",
+      },
+    );
+
+    // --- 3: appends ---------------------------------------------------------------------------------
+    const appends: BenchAppendsResult[] = [];
+    for (const batch of [1, 10, 100]) {
+      log(`benchAppends events=${APPEND_EVENTS} batch=${batch}`);
+      const r = await benchAppends({ events: APPEND_EVENTS, batch, dir: work });
+      appends.push(r);
+      rows.push({
+        id: `appends.batch${batch}`,
+        measurement: `event appends/s, batch ${batch}`,
+        value: Math.round(r.eventsPerSec),
+        baseline: `raw better-sqlite3 inserts/s, batch ${batch}`,
+        baselineValue: Math.round(r.rawInsertsPerSec),
+        unit: "ev/s",
+        ratio: r.ratio,
+      });
+    }
+    detail.appends = appends;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+
+  for (const row of rows) row.ratio = round(row.ratio, 3);
+  const loadAfter = loadavg().map((x) => round(x, 2));
+  if (Math.max(loadBefore[0] ?? 0, loadAfter[0] ?? 0) > cpus().length) {
+    notes.push(
+      `1-min load average ${loadBefore[0]} before / ${loadAfter[0]} after on ${cpus().length} CPUs: other work was running, expect noise`,
+    );
+  }
+  const totalSec = round((performance.now() - t0) / 1000, 1);
+  const result = {
+    startedAt: startedAt.toISOString(),
+    totalSec,
+    node: process.version,
+    platform: `${process.platform}-${process.arch}`,
+    cpus: cpus().length,
+    loadAverage: { before: loadBefore, after: loadAfter },
+    sandboxMode,
+    config: {
+      iterations: ITERATIONS,
+      runnerIterations: RUNNER_ITERATIONS,
+      mcpReads: MCP_READS,
+      mcpReps: MCP_REPS,
+      appendEvents: APPEND_EVENTS,
+      sandbox: SANDBOX,
+      warmup: WARMUP,
+    },
+    rows,
+    detail,
+    notes,
+  };
+
+  printTable(rows);
+  console.log(
+    `\nsandbox mode: ${sandboxMode}   total: ${totalSec}s   node ${process.version}   load ${loadBefore[0]} -> ${loadAfter[0]} (${cpus().length} CPUs)`,
+  );
+  for (const n of notes) console.log(`note: ${n}`);
+  const outDir = join(ROOT, "bench-results");
+  mkdirSync(outDir, { recursive: true });
+  const outFile = join(outDir, "latest.json");
+  writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
+  console.log(`wrote ${outFile}`);
+}
+
+function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString("en-US");
+  return x.toFixed(Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 2 : 3);
+}
+
+function printTable(rows: Row[]) {
+  const header = ["measurement", "value", "baseline", "baseline value", "ratio"];
+  const body = rows.map((r) => [
+    r.measurement,
+    `${fmt(r.value)} ${r.unit}`,
+    r.baseline,
+    `${fmt(r.baselineValue)} ${r.unit}`,
+    `${r.ratio.toFixed(2)}x`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const numeric = new Set([1, 3, 4]);
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ");
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+  for (const b of body) console.log(line(b));
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
