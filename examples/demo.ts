@@ -8,8 +8,14 @@ export default async (env: any) => {
   // Reads: each is recorded as an observation before its data reaches this code.
   const graph: ToolResult = await env.MEMORY.read_graph({});
   const allowed: ToolResult = await env.FILES.list_allowed_directories({});
-  const dir = (allowed.content[0]?.text ?? "").split("\n").find((l) => l.startsWith("/"))?.trim() ?? "";
-  console.log(`graph has ${graph.content[0]?.text?.length ?? 0} bytes; working in ${dir ? "the allowed dir" : "?"}`);
+  const dir =
+    (allowed.content[0]?.text ?? "")
+      .split("\n")
+      .find((l) => l.startsWith("/"))
+      ?.trim() ?? "";
+  console.log(
+    `graph has ${graph.content[0]?.text?.length ?? 0} bytes; working in ${dir ? "the allowed dir" : "?"}`,
+  );
 
   // Writes: each returns a pending handle at once; nothing reaches the servers until approved.
   const entities: Pending = await env.MEMORY.create_entities({

@@ -29,7 +29,9 @@ export class CallerTokenInvalid extends Error {
 const PREFIX = "gh1.";
 
 function sign(secret: string, payload: string): string {
-  return createHmac("sha256", secret).update(PREFIX + payload).digest("base64url");
+  return createHmac("sha256", secret)
+    .update(PREFIX + payload)
+    .digest("base64url");
 }
 
 function checkSecret(secret: string): void {
