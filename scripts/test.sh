@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README): lint + format check, typecheck, then every package's node:test
+# The one test command (README): lint + format checks (biome, buf), typecheck, then every package's node:test
 # suite in turn. Prints "N passed, N failed" at the end; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 status=0
 echo "== lint and format (biome)"
 npx biome ci . || status=1
+echo "== proto lint and format (buf)"
+npx buf lint || status=1
+npx buf format --diff --exit-code || status=1
 echo "== build and typecheck (turbo)"
 npx turbo run typecheck --output-logs=errors-only || status=1
 
