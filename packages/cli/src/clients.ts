@@ -72,7 +72,8 @@ export function call<Req, Res>(
 export function describeGrpcError(err: unknown, service: string): string {
   const e = err as Partial<ServiceError>;
   if (e.code === 14) {
-    return `cannot reach the ${service} service (${e.details}); start it with \`gatehouse dev\` or set GATEHOUSE_${service.toUpperCase()}_ADDRESS`;
+    const where = (addresses() as unknown as Record<string, string>)[service] ?? "its address";
+    return `cannot reach the ${service} service at ${where}; start it with \`gatehouse dev\` or set GATEHOUSE_${service.toUpperCase()}_ADDRESS`;
   }
   if (e.code === 4) return `the ${service} service did not answer in time`;
   return e.details || (err instanceof Error ? err.message : String(err));

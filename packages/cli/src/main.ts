@@ -19,9 +19,15 @@ program
     process.exit(err.exitCode === 0 ? 0 : 2);
   });
 
-const globals = (): GlobalOptions => ({ json: !!program.opts().json });
+// `--json` may stand anywhere on the line (`gatehouse actions ws --json` as well as `gatehouse --json actions ws`).
+const args = process.argv.slice(2);
+const jsonAnywhere = args.includes("--json");
+const globals = (): GlobalOptions => ({ json: jsonAnywhere || !!program.opts().json });
 registerDevCommand(program);
 registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);
 
-await program.parseAsync(process.argv);
+await program.parseAsync(
+  args.filter((a) => a !== "--json"),
+  { from: "user" },
+);
