@@ -4,7 +4,8 @@
  */
 
 import { SandboxRunnerService } from "@gatehouse/proto";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import { ensureIsolateHost } from "./isolate-host-path.ts";
 import { createLauncher, type SandboxMode } from "./launcher.ts";
@@ -70,11 +71,7 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
   const host = options.host ?? "127.0.0.1";
   let port: number;
   try {
-    port = await new Promise<number>((resolve, reject) => {
-      server.bindAsync(`${host}:${options.port ?? 0}`, ServerCredentials.createInsecure(), (error, bound) =>
-        error ? reject(error) : resolve(bound),
-      );
-    });
+    port = await listenGrpc(server, host, options.port ?? 0);
   } catch (error) {
     await launcher.close();
     throw error;
@@ -85,16 +82,7 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
     mode: launcher.mode,
     metrics,
     async close() {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await stopGrpc(server);
       await runner.drain();
       await launcher.close();
     },

@@ -5,7 +5,7 @@
  * Run with `node --no-node-snapshot --import tsx src/main.ts` (isolated-vm needs --no-node-snapshot).
  */
 
-import { startOpsHttp } from "@gatehouse/ops-http";
+import { startOpsHttp } from "@gatehouse/service-kit";
 import pino from "pino";
 import { collectDefaultMetrics } from "prom-client";
 import { loadConfig } from "./config.ts";

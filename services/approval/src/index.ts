@@ -4,7 +4,8 @@
  */
 import type { EventStore } from "@gatehouse/event-store";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { type GatekeeperApplier, GrpcGatekeeperApplier } from "./adapters/gatekeeper-applier.ts";
@@ -86,11 +87,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
   server.addService(DecisionsService, decisionsHandlers(deps));
   const host = options.host ?? "127.0.0.1";
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${options.port ?? 0}`, ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
+  const port = await listenGrpc(server, host, options.port ?? 0);
   logger.info({ event: "listening", host, port, instanceId: lifecycle.instanceId });
   return {
     port,
@@ -98,16 +95,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     metrics: metrics.registry,
     async close() {
       // Open WatchLog streams never end on their own: give calls a moment, then force.
-      await new Promise<void>((resolve) => {
-        const force = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(force);
-          resolve();
-        });
-      });
+      await stopGrpc(server);
       await lifecycle.idle();
       if (!isApplier(options.gatekeepers)) applier.close();
       logger.info({ event: "stopped" });

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { startOpsHttp } from "@gatehouse/ops-http";
+import { startOpsHttp } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
 import { startApprovalService } from "./index.ts";

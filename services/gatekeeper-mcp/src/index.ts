@@ -12,7 +12,8 @@
  */
 
 import { GatekeeperService } from "@gatehouse/proto";
-import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { Server } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
@@ -76,12 +77,7 @@ export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<Mc
     GatekeeperService,
     createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
   );
-  const host = opts.host.includes(":") && !opts.host.startsWith("[") ? `[${opts.host}]` : opts.host;
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${opts.port}`, ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
+  const port = await listenGrpc(server, opts.host, opts.port);
   logger.info({ event: "started", port }, "gatekeeper-mcp listening");
   let closing = false;
   return {
@@ -91,16 +87,7 @@ export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<Mc
     async close() {
       if (closing) return;
       closing = true;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 2000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await stopGrpc(server);
       await pool.closeAll();
       approval.close();
       logger.info({ event: "stopped" }, "gatekeeper-mcp stopped");

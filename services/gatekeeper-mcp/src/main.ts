@@ -7,7 +7,7 @@
  * - LOG_LEVEL                    pino level (default info)
  */
 
-import { startOpsHttp } from "@gatehouse/ops-http";
+import { startOpsHttp } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";

@@ -4,7 +4,8 @@
 
 import type { EventStore } from "@gatehouse/event-store";
 import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
-import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
+import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { credentials, Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
 import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
@@ -58,17 +59,13 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
     }),
   );
   const host = options.host ?? "127.0.0.1";
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${options.port ?? 0}`, ServerCredentials.createInsecure(), (err, p) =>
-      err ? reject(err) : resolve(p),
-    ),
-  );
+  const port = await listenGrpc(server, host, options.port ?? 0);
   logger.info({ event: "listening", port }, "kernel listening");
   return {
     port,
     metrics,
     async close() {
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await stopGrpc(server);
       gatekeepers.close();
       runner.close();
     },

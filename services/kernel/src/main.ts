@@ -11,7 +11,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { startOpsHttp } from "@gatehouse/ops-http";
+import { startOpsHttp } from "@gatehouse/service-kit";
 import pino from "pino";
 import { z } from "zod";
 import { startKernel } from "./index.ts";
