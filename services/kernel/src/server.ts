@@ -2,6 +2,7 @@
 
 import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
+import { agentEnvDts } from "./agent-dts.ts";
 import { toServiceError } from "./errors.ts";
 import { type ExecutionDeps, executeCode } from "./execution.ts";
 
@@ -36,6 +37,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     reply(cb, async () => {
       const state = await deps.workspaces.load(call.request.workspaceId);
       return {
+        envDts: agentEnvDts([...state.bindings.values()]),
         bindings: [...state.bindings.values()].map((b) => ({
           name: b.name,
           url: b.url,
