@@ -14,7 +14,9 @@ field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "starting gatehouse dev (all services in one process, data in $GATEHOUSE_DATA_DIR)"
-gh dev --port-base "${DEMO_PORT_BASE:-7101}" >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1 &
+# exec: $! is then the node process itself, so the trap below stops it.
+(exec node --no-node-snapshot --import tsx packages/cli/src/main.ts dev --port-base "${DEMO_PORT_BASE:-7101}" \
+  >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done

@@ -3,7 +3,7 @@
  * the end-to-end tests start. Data lives under `dataDir` (events.sqlite, the dev MCP servers' state).
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { startApprovalService } from "@gatehouse/approval";
@@ -129,9 +129,37 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   }
 }
 
-/** Writes `<dataDir>/dev.json` so CLI commands in other shells find the services. */
+/** Writes `<dataDir>/dev.json` (addresses and pid) so CLI commands in other shells find the services. */
 export function writeDevFile(dataDir: string, addresses: DevStack["addresses"]): void {
-  writeFileSync(join(dataDir, "dev.json"), `${JSON.stringify(addresses, null, 2)}\n`);
+  writeFileSync(
+    join(dataDir, "dev.json"),
+    `${JSON.stringify({ ...addresses, pid: process.pid }, null, 2)}\n`,
+  );
+}
+
+/** Removes `<dataDir>/dev.json` if this process wrote it. */
+export function removeDevFile(dataDir: string): void {
+  const file = join(dataDir, "dev.json");
+  try {
+    if (JSON.parse(readFileSync(file, "utf8")).pid === process.pid) rmSync(file);
+  } catch {
+    // already gone or not ours
+  }
+}
+
+/**
+ * The pid of another live `gatehouse dev` using `dataDir`, or undefined. Two dev stacks on one
+ * data dir would share one event store and one set of MCP servers, so `dev` refuses to start.
+ */
+export function otherDevUsing(dataDir: string): number | undefined {
+  try {
+    const pid = JSON.parse(readFileSync(join(dataDir, "dev.json"), "utf8")).pid;
+    if (typeof pid !== "number" || pid === process.pid) return undefined;
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
 }
 
 async function freePort(): Promise<number> {

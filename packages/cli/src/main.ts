@@ -6,7 +6,7 @@
 import { Command } from "commander";
 import { registerDevCommand } from "./commands/dev.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
-import type { GlobalOptions } from "./commands/shared.ts";
+import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
 
 const program = new Command();
@@ -23,6 +23,12 @@ program
 const args = process.argv.slice(2);
 const jsonAnywhere = args.includes("--json");
 const globals = (): GlobalOptions => ({ json: jsonAnywhere || !!program.opts().json });
+useJsonErrors(jsonAnywhere);
+// `gatehouse log ws | head` closes the pipe early: that is not an error.
+process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+  if (err.code === "EPIPE") process.exit(0);
+  throw err;
+});
 registerDevCommand(program);
 registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);

@@ -9,9 +9,31 @@ export function statusName(status: ActionRecord["status"]): string {
     .toLowerCase();
 }
 
-/** Prints `value` as JSON (for --json) or `text()` for people. */
+/**
+ * Makes untrusted text inert on a terminal: C0/C1 control characters (except newline and tab),
+ * DEL and Unicode bidirectional overrides become visible escapes such as `\x1b`, so an agent's
+ * text cannot move the cursor, recolour, retitle the window or forge table rows.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
+
+/**
+ * Prints `value` as JSON (for --json) or `text()` for people; text for people goes through
+ * `terminalSafe`, since it carries agent-controlled strings.
+ */
 export function emit(json: boolean, value: unknown, text: () => string): void {
-  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`);
+  process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${terminalSafe(text())}\n`);
+}
+
+/** Plain tables (no colour codes), so output is the same in a terminal, a pipe or a file. */
+function table(head: string[]): Table.Table {
+  return new Table({ head, style: { head: [], border: [] } });
 }
 
 function cut(s: string, n: number): string {
@@ -22,10 +44,10 @@ function cut(s: string, n: number): string {
 /** A table of actions: id, status, binding, title, dependencies, outcome. */
 export function actionsTable(actions: ActionRecord[]): string {
   if (actions.length === 0) return "(no actions)";
-  const t = new Table({ head: ["id", "status", "binding", "title", "depends on", "note"] });
+  const t = table(["id", "status", "binding", "title", "depends on", "note"]);
   for (const a of actions) {
     const note = a.cascadedFrom
-      ? `cascaded from ${a.cascadedFrom}: ${a.reason}`
+      ? a.reason
       : a.outcomeUnknown
         ? `OUTCOME UNKNOWN: ${a.reason}`
         : a.reason || (a.decidedBy ? `by ${a.decidedBy}` : "");
@@ -43,7 +65,7 @@ export function actionsTable(actions: ActionRecord[]): string {
 
 /** Observations and actions in one table, by log id. */
 export function logTable(view: LogView): string {
-  const t = new Table({ head: ["id", "kind", "binding", "status", "title"] });
+  const t = table(["id", "kind", "binding", "status", "title"]);
   for (const e of view.entries) {
     const entry = e.entry;
     if (entry?.$case === "observation") {

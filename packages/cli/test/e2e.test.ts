@@ -259,8 +259,14 @@ describe("the log", () => {
       reason: "no",
     });
     const live = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
-    const replayed = await unary(h.decisions, h.decisions.replay, { workspaceId: ws, untilRevision: 0 });
+    const replayed = await unary(h.decisions, h.decisions.replay, {
+      workspaceId: ws,
+      untilRevision: undefined,
+    });
     assert.deepEqual(replayed, live);
+    const atStart = await unary(h.decisions, h.decisions.replay, { workspaceId: ws, untilRevision: 0 });
+    assert.equal(atStart.revision, 0);
+    assert.deepEqual(atStart.entries, [], "as of revision 0 the log is empty");
     const ok = await unary(h.decisions, h.decisions.verify, { workspaceId: ws });
     assert.equal(ok.ok, true);
 

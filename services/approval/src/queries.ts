@@ -5,7 +5,7 @@
 import { type StoredEvent, StreamNotFound, type Subscription, verifyStream } from "@gatehouse/event-store";
 import { ActionStatus, type LogChange, type LogView, type VerifyResponse } from "@gatehouse/proto";
 import { type WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";
-import { WorkspaceNotFound } from "./domain/errors.ts";
+import { InvalidField, WorkspaceNotFound } from "./domain/errors.ts";
 import { toLogEntry, toLogView } from "./domain/projection.ts";
 import { evolve, initialState } from "./domain/state.ts";
 
@@ -15,15 +15,21 @@ export async function liveLog(streams: WorkspaceStreams, workspaceId: string): P
 }
 
 /**
- * The LogView folded from scratch up to `untilRevision` inclusive; 0 or less = the whole stream
- * (approval.proto ReplayRequest). @throws WorkspaceNotFound.
+ * The LogView folded from scratch up to `untilRevision` inclusive; undefined = the whole stream
+ * (approval.proto ReplayRequest). @throws WorkspaceNotFound; InvalidField for a negative revision.
  */
 export async function replayLog(
   streams: WorkspaceStreams,
   workspaceId: string,
-  untilRevision: number,
+  untilRevision: number | undefined,
 ): Promise<LogView> {
-  return toLogView(await streams.replay(workspaceId, untilRevision > 0 ? untilRevision : undefined));
+  if (untilRevision !== undefined && untilRevision < 0) {
+    throw new InvalidField(
+      "until_revision",
+      "must be a stream revision (0 or more), or absent for the whole stream",
+    );
+  }
+  return toLogView(await streams.replay(workspaceId, untilRevision));
 }
 
 /** Recomputes the hash chain of the workspace stream. @throws WorkspaceNotFound. */

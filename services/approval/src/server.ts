@@ -104,8 +104,8 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       const t = claimsOf(req.callerToken);
       const state = await streams.state(t.workspaceId);
       const a = state.actions.get(req.actionId);
-      if (!a) throw new ActionNotFound(t.workspaceId, req.actionId);
-      if (a.binding !== t.binding) throw new NotCallersAction(req.actionId, t.binding);
+      // One answer for "no such action" and "another binding's action", so an agent cannot probe ids.
+      if (!a || a.binding !== t.binding) throw new NotCallersAction(req.actionId, t.binding);
       return toActionRecord(state, a);
     }),
   };

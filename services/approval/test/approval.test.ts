@@ -479,11 +479,18 @@ test("GetActionForCaller returns only actions of the token's binding", async () 
       actionId: id,
     });
     assert.equal(rec.localId, "a");
-    await rejects(
+    const foreign = await rejects(
       call(h.queue, "getActionForCaller", { callerToken: h.token("GIT"), actionId: id }),
       status.NOT_FOUND,
-      /not submitted by binding "GIT"/,
+      /is not an action of binding GIT/,
     );
+    // An id that does not exist gets the same answer, so an agent cannot probe which ids exist.
+    const missing = await rejects(
+      call(h.queue, "getActionForCaller", { callerToken: h.token("GIT"), actionId: id + 1000 }),
+      status.NOT_FOUND,
+      /is not an action of binding GIT/,
+    );
+    assert.equal(missing.details.replace(String(id + 1000), "N"), foreign.details.replace(String(id), "N"));
   } finally {
     await h.close();
   }

@@ -11,7 +11,13 @@ import {
 
 /** A gRPC-shaped error: `{code, details}`. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
-  if (isServiceError(err)) return { code: err.code, details: err.details, message: err.details };
+  if (isServiceError(err)) {
+    // An error passed through from a gatekeeper: UNAVAILABLE there (e.g. an MCP endpoint that cannot
+    // be reached) is not the kernel being unavailable, so callers must not read it as such.
+    const code = err.code === status.UNAVAILABLE ? status.FAILED_PRECONDITION : err.code;
+    const details = err.code === status.UNAVAILABLE ? `gatekeeper: ${err.details}` : err.details;
+    return { code, details, message: details };
+  }
   const e = err instanceof Error ? err : new Error(String(err));
   const code =
     e instanceof WorkspaceNotFound

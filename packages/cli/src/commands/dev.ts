@@ -4,7 +4,7 @@ import { loadRegistryFile } from "@gatehouse/gatekeeper-mcp";
 import type { Command } from "commander";
 import pino from "pino";
 import { dataDir } from "../clients.ts";
-import { startDevStack, writeDevFile } from "../dev-stack.ts";
+import { otherDevUsing, removeDevFile, startDevStack, writeDevFile } from "../dev-stack.ts";
 
 export function registerDevCommand(program: Command): void {
   program
@@ -27,6 +27,13 @@ export function registerDevCommand(program: Command): void {
           process.exit(2);
         }
         const dir = resolve(dataDir());
+        const other = otherDevUsing(dir);
+        if (other) {
+          process.stderr.write(
+            `gatehouse dev: another gatehouse dev (pid ${other}) is using ${dir}; stop it, or set GATEHOUSE_DATA_DIR to another directory\n`,
+          );
+          process.exit(1);
+        }
         const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
         try {
           const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
@@ -49,13 +56,19 @@ export function registerDevCommand(program: Command): void {
             );
           }
           const stop = async () => {
+            removeDevFile(dir);
             await stack.close();
             process.exit(0);
           };
           process.once("SIGINT", stop);
           process.once("SIGTERM", stop);
         } catch (err) {
-          process.stderr.write(`gatehouse dev: ${(err as Error).message}\n`);
+          const message = (err as Error).message;
+          process.stderr.write(
+            /EADDRINUSE|address already in use/i.test(message)
+              ? `gatehouse dev: a port from ${base} to ${base + 3} is already in use; stop what holds it or pass --port-base <n>\n`
+              : `gatehouse dev: ${message}\n`,
+          );
           process.exit(1);
         }
       },

@@ -1,5 +1,5 @@
 /** Commands for people deciding and auditing: actions, approve, reject, rules, log, replay, verify. */
-import { LogView } from "@gatehouse/proto";
+import { ActionRecord, ActionStatus, LogView } from "@gatehouse/proto";
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable } from "../output.ts";
@@ -18,7 +18,11 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
       run("approval", async () => {
         const c = decisionsClient();
         const res = await call(c, c.listActions, { workspaceId: ws, pendingOnly: !!opts.pending });
-        emit(globals().json, res.actions, () => actionsTable(res.actions));
+        emit(
+          globals().json,
+          res.actions.map((a) => ActionRecord.toJSON(a)),
+          () => actionsTable(res.actions),
+        );
       }),
     );
 
@@ -47,7 +51,18 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
                 decidedBy: who(),
                 all: !!opts.all,
               });
-        emit(globals().json, res.actions, () => actionsTable(res.actions));
+        emit(
+          globals().json,
+          res.actions.map((a) => ActionRecord.toJSON(a)),
+          () => actionsTable(res.actions),
+        );
+        const failed = res.actions.filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED);
+        if (failed.length) {
+          process.stderr.write(
+            `gatehouse: ${failed.length} approved action(s) failed to apply: ${failed.map((a) => a.id).join(", ")}\n`,
+          );
+          process.exitCode = 1;
+        }
       }),
     );
 
@@ -64,7 +79,11 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
           decidedBy: who(),
           reason: opts.reason,
         });
-        emit(globals().json, res.actions, () => actionsTable(res.actions));
+        emit(
+          globals().json,
+          res.actions.map((a) => ActionRecord.toJSON(a)),
+          () => actionsTable(res.actions),
+        );
       }),
     );
 
@@ -109,7 +128,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     .action((ws: string, opts: { until?: string }) =>
       run("approval", async () => {
         const c = decisionsClient();
-        const until = opts.until === undefined ? 0 : parseId(opts.until, "--until revision");
+        const until = opts.until === undefined ? undefined : parseId(opts.until, "--until revision");
         const view = await call(c, c.replay, { workspaceId: ws, untilRevision: until });
         emit(globals().json, LogView.toJSON(view), () => logTable(view));
       }),

@@ -1,8 +1,23 @@
 /** Helpers shared by the CLI commands. */
+import { status } from "@grpc/grpc-js";
 import { describeGrpcError } from "../clients.ts";
+import { terminalSafe } from "../output.ts";
+
+const GRPC_CODE_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(status)
+    .filter(([, v]) => typeof v === "number")
+    .map(([k, v]) => [v as number, k]),
+);
 
 export interface GlobalOptions {
   json: boolean;
+}
+
+let jsonErrors = false;
+
+/** With `--json`, errors are printed on stderr as `{"error": {"code", "message"}}`. */
+export function useJsonErrors(on: boolean): void {
+  jsonErrors = on;
 }
 
 /** Parses a non-negative integer argument or throws naming the argument. */
@@ -19,7 +34,14 @@ export async function run(service: string, body: () => Promise<void>): Promise<v
   try {
     await body();
   } catch (err) {
-    process.stderr.write(`gatehouse: ${describeGrpcError(err, service)}\n`);
+    const message = describeGrpcError(err, service);
+    if (jsonErrors) {
+      const code = (err as { code?: unknown }).code;
+      const name = typeof code === "number" ? (GRPC_CODE_NAMES[code] ?? String(code)) : "CLI";
+      process.stderr.write(`${JSON.stringify({ error: { code: name, message } })}\n`);
+    } else {
+      process.stderr.write(`gatehouse: ${terminalSafe(message)}\n`);
+    }
     process.exitCode = 1;
   }
 }

@@ -85,7 +85,8 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
           },
           (wallTimeMs || 10_000) + 60_000,
         );
-        emit(globals().json, res, () => {
+        const value = { ...res, returnValue: res.returnJson ? JSON.parse(res.returnJson) : undefined };
+        emit(globals().json, value, () => {
           const lines = [
             ...res.warnings.map((w) => `WARNING: ${w}`),
             ...res.console.map((l) => (l.level === "log" ? l.text : `[${l.level}] ${l.text}`)),

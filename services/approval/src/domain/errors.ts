@@ -150,8 +150,6 @@ export class NotCallersAction extends ApprovalError {
     readonly actionId: number,
     readonly binding: string,
   ) {
-    super(
-      `action_id: action ${actionId} was not submitted by binding "${binding}"; ask for an action of your binding`,
-    );
+    super(`action ${actionId} is not an action of binding ${binding}; use an actionId this binding returned`);
   }
 }

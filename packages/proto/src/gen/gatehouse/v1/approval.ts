@@ -127,7 +127,8 @@ export interface GetLogRequest {
 
 export interface ReplayRequest {
   workspaceId: string;
-  untilRevision: number;
+  /** Last stream revision folded in, inclusive; absent = the whole stream. Negative is INVALID_ARGUMENT. */
+  untilRevision?: number | undefined;
 }
 
 /** One row of the log: an observation or an action, by log id. */
@@ -1678,7 +1679,7 @@ export const GetLogRequest: MessageFns<GetLogRequest> = {
 };
 
 function createBaseReplayRequest(): ReplayRequest {
-  return { workspaceId: "", untilRevision: 0 };
+  return { workspaceId: "", untilRevision: undefined };
 }
 
 export const ReplayRequest: MessageFns<ReplayRequest> = {
@@ -1686,7 +1687,7 @@ export const ReplayRequest: MessageFns<ReplayRequest> = {
     if (message.workspaceId !== "") {
       writer.uint32(10).string(message.workspaceId);
     }
-    if (message.untilRevision !== 0) {
+    if (message.untilRevision !== undefined) {
       writer.uint32(16).int64(message.untilRevision);
     }
     return writer;
@@ -1744,7 +1745,7 @@ export const ReplayRequest: MessageFns<ReplayRequest> = {
         ? globalThis.Number(object.untilRevision)
         : isSet(object.until_revision)
         ? globalThis.Number(object.until_revision)
-        : 0,
+        : undefined,
     };
   },
 
@@ -1753,7 +1754,7 @@ export const ReplayRequest: MessageFns<ReplayRequest> = {
     if (message.workspaceId !== "") {
       obj.workspaceId = message.workspaceId;
     }
-    if (message.untilRevision !== 0) {
+    if (message.untilRevision !== undefined) {
       obj.untilRevision = Math.round(message.untilRevision);
     }
     return obj;
@@ -1765,7 +1766,7 @@ export const ReplayRequest: MessageFns<ReplayRequest> = {
   fromPartial<I extends Exact<DeepPartial<ReplayRequest>, I>>(object: I): ReplayRequest {
     const message = createBaseReplayRequest();
     message.workspaceId = object.workspaceId ?? "";
-    message.untilRevision = object.untilRevision ?? 0;
+    message.untilRevision = object.untilRevision ?? undefined;
     return message;
   },
 };
@@ -2699,7 +2700,7 @@ export const DecisionsService = {
     responseSerialize: (value: LogView): Buffer => Buffer.from(LogView.encode(value).finish()),
     responseDeserialize: (value: Buffer): LogView => LogView.decode(value),
   },
-  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; 0 = all). */
+  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; absent = all). */
   replay: {
     path: "/gatehouse.v1.Decisions/Replay" as const,
     requestStream: false as const,
@@ -2742,7 +2743,7 @@ export interface DecisionsServer extends UntypedServiceImplementation {
   getAction: handleUnaryCall<GetActionRequest, ActionRecord>;
   /** Observations and actions in log-id order, from the live projection. */
   getLog: handleUnaryCall<GetLogRequest, LogView>;
-  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; 0 = all). */
+  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; absent = all). */
   replay: handleUnaryCall<ReplayRequest, LogView>;
   /** Recomputes the hash chain of the stream; names the first revision that does not match. */
   verify: handleUnaryCall<VerifyRequest, VerifyResponse>;
@@ -2856,7 +2857,7 @@ export interface DecisionsClient extends Client {
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: LogView) => void,
   ): ClientUnaryCall;
-  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; 0 = all). */
+  /** Rebuilds the log by folding the stream from revision 0 up to `until_revision` (inclusive; absent = all). */
   replay(request: ReplayRequest, callback: (error: ServiceError | null, response: LogView) => void): ClientUnaryCall;
   replay(
     request: ReplayRequest,

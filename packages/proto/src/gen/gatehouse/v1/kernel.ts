@@ -60,6 +60,11 @@ export interface DescribeBindingsRequest {
 
 export interface DescribeBindingsResponse {
   bindings: Binding[];
+  /**
+   * The whole text an agent is given: every binding's declaration, then
+   * `interface Env { NAME: NAME; ... }` for the snippet's `export default async (env: Env) => {...}`.
+   */
+  envDts: string;
 }
 
 export interface ExecuteCodeRequest {
@@ -673,13 +678,16 @@ export const DescribeBindingsRequest: MessageFns<DescribeBindingsRequest> = {
 };
 
 function createBaseDescribeBindingsResponse(): DescribeBindingsResponse {
-  return { bindings: [] };
+  return { bindings: [], envDts: "" };
 }
 
 export const DescribeBindingsResponse: MessageFns<DescribeBindingsResponse> = {
   encode(message: DescribeBindingsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.bindings) {
       Binding.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.envDts !== "") {
+      writer.uint32(18).string(message.envDts);
     }
     return writer;
   },
@@ -705,6 +713,14 @@ export const DescribeBindingsResponse: MessageFns<DescribeBindingsResponse> = {
             message.bindings.push(Binding.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.envDts = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -720,6 +736,11 @@ export const DescribeBindingsResponse: MessageFns<DescribeBindingsResponse> = {
   fromJSON(object: any): DescribeBindingsResponse {
     return {
       bindings: globalThis.Array.isArray(object?.bindings) ? object.bindings.map((e: any) => Binding.fromJSON(e)) : [],
+      envDts: isSet(object.envDts)
+        ? globalThis.String(object.envDts)
+        : isSet(object.env_dts)
+        ? globalThis.String(object.env_dts)
+        : "",
     };
   },
 
@@ -727,6 +748,9 @@ export const DescribeBindingsResponse: MessageFns<DescribeBindingsResponse> = {
     const obj: any = {};
     if (message.bindings?.length) {
       obj.bindings = message.bindings.map((e) => Binding.toJSON(e));
+    }
+    if (message.envDts !== "") {
+      obj.envDts = message.envDts;
     }
     return obj;
   },
@@ -737,6 +761,7 @@ export const DescribeBindingsResponse: MessageFns<DescribeBindingsResponse> = {
   fromPartial<I extends Exact<DeepPartial<DescribeBindingsResponse>, I>>(object: I): DescribeBindingsResponse {
     const message = createBaseDescribeBindingsResponse();
     message.bindings = object.bindings?.map((e) => Binding.fromPartial(e)) || [];
+    message.envDts = object.envDts ?? "";
     return message;
   },
 };
