@@ -22,7 +22,9 @@ export function useJsonErrors(on: boolean): void {
 
 /** Parses a non-negative integer argument or throws naming the argument. */
 export function parseId(value: string, what: string): number {
-  if (!/^\d+$/.test(value)) throw new Error(`${what} must be a non-negative integer, got "${value}"`);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new Error(`${what} must be a non-negative integer below 2^53, got "${value}"`);
+  }
   return Number(value);
 }
 

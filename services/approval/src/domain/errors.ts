@@ -27,7 +27,7 @@ export class ActionNotFound extends ApprovalError {
     readonly actionId: number,
   ) {
     super(
-      `action_id: workspace "${workspaceId}" has no action ${actionId}; list actions with ListActions to find its id`,
+      `action_id: workspace "${workspaceId}" has no action ${actionId}; list actions with ListActions (CLI: gatehouse actions <workspace>) to find its id`,
     );
   }
 }
@@ -58,7 +58,7 @@ export class DependenciesUndecided extends ApprovalError {
     readonly undecided: number[],
   ) {
     super(
-      `action ${actionId} depends on undecided action(s) ${undecided.join(", ")}; decide them first or set include_dependencies to approve them too`,
+      `action ${actionId} depends on undecided action(s) ${undecided.join(", ")}; decide them first or set include_dependencies (CLI: gatehouse approve --with-deps) to approve them too`,
     );
   }
 }
