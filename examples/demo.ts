@@ -4,6 +4,7 @@
 type Pending = { status: "pending"; actionId: number };
 type ToolResult = { content: Array<{ type: string; text?: string }> };
 
+// biome-ignore lint/suspicious/noExplicitAny: snippets are typed by `gatehouse bindings` (interface Env), not by this repo
 export default async (env: any) => {
   // Reads: each is recorded as an observation before its data reaches this code.
   const graph: ToolResult = await env.MEMORY.read_graph({});

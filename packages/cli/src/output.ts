@@ -15,6 +15,7 @@ export function statusName(status: ActionRecord["status"]): string {
  * text cannot move the cursor, recolour, retitle the window or forge table rows.
  */
 export function terminalSafe(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
     const code = c.codePointAt(0) ?? 0;
     return code <= 0xff

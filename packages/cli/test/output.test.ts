@@ -6,6 +6,7 @@ import { actionsTable, terminalSafe } from "../src/output.ts";
 test("agent-controlled text cannot move the cursor, retitle the window or reorder text on a terminal", () => {
   const hostile = "Z\u001b[1A\u001b[2K\r│ 999 │ applied │\u001b]0;pwned\u0007 \u202eevil\u009b";
   const safe = terminalSafe(hostile);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no control character survives
   assert.doesNotMatch(safe, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
   assert.match(safe, /\\x1b\[1A/);
   assert.match(safe, /\\u202e/);
@@ -34,6 +35,7 @@ test("the actions table carries no colour codes and shows a cascade's reason onc
       lastRevision: 12,
     },
   ]);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no ESC reaches the terminal
   assert.doesNotMatch(text, /\u001b/);
   assert.match(text, /rejected/);
   assert.equal(text.match(/needed action 8/g)?.length, 1);
