@@ -3,9 +3,7 @@
  * that name the field and the fix; anything unexpected becomes INTERNAL with a generic message
  * (the details go to the log, never to the caller).
  */
-import { CallerTokenInvalid } from "@gatehouse/caller-token";
-import { WrongExpectedRevision } from "@gatehouse/event-store";
-import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
+
 import {
   ActionNotFound,
   ActionNotPending,
@@ -20,7 +18,10 @@ import {
   UnknownDependency,
   WorkspaceLatched,
   WorkspaceNotFound,
-} from "./domain/errors.ts";
+} from "@gatehouse/approval-core";
+import { CallerTokenInvalid } from "@gatehouse/caller-token";
+import { WrongExpectedRevision } from "@gatehouse/event-store";
+import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 
 /** A gRPC status for `err`; `expected` is false when the error is a bug or an outage worth logging. */
 export function toStatus(err: unknown): { code: status; details: string; expected: boolean } {

@@ -2,25 +2,19 @@
  * Library entry of the approval service, used in-process by `gatehouse dev` and by tests.
  * DESIGN.md "Approval semantics"; contracts in proto/gatehouse/v1/approval.proto.
  */
+
+import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
-import { type GatekeeperApplier, GrpcGatekeeperApplier } from "./adapters/gatekeeper-applier.ts";
-import { WorkspaceStreams } from "./adapters/workspace-streams.ts";
 import { InProcessLifecycle } from "./lifecycle/in-process.ts";
 import { createMetrics } from "./metrics.ts";
 import { approvalQueueHandlers, decisionsHandlers } from "./server.ts";
 
-export {
-  type GatekeeperApplier,
-  GatekeeperCallError,
-  GrpcGatekeeperApplier,
-} from "./adapters/gatekeeper-applier.ts";
-export { WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";
-export * from "./domain/index.ts";
+export * from "@gatehouse/approval-core";
 export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecycle.ts";
 export { InProcessLifecycle } from "./lifecycle/in-process.ts";
 

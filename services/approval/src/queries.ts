@@ -2,12 +2,19 @@
  * Read-side use cases shared by the gRPC handlers: live projection, replay, verify, watch.
  * No decision happens here.
  */
+
+import {
+  evolve,
+  InvalidField,
+  initialState,
+  toLogEntry,
+  toLogView,
+  WorkspaceNotFound,
+  type WorkspaceStreams,
+  workspaceStreamId,
+} from "@gatehouse/approval-core";
 import { type StoredEvent, StreamNotFound, type Subscription, verifyStream } from "@gatehouse/event-store";
 import { ActionStatus, type LogChange, type LogView, type VerifyResponse } from "@gatehouse/proto";
-import { type WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";
-import { InvalidField, WorkspaceNotFound } from "./domain/errors.ts";
-import { toLogEntry, toLogView } from "./domain/projection.ts";
-import { evolve, initialState } from "./domain/state.ts";
 
 /** The live LogView (projection caught up with the stream). @throws WorkspaceNotFound. */
 export async function liveLog(streams: WorkspaceStreams, workspaceId: string): Promise<LogView> {

@@ -3,6 +3,15 @@
  * Decisions (people-facing) of proto/gatehouse/v1/approval.proto: decode, authorize, call the
  * domain/lifecycle, map errors in one place (errors.ts).
  */
+
+import {
+  ActionNotFound,
+  decide,
+  InvalidField,
+  NotCallersAction,
+  toActionRecord,
+  type WorkspaceStreams,
+} from "@gatehouse/approval-core";
 import { verifyCallerToken } from "@gatehouse/caller-token";
 import {
   ActionStatus,
@@ -18,10 +27,6 @@ import type {
   UntypedServiceImplementation,
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import type { WorkspaceStreams } from "./adapters/workspace-streams.ts";
-import { decide } from "./domain/decide.ts";
-import { ActionNotFound, InvalidField, NotCallersAction } from "./domain/errors.ts";
-import { toActionRecord } from "./domain/projection.ts";
 import { toServiceError, toStatus } from "./errors.ts";
 import type { ActionLifecycle } from "./lifecycle/action-lifecycle.ts";
 import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from "./queries.ts";

@@ -5,10 +5,9 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { decide, GrpcGatekeeperApplier } from "@gatehouse/approval-core";
 import { openSqliteEventStore } from "@gatehouse/event-store";
 import { ActionStatus, type DecisionResponse } from "@gatehouse/proto";
-import { GrpcGatekeeperApplier } from "../src/adapters/gatekeeper-applier.ts";
-import { decide } from "../src/domain/decide.ts";
 import { InProcessLifecycle, WorkspaceStreams } from "../src/index.ts";
 import { description, seedWorkspace } from "./harness.ts";
 

@@ -7,16 +7,21 @@
 
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import {
+  ActionNotPending,
+  ActionStateConflict,
+  type AppendContext,
+  decide,
+  type GatekeeperApplier,
+  GatekeeperCallError,
+  KeyedQueue,
+  toActionRecord,
+  type WorkspaceState,
+  type WorkspaceStreams,
+} from "@gatehouse/approval-core";
 import type { StoredEvent } from "@gatehouse/event-store";
 import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
 import type { Logger } from "pino";
-import { type GatekeeperApplier, GatekeeperCallError } from "../adapters/gatekeeper-applier.ts";
-import { KeyedQueue } from "../adapters/keyed-queue.ts";
-import type { AppendContext, WorkspaceStreams } from "../adapters/workspace-streams.ts";
-import { decide } from "../domain/decide.ts";
-import { ActionNotPending, ActionStateConflict } from "../domain/errors.ts";
-import { toActionRecord } from "../domain/projection.ts";
-import type { WorkspaceState } from "../domain/state.ts";
 import type { ActionLifecycle, ApproveOptions } from "./action-lifecycle.ts";
 import { type LifecycleMetrics, noMetrics } from "./metrics-hooks.ts";
 
