@@ -1,0 +1,160 @@
+/**
+ * The local Temporal server: find the `temporal` CLI (built from the Go module proxy by
+ * `npm run setup`) and run `temporal server start-dev` on loopback. Used by `gatehouse dev`
+ * (persisting under the data dir) and, through @temporalio/testing's "existing-path" executable,
+ * by the tests. Clusters never use this: they set TEMPORAL_ADDRESS.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { createConnection, createServer } from "node:net";
+import { homedir } from "node:os";
+import { delimiter, join } from "node:path";
+
+/** Raised when the Temporal CLI cannot be found; the message says how to install it. */
+export class TemporalCliMissing extends Error {
+  override name = "TemporalCliMissing";
+}
+
+const INSTALL_HINT =
+  "install it with `npm run setup` (go install github.com/temporalio/cli/cmd/temporal@v1.5.1), or set GATEHOUSE_TEMPORAL_CLI to its path, or set TEMPORAL_ADDRESS to use a running server";
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Path of the `temporal` CLI: GATEHOUSE_TEMPORAL_CLI, else `temporal` on PATH, else the Go bin
+ * directories ($GOBIN, $GOPATH/bin, ~/go/bin).
+ * @throws TemporalCliMissing naming how to install it.
+ */
+export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string {
+  const explicit = env.GATEHOUSE_TEMPORAL_CLI;
+  if (explicit) {
+    if (executable(explicit)) return explicit;
+    throw new TemporalCliMissing(
+      `GATEHOUSE_TEMPORAL_CLI=${explicit} is not an executable file; ${INSTALL_HINT}`,
+    );
+  }
+  const dirs = [
+    ...(env.PATH ?? "").split(delimiter).filter(Boolean),
+    ...(env.GOBIN ? [env.GOBIN] : []),
+    ...(env.GOPATH ? [join(env.GOPATH, "bin")] : []),
+    join(env.HOME ?? homedir(), "go", "bin"),
+  ];
+  for (const dir of dirs) {
+    const candidate = join(dir, "temporal");
+    if (executable(candidate)) return candidate;
+  }
+  throw new TemporalCliMissing(`the Temporal CLI (temporal) was not found; ${INSTALL_HINT}`);
+}
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const c = createConnection({ host: "127.0.0.1", port }, () => {
+      c.end();
+      resolve(true);
+    });
+    c.once("error", () => resolve(false));
+  });
+}
+
+export interface TemporalDevServerOptions {
+  /** SQLite file for persistence across restarts; omitted = in memory. */
+  dbFile?: string;
+  /** Frontend gRPC port on 127.0.0.1; 0 or omitted = a free port. */
+  port?: number;
+  /** Namespace created at start (default "default"). */
+  namespace?: string;
+  /** How long to wait for the server to accept connections, ms (default 60000). */
+  startTimeoutMs?: number;
+}
+
+export interface TemporalDevServer {
+  /** "127.0.0.1:<port>", for Connection.connect / NativeConnection.connect. */
+  address: string;
+  namespace: string;
+  /** Stops the server (SIGTERM, then SIGKILL after 5 s). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `temporal server start-dev --headless` bound to 127.0.0.1.
+ * @throws TemporalCliMissing; Error when the server exits or does not listen in time (with its output).
+ */
+export async function startTemporalDevServer(
+  options: TemporalDevServerOptions = {},
+): Promise<TemporalDevServer> {
+  const cli = findTemporalCli();
+  const port = options.port || (await freePort());
+  const namespace = options.namespace ?? "default";
+  const args = [
+    "server",
+    "start-dev",
+    "--headless",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--http-port",
+    String(await freePort()),
+    "--metrics-port",
+    String(await freePort()),
+    "--namespace",
+    namespace,
+    "--log-level",
+    "error",
+  ];
+  if (options.dbFile) args.push("--db-filename", options.dbFile);
+  const child: ChildProcess = spawn(cli, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const keep = (d: Buffer) => {
+    output = (output + d.toString()).slice(-4000);
+  };
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  while (!(await canConnect(port))) {
+    if (child.exitCode !== null) {
+      throw new Error(`temporal server start-dev exited with code ${child.exitCode}: ${output.trim()}`);
+    }
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(
+        `temporal server start-dev did not listen on 127.0.0.1:${port} in time: ${output.trim()}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    namespace,
+    close: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
+        child.once("exit", () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        child.kill("SIGTERM");
+      }),
+  };
+}
