@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Gatehouse needs on a fresh Debian/Ubuntu machine, only what is missing:
 #   - Debian packages: runsc (gVisor), build tools for the native npm modules (better-sqlite3, isolated-vm)
+#   - the Temporal CLI (its dev server), built with `go install` when missing
 #   - npm packages (npm ci), then builds the generated code (proto → TypeScript, the sandbox bundle).
 # Safe to run again; it skips what is already there.
 set -euo pipefail
@@ -27,6 +28,19 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 if ! command -v runsc >/dev/null 2>&1; then
   echo "setup: WARNING runsc (gVisor) is not installed: sandboxes will run with --insecure-no-gvisor only" >&2
+fi
+
+# The Temporal CLI (dev server for `gatehouse dev` and the tests), built from the Go module proxy
+# when missing (no binary download needed). Skipped when TEMPORAL_ADDRESS points at a cluster.
+TEMPORAL_CLI_VERSION=v1.5.1
+if [ -z "${TEMPORAL_ADDRESS:-}" ] && ! command -v temporal >/dev/null 2>&1 && [ ! -x "${GOBIN:-$HOME/go/bin}/temporal" ]; then
+  if ! command -v go >/dev/null 2>&1; then
+    echo "setup: the Temporal CLI is missing and Go is not installed to build it; install Go, or set TEMPORAL_ADDRESS" >&2
+    exit 1
+  fi
+  echo "setup: building the Temporal CLI $TEMPORAL_CLI_VERSION with go install (a few minutes)"
+  if [ "$(id -u)" -eq 0 ]; then export GOBIN=/usr/local/bin; fi
+  go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

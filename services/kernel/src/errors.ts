@@ -8,6 +8,7 @@ import {
   NoGatekeeperForResource,
   WorkspaceNotFound,
 } from "./domain/errors.ts";
+import { TurnNotFound } from "./turns.ts";
 
 /** A gRPC-shaped error: `{code, details}`. */
 export function toServiceError(err: unknown): Partial<ServiceError> {
@@ -20,7 +21,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   }
   const e = err instanceof Error ? err : new Error(String(err));
   const code =
-    e instanceof WorkspaceNotFound
+    e instanceof WorkspaceNotFound || e instanceof TurnNotFound
       ? status.NOT_FOUND
       : e instanceof BindingAlreadyExists
         ? status.ALREADY_EXISTS

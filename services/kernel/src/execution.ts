@@ -146,6 +146,7 @@ class FrameRelay {
         outputTruncated: false,
         warnings: [],
         executionId: this.executionId,
+        turnId: "",
       });
       const stream = this.deps.runner.execute({ deadline: Date.now() + limits.wallTimeMs + 30_000 });
       this.runnerStream = stream;

@@ -4,6 +4,15 @@ import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { toServiceError } from "./errors.ts";
+import { loadTurn, waitForTurn } from "./turns.ts";
+
+/** An AbortSignal that fires when the client cancels the call. */
+function cancelledSignal(call: { on(event: "cancelled", cb: () => void): unknown }): AbortSignal {
+  const controller = new AbortController();
+  call.on("cancelled", () => controller.abort());
+  return controller.signal;
+}
+
 import { type ExecutionDeps, executeCode } from "./execution.ts";
 
 function reply<T>(callback: sendUnaryData<T>, work: () => Promise<T>): void {
@@ -57,11 +66,23 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
         limits: call.request.limits,
       }),
     );
+  const getTurn: KernelServer["getTurn"] = (call, cb) =>
+    reply(cb, async () => {
+      const { workspaceId, turnId, wait } = call.request;
+      await deps.workspaces.load(workspaceId);
+      if (!wait) return loadTurn(deps.store, workspaceId, turnId);
+      // Wait until the turn resumes or completes, or until shortly before the caller's deadline.
+      const deadline = call.getDeadline();
+      const ms = deadline instanceof Date ? deadline.getTime() - Date.now() - 250 : 10 * 60_000;
+      const abort = AbortSignal.any([AbortSignal.timeout(Math.max(0, ms)), cancelledSignal(call)]);
+      return waitForTurn(deps.store, workspaceId, turnId, abort);
+    });
   return {
     createWorkspace,
     listWorkspaces,
     introduceResource,
     describeBindings,
     executeCode: execute as never,
+    getTurn,
   };
 }

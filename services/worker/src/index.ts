@@ -1,0 +1,2 @@
+/** The lifecycle worker (Temporal): being built; see issue 3. */
+export {};
