@@ -219,6 +219,8 @@ export class Execution {
       outputTruncated: this.output.truncated || host?.outputTruncated === true,
       warnings: [...this.launcher.warnings],
       executionId: this.start.executionId,
+      // The kernel sets the turn id when the execution suspended a turn.
+      turnId: "",
     };
   }
 }
