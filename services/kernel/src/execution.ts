@@ -22,11 +22,13 @@ import {
   type SessionServerMessage,
 } from "@gatehouse/proto";
 import type { ClientDuplexStream } from "@grpc/grpc-js";
+import type { Client } from "@temporalio/client";
 import type { Logger } from "pino";
 import { InvalidArgument } from "./domain/errors.ts";
 import { type BindingState, streamOf } from "./domain/workspace.ts";
 import type { GatekeeperClients } from "./gatekeepers.ts";
 import type { KernelMetrics } from "./metrics.ts";
+import { awaitedActions, suspendTurn } from "./turn-suspension.ts";
 import type { Workspaces } from "./workspaces.ts";
 
 /** Defaults applied to limits left at 0. */
@@ -44,6 +46,8 @@ export interface ExecutionDeps {
   callerTokenSecret: string;
   logger: Logger;
   metrics?: KernelMetrics;
+  /** Temporal client for await-decision turns; without it an execution never suspends a turn. */
+  temporal?: Client;
 }
 
 function effectiveLimits(limits: Limits | undefined): Limits {
@@ -77,6 +81,7 @@ export async function executeCode(
   }
   const executionId = randomUUID();
   const bindings = [...state.bindings.values()];
+  const startRevision = await deps.store.streamRevision(streamOf(req.workspaceId));
   const relay = new FrameRelay(deps, req.workspaceId, executionId, caller as Caller, bindings);
   const started = Date.now();
   let result: ExecuteResult;
@@ -89,6 +94,16 @@ export async function executeCode(
   deps.metrics?.executions.inc({
     outcome: result.ok ? "ok" : result.error?.name === "SandboxUnavailable" ? "unavailable" : "error",
   });
+  const actor = `${caller.kind}:${caller.id}`;
+  if (deps.temporal) {
+    const awaited = await awaitedActions(deps.store, req.workspaceId, executionId, startRevision);
+    if (awaited.length > 0) {
+      result = {
+        ...result,
+        turnId: await suspendTurn(deps.store, deps.temporal, req.workspaceId, executionId, awaited, actor),
+      };
+    }
+  }
   await deps.store.append(
     streamOf(req.workspaceId),
     [
@@ -102,7 +117,7 @@ export async function executeCode(
           durationMs: Date.now() - started,
           bindings: bindings.map((b) => b.name),
         }),
-        metadata: { actor: `${caller.kind}:${caller.id}`, caller: caller as Caller },
+        metadata: { actor, caller: caller as Caller },
       },
     ],
     "any",

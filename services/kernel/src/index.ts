@@ -6,6 +6,7 @@ import type { EventStore } from "@gatehouse/event-store";
 import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { credentials, Server } from "@grpc/grpc-js";
+import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
 import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
 import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
@@ -30,6 +31,8 @@ export interface KernelOptions {
   port?: number;
   logger?: Logger;
   metrics?: KernelMetrics;
+  /** Temporal server for await-decision turns ("host:port"); without it executions never suspend. */
+  temporal?: { address: string; namespace?: string };
 }
 
 export interface RunningKernel {
@@ -45,6 +48,12 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
   const workspaces = new Workspaces(options.store, gatekeepers);
   const metrics = options.metrics ?? createKernelMetrics();
+  const connection = options.temporal
+    ? await Connection.connect({ address: options.temporal.address })
+    : undefined;
+  const temporal = connection
+    ? new Client({ connection, namespace: options.temporal?.namespace ?? "default" })
+    : undefined;
   const server = new Server();
   server.addService(
     KernelService,
@@ -56,6 +65,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       callerTokenSecret: options.callerTokenSecret,
       logger,
       metrics,
+      temporal,
     }),
   );
   const host = options.host ?? "127.0.0.1";
@@ -68,6 +78,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       await stopGrpc(server);
       gatekeepers.close();
       runner.close();
+      await connection?.close();
     },
   };
 }

@@ -5,6 +5,8 @@
  *   GATEHOUSE_CALLER_TOKEN_SECRET  shared with the approval service, ≥ 32 bytes
  *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...]"
  *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
+ *   TEMPORAL_ADDRESS               Temporal frontend host:port (await-decision turns); required
+ *   TEMPORAL_NAMESPACE             default "default"
  *   KERNEL_METRICS_ADDR            /metrics and /healthz, default 127.0.0.1:9401
  *   LOG_LEVEL                      pino level, default info
  */
@@ -39,6 +41,8 @@ const Config = z.object({
       return out;
     }),
   SANDBOX_RUNNER_ADDRESS: z.string().default("127.0.0.1:7004"),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^:]+:\d+$/, "must be host:port of the Temporal frontend"),
+  TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
   KERNEL_METRICS_ADDR: z
     .string()
     .regex(/^[^:]+:\d+$/, "must be host:port")
@@ -62,6 +66,7 @@ const kernel = await startKernel({
   callerTokenSecret: config.GATEHOUSE_CALLER_TOKEN_SECRET,
   gatekeepers: config.GATEKEEPER_ADDRESSES,
   sandboxRunnerAddress: config.SANDBOX_RUNNER_ADDRESS,
+  temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE },
   host,
   port: Number(port),
   logger,

@@ -100,9 +100,41 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
             lines.push(`${res.error?.name ?? "Error"}: ${res.error?.message ?? ""}${where}`);
           }
           lines.push(`(${res.durationMs} ms)`);
+          if (res.turnId) {
+            lines.push(
+              `turn suspended until its awaited actions are decided: gatehouse turn ${ws} ${res.turnId} --wait`,
+            );
+          }
           return lines.join("\n");
         });
         if (!res.ok) process.exitCode = 1;
+      }),
+    );
+
+  program
+    .command("turn <workspace> <turn-id>")
+    .description(
+      "show an await-decision turn; --wait blocks until it resumed (prints the results) or completed",
+    )
+    .option("--wait", "wait until every awaited action is decided")
+    .option("--timeout <seconds>", "give up waiting after this many seconds", "3600")
+    .action((ws: string, turnId: string, opts: { wait?: boolean; timeout: string }) =>
+      run("kernel", async () => {
+        const seconds = parseId(opts.timeout, "--timeout");
+        const k = kernelClient();
+        const turn = await call(k, k.getTurn, { workspaceId: ws, turnId, wait: !!opts.wait }, seconds * 1000);
+        emit(globals().json, turn, () => {
+          const head = `turn ${turn.turnId}: ${turn.state} (awaiting ${turn.awaitedActionIds.join(", ")})`;
+          const rows = turn.results.map(
+            (r) =>
+              `  action ${r.actionId}: ${r.status}${r.reason ? ` — ${r.reason}` : ""}${r.resultJson ? `\n    ${r.resultJson}` : ""}`,
+          );
+          return [head, ...(turn.reason ? [`  ${turn.reason}`] : []), ...rows].join("\n");
+        });
+        if (opts.wait && turn.state === "suspended") {
+          process.stderr.write("gatehouse: the turn is still suspended (timed out waiting)\n");
+          process.exitCode = 1;
+        }
       }),
     );
 }
