@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const run = promisify(execFile);
@@ -53,6 +54,7 @@ const dir = mkdtempSync(join(tmpdir(), "gatehouse-split-"));
 const children: ChildProcess[] = [];
 const logs = new Map<string, string>();
 let env: NodeJS.ProcessEnv;
+let temporal: TemporalDevServer | undefined;
 let opsPorts: Record<string, number> = {};
 
 function service(name: string, entry: string, vars: Record<string, string>): ChildProcess {
@@ -97,7 +99,12 @@ before(async () => {
       "",
     ].join("\n"),
   );
-  const common = { GATEHOUSE_DATA_DIR: join(dir, "data"), GATEHOUSE_CALLER_TOKEN_SECRET: secret };
+  temporal = await startTemporalDevServer();
+  const common = {
+    GATEHOUSE_DATA_DIR: join(dir, "data"),
+    GATEHOUSE_CALLER_TOKEN_SECRET: secret,
+    TEMPORAL_ADDRESS: temporal.address,
+  };
   const procs = [
     [
       "approval",
@@ -158,6 +165,7 @@ after(async () => {
   await Promise.all(
     children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once("exit", r)))),
   );
+  await temporal?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
