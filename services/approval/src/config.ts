@@ -1,24 +1,10 @@
 /** Process configuration from environment variables, validated with zod (names the wrong variable). */
 import { join } from "node:path";
+import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
 import { z } from "zod";
+import { parseDurationMs } from "./duration.ts";
 
 const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7002");
-
-/** Parses "mcp=127.0.0.1:7003,git=127.0.0.1:7004" into `{ mcp: "127.0.0.1:7003", git: ... }`. */
-export function parseGatekeeperAddresses(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const [kind, address, ...rest] = part.split("=");
-    if (!kind || !address || rest.length > 0 || !hostPort.safeParse(address).success) {
-      throw new Error(`GATEKEEPER_ADDRESSES: "${part}" is not kind=host:port (e.g. mcp=127.0.0.1:7003)`);
-    }
-    out[kind] = address;
-  }
-  return out;
-}
 
 const EnvSchema = z.object({
   APPROVAL_ADDR: hostPort.default("127.0.0.1:7002"),
@@ -26,7 +12,17 @@ const EnvSchema = z.object({
   GATEHOUSE_CALLER_TOKEN_SECRET: z
     .string()
     .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
-  GATEKEEPER_ADDRESSES: z.string().default(""),
+  TEMPORAL_ADDRESS: z
+    .string({ error: "set the Temporal frontend address, e.g. 127.0.0.1:7233" })
+    .regex(/^[^\s:]+:\d{1,5}$/, "expected host:port of the Temporal frontend, e.g. 127.0.0.1:7233"),
+  TEMPORAL_NAMESPACE: z.string().min(1, "set a namespace or leave it unset for default").default("default"),
+  GATEHOUSE_ACTION_TTL: z
+    .string()
+    .optional()
+    .refine(
+      (s) => s === undefined || parseDurationMs(s) !== undefined,
+      'expected a duration such as "7d", "12h", "90s" or milliseconds',
+    ),
   METRICS_ADDR: hostPort.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -37,7 +33,9 @@ export interface ApprovalConfig {
   port: number;
   eventsPath: string;
   callerTokenSecret: string;
-  gatekeepers: Record<string, string>;
+  temporal: { address: string; namespace: string };
+  /** Pending time-to-live of actions, in ms (GATEHOUSE_ACTION_TTL, default 7 days). */
+  actionTtlMs: number;
   metrics: { host: string; port: number } | undefined;
   logLevel: string;
 }
@@ -61,7 +59,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     port,
     eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
     callerTokenSecret: e.GATEHOUSE_CALLER_TOKEN_SECRET,
-    gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
+    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE },
+    actionTtlMs:
+      e.GATEHOUSE_ACTION_TTL === undefined
+        ? DEFAULT_ACTION_TTL_MS
+        : (parseDurationMs(e.GATEHOUSE_ACTION_TTL) ?? DEFAULT_ACTION_TTL_MS),
     metrics: e.METRICS_ADDR ? split(e.METRICS_ADDR) : undefined,
     logLevel: e.LOG_LEVEL,
   };

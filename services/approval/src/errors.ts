@@ -22,12 +22,15 @@ import {
 import { CallerTokenInvalid } from "@gatehouse/caller-token";
 import { WrongExpectedRevision } from "@gatehouse/event-store";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 
 /** A gRPC status for `err`; `expected` is false when the error is a bug or an outage worth logging. */
 export function toStatus(err: unknown): { code: status; details: string; expected: boolean } {
   if (err instanceof CallerTokenInvalid)
     return { code: status.UNAUTHENTICATED, details: `caller_token: ${err.message}`, expected: true };
   if (err instanceof ApprovalError) return { code: domainCode(err), details: err.message, expected: true };
+  if (err instanceof LifecycleEngineUnavailable)
+    return { code: status.UNAVAILABLE, details: err.message, expected: false };
   if (err instanceof WrongExpectedRevision) {
     return {
       code: status.ABORTED,

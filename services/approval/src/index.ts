@@ -1,22 +1,37 @@
 /**
  * Library entry of the approval service, used in-process by `gatehouse dev` and by tests.
- * DESIGN.md "Approval semantics"; contracts in proto/gatehouse/v1/approval.proto.
+ * DESIGN.md "Approval semantics" and "Orchestration"; contracts in proto/gatehouse/v1/approval.proto
+ * and @gatehouse/approval-core/lifecycle-contract. The lifecycle engine is Temporal: this service is
+ * a Temporal client; the lifecycle worker (@gatehouse/worker) applies actions and calls gatekeepers.
  */
 
-import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
+import { WorkspaceStreams } from "@gatehouse/approval-core";
+import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
+import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
-import { InProcessLifecycle } from "./lifecycle/in-process.ts";
+import { ActionWorkflows } from "./adapters/action-workflows.ts";
+import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
+import { TemporalLifecycle } from "./lifecycle/temporal.ts";
 import { createMetrics } from "./metrics.ts";
 import { approvalQueueHandlers, decisionsHandlers } from "./server.ts";
 
 export * from "@gatehouse/approval-core";
+export { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecycle.ts";
-export { InProcessLifecycle } from "./lifecycle/in-process.ts";
+export { TemporalLifecycle } from "./lifecycle/temporal.ts";
+
+/** Where the Temporal server is. */
+export interface TemporalTarget {
+  /** "host:port" of the frontend, e.g. "127.0.0.1:7233". */
+  address: string;
+  /** Default "default". */
+  namespace?: string;
+}
 
 /** Options of startApprovalService. */
 export interface ApprovalServiceOptions {
@@ -24,16 +39,21 @@ export interface ApprovalServiceOptions {
   store: EventStore;
   /** Caller-token HMAC secret shared with the kernel (≥ 32 bytes). */
   callerTokenSecret: string;
-  /** Gatekeeper kind -> "host:port" (e.g. `{ mcp: "127.0.0.1:7003" }`), or an applier (tests, in-process gatekeepers). */
-  gatekeepers: Record<string, string> | GatekeeperApplier;
+  /** The Temporal server running the lifecycle (a worker must poll its task queue for decisions to apply). */
+  temporal: TemporalTarget;
+  /** Pending time-to-live of new actions before they expire, in ms (default DEFAULT_ACTION_TTL_MS, 7 days). */
+  actionTtlMs?: number;
+  /**
+   * How long a decision waits for a worker to accept it before it is stored as a signal instead
+   * (the call then returns the action still pending/approved), in ms. Default 5000.
+   */
+  decisionAcceptTimeoutMs?: number;
   /** Default "127.0.0.1". */
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
   logger?: Logger;
-  /** Identifies this process in apply claims; default `<hostname>/<pid>/<uuid>`. */
-  instanceId?: string;
-  /** Skip start-up recovery of claims left by a gone process (default false: recover). */
+  /** Skip the start-up check that every open action has its workflow (default false). */
   skipRecovery?: boolean;
 }
 
@@ -41,48 +61,64 @@ export interface ApprovalServiceOptions {
 export interface ApprovalService {
   /** The bound gRPC port. */
   port: number;
-  lifecycle: InProcessLifecycle;
-  /** Prometheus registry (decisions by outcome, apply latency). */
+  lifecycle: TemporalLifecycle;
+  /** Prometheus registry (decisions by outcome, decision→outcome latency). */
   metrics: Registry;
-  /** Stops accepting calls, waits for in-flight decisions, closes gatekeeper channels. */
+  /** Stops accepting calls, waits for in-flight decisions, closes the Temporal connection. */
   close(): Promise<void>;
 }
 
-function isApplier(g: ApprovalServiceOptions["gatekeepers"]): g is GatekeeperApplier {
-  return typeof (g as GatekeeperApplier).apply === "function";
-}
-
 /**
- * Starts the ApprovalQueue and Decisions gRPC services on host:port, after running
- * `lifecycle.recover()` (claims left by a gone process become "outcome unknown").
- * @throws when the port cannot be bound or the secret is shorter than 32 bytes.
+ * Connects to Temporal, makes sure every open action has its workflow (`lifecycle.recover()`), and
+ * starts the ApprovalQueue and Decisions gRPC services on host:port.
+ * @throws when the secret is shorter than 32 bytes, Temporal cannot be reached
+ *   (LifecycleEngineUnavailable), or the port cannot be bound.
  */
 export async function startApprovalService(options: ApprovalServiceOptions): Promise<ApprovalService> {
   if (Buffer.byteLength(options.callerTokenSecret) < 32) {
     throw new Error("callerTokenSecret must be at least 32 bytes (GATEHOUSE_CALLER_TOKEN_SECRET)");
   }
   const logger = (options.logger ?? pino({ level: "silent" })).child({ component: "approval" });
-  const applier = isApplier(options.gatekeepers)
-    ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers);
+  const namespace = options.temporal.namespace ?? "default";
+  let connection: Connection;
+  try {
+    connection = await Connection.connect({ address: options.temporal.address });
+  } catch {
+    throw new LifecycleEngineUnavailable(options.temporal.address, "be reached at start-up");
+  }
   const streams = new WorkspaceStreams(options.store);
   const metrics = createMetrics();
-  const lifecycle = new InProcessLifecycle({
+  const lifecycle = new TemporalLifecycle({
     streams,
-    applier,
+    workflows: new ActionWorkflows({
+      client: new Client({ connection, namespace }),
+      address: options.temporal.address,
+      ttlMs: options.actionTtlMs ?? DEFAULT_ACTION_TTL_MS,
+      acceptTimeoutMs: options.decisionAcceptTimeoutMs ?? 5000,
+    }),
     logger,
     metrics: metrics.lifecycle,
-    ...(options.instanceId ? { instanceId: options.instanceId } : {}),
   });
-  if (!options.skipRecovery) await lifecycle.recover();
-
   const server = new Server();
-  const deps = { streams, lifecycle, callerTokenSecret: options.callerTokenSecret, logger };
-  server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
-  server.addService(DecisionsService, decisionsHandlers(deps));
+  try {
+    if (!options.skipRecovery) await lifecycle.recover();
+    const deps = { streams, lifecycle, callerTokenSecret: options.callerTokenSecret, logger };
+    server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
+    server.addService(DecisionsService, decisionsHandlers(deps));
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
   const host = options.host ?? "127.0.0.1";
-  const port = await listenGrpc(server, host, options.port ?? 0);
-  logger.info({ event: "listening", host, port, instanceId: lifecycle.instanceId });
+  let port: number;
+  try {
+    port = await listenGrpc(server, host, options.port ?? 0);
+  } catch (err) {
+    await lifecycle.idle();
+    await connection.close();
+    throw err;
+  }
+  logger.info({ event: "listening", host, port, temporal: options.temporal.address, namespace });
   return {
     port,
     lifecycle,
@@ -91,7 +127,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       // Open WatchLog streams never end on their own: give calls a moment, then force.
       await stopGrpc(server);
       await lifecycle.idle();
-      if (!isApplier(options.gatekeepers)) applier.close();
+      await connection.close();
       logger.info({ event: "stopped" });
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Process entry of the approval service: configuration from the environment (config.ts), the
- * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, gRPC on $APPROVAL_ADDR, optional
+ * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, the Temporal client to
+ * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE, gRPC on $APPROVAL_ADDR, optional
  * /healthz + /metrics on $METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
  */
 import { mkdirSync } from "node:fs";
@@ -26,7 +27,8 @@ logger.info(
     event: "config",
     addr: `${config.host}:${config.port}`,
     eventsPath: config.eventsPath,
-    gatekeepers: config.gatekeepers,
+    temporal: config.temporal,
+    actionTtlMs: config.actionTtlMs,
     metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
   },
   "approval configuration",
@@ -34,14 +36,22 @@ logger.info(
 
 mkdirSync(dirname(config.eventsPath), { recursive: true });
 const store = openSqliteEventStore(config.eventsPath);
-const service = await startApprovalService({
-  store,
-  callerTokenSecret: config.callerTokenSecret,
-  gatekeepers: config.gatekeepers,
-  host: config.host,
-  port: config.port,
-  logger,
-});
+let service: Awaited<ReturnType<typeof startApprovalService>>;
+try {
+  service = await startApprovalService({
+    store,
+    callerTokenSecret: config.callerTokenSecret,
+    temporal: config.temporal,
+    actionTtlMs: config.actionTtlMs,
+    host: config.host,
+    port: config.port,
+    logger,
+  });
+} catch (err) {
+  logger.fatal({ component: "approval", event: "start_failed" }, (err as Error).message);
+  await store.close();
+  process.exit(1);
+}
 let serving = true;
 const health = config.metrics
   ? await startOpsHttp({

@@ -1,7 +1,10 @@
 /**
- * Integration harness: a real SQLite event store in a temp dir, the real approval gRPC server on
- * 127.0.0.1:0, real gRPC clients, and a RecordingGatekeeper.
+ * Integration harness: a real Temporal dev server, the real lifecycle worker as a separate process,
+ * a real SQLite event store in a temp dir shared by both, the real approval gRPC server on
+ * 127.0.0.1:0 with real gRPC clients, and a RecordingGatekeeper (a FAKE gatekeeper process, see
+ * recording-gatekeeper.ts). One stack per test file; each test gets its own workspace.
  */
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,53 +12,82 @@ import { mintCallerToken } from "@gatehouse/caller-token";
 import { type EventStore, type NewEvent, openSqliteEventStore } from "@gatehouse/event-store";
 import {
   type ActionDescription,
-  type ActionRejectedRequest,
-  type ApplyActionRequest,
-  type ApplyActionResponse,
   ApprovalQueueClient,
   DecisionsClient,
   ResourceIntroduced,
   WorkspaceCreated,
 } from "@gatehouse/proto";
+import { freePort, startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 import { type Client, credentials, type ServiceError } from "@grpc/grpc-js";
-import { type ApprovalService, type GatekeeperApplier, startApprovalService } from "../src/index.ts";
+import { type ApprovalService, type ApprovalServiceOptions, startApprovalService } from "../src/index.ts";
+import { RecordingGatekeeper } from "./recording-gatekeeper.ts";
+import { WorkerProcess } from "./worker-process.ts";
+
+export { RecordingGatekeeper } from "./recording-gatekeeper.ts";
 
 export const SECRET = "test-secret-test-secret-test-secret-0123";
 
-/**
- * FAKE gatekeeper: records ApplyAction/ActionRejected calls in memory and answers as configured.
- * It stands in for a gatekeeper process here; the real MCP gatekeeper is exercised in the
- * cross-service suite.
- */
-export class RecordingGatekeeper implements GatekeeperApplier {
-  readonly applied: ApplyActionRequest[] = [];
-  readonly rejected: ActionRejectedRequest[] = [];
-  /** Delay before answering ApplyAction, in ms. */
-  delayMs = 0;
-  /** Answer per action id; default ok with `{"applied": <id>}`. */
-  answers = new Map<number, ApplyActionResponse | Error>();
+/** Temporal + worker + gatekeeper + data dir, shared by the tests of one file. */
+export interface Stack {
+  dir: string;
+  eventsPath: string;
+  temporal: TemporalDevServer;
+  gatekeeper: RecordingGatekeeper;
+  worker: WorkerProcess;
+  close(): Promise<void>;
+}
 
-  async apply(_gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse> {
-    this.applied.push(request);
-    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-    const answer = this.answers.get(request.actionId);
-    if (answer instanceof Error) throw answer;
-    return answer ?? { ok: true, resultJson: JSON.stringify({ applied: request.actionId }), error: "" };
+/**
+ * Starts the stack. The worker knows two gatekeeper kinds: "mcp" (the RecordingGatekeeper) and
+ * "dead" (a loopback port where nothing listens). `startWorker: false` leaves the worker stopped.
+ */
+export async function startStack(options: { startWorker?: boolean } = {}): Promise<Stack> {
+  const dir = mkdtempSync(join(tmpdir(), "gatehouse-approval-"));
+  const temporal = await startTemporalDevServer();
+  const gatekeeper = await new RecordingGatekeeper().start();
+  const worker = new WorkerProcess({
+    temporalAddress: temporal.address,
+    dataDir: dir,
+    gatekeeperAddresses: `mcp=127.0.0.1:${gatekeeper.port},dead=127.0.0.1:${await freePort()}`,
+  });
+  const stack: Stack = {
+    dir,
+    eventsPath: join(dir, "events.sqlite"),
+    temporal,
+    gatekeeper,
+    worker,
+    async close() {
+      await worker.stop();
+      gatekeeper.close();
+      await temporal.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    // The store file exists before the worker opens it.
+    const store = openSqliteEventStore(stack.eventsPath);
+    await store.close();
+    if (options.startWorker !== false) await worker.start();
+  } catch (err) {
+    await stack.close();
+    throw err;
   }
-  async notifyRejected(_gatekeeper: string, request: ActionRejectedRequest): Promise<void> {
-    this.rejected.push(request);
-  }
-  close(): void {}
+  return stack;
 }
 
 export interface Harness {
-  dir: string;
+  /** This test's workspace id. */
+  ws: string;
+  stack: Stack;
   store: EventStore;
   gatekeeper: RecordingGatekeeper;
   service: ApprovalService;
   queue: ApprovalQueueClient;
   decisions: DecisionsClient;
+  /** A caller token for `binding` in this test's workspace (or `workspaceId`). */
   token(binding: string, workspaceId?: string): string;
+  /** The workspace stream's last revision. */
+  revision(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -64,6 +96,7 @@ export async function seedWorkspace(
   store: EventStore,
   workspaceId: string,
   bindings: string[],
+  gatekeeperKind = "mcp",
 ): Promise<void> {
   const events: NewEvent[] = [
     {
@@ -76,7 +109,7 @@ export async function seedWorkspace(
       data: ResourceIntroduced.toJSON({
         binding: b,
         url: `mcp+stdio://${b.toLowerCase()}`,
-        gatekeeper: "mcp",
+        gatekeeper: gatekeeperKind,
         trust: "vetted",
         dts: "",
         methods: [],
@@ -87,58 +120,69 @@ export async function seedWorkspace(
   await store.append(`workspace-${workspaceId}`, events, "no_stream");
 }
 
-export async function startHarness(
-  options: { seed?: boolean; dir?: string; instanceId?: string } = {},
-): Promise<Harness> {
-  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "gatehouse-approval-"));
-  const store = openSqliteEventStore(join(dir, "events.sqlite"), { pollIntervalMs: 10 });
-  if (options.seed !== false) await seedWorkspace(store, "w1", ["MEM", "GIT"]);
-  const gatekeeper = new RecordingGatekeeper();
-  return attach(dir, store, gatekeeper, options.instanceId);
+/** A fresh workspace id for one test. */
+export function newWorkspaceId(): string {
+  return `w-${randomUUID().slice(0, 8)}`;
 }
 
-export async function attach(
-  dir: string,
-  store: EventStore,
-  gatekeeper: RecordingGatekeeper,
-  instanceId?: string,
+/**
+ * A fresh workspace (bindings MEM and GIT by default) and an approval service on the stack.
+ * `ws` reuses an existing workspace (a second approval process on the same store).
+ */
+export async function startHarness(
+  stack: Stack,
+  options: {
+    ws?: string;
+    bindings?: string[];
+    gatekeeperKind?: string;
+    service?: Partial<ApprovalServiceOptions>;
+  } = {},
 ): Promise<Harness> {
-  const service = await startApprovalService({
-    store,
-    callerTokenSecret: SECRET,
-    gatekeepers: gatekeeper,
-    port: 0,
-    ...(instanceId ? { instanceId } : {}),
-  });
+  const store = openSqliteEventStore(stack.eventsPath, { pollIntervalMs: 10 });
+  const ws = options.ws ?? newWorkspaceId();
+  let service: ApprovalService;
+  try {
+    if (!options.ws)
+      await seedWorkspace(store, ws, options.bindings ?? ["MEM", "GIT"], options.gatekeeperKind);
+    service = await startApprovalService({
+      store,
+      callerTokenSecret: SECRET,
+      temporal: { address: stack.temporal.address },
+      port: 0,
+      ...options.service,
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   const addr = `127.0.0.1:${service.port}`;
   const queue = new ApprovalQueueClient(addr, credentials.createInsecure());
   const decisions = new DecisionsClient(addr, credentials.createInsecure());
   return {
-    dir,
+    ws,
+    stack,
     store,
-    gatekeeper,
+    gatekeeper: stack.gatekeeper,
     service,
     queue,
     decisions,
-    token: (binding, workspaceId = "w1") =>
+    token: (binding, workspaceId = ws) =>
       mintCallerToken(SECRET, {
         workspaceId,
         binding,
         caller: { kind: "agent", id: "chat-1" },
         executionId: "exec-1",
       }),
+    revision: () => store.streamRevision(`workspace-${ws}`),
     async close() {
       queue.close();
       decisions.close();
+      stack.gatekeeper.reset();
       await service.close();
       await store.close();
-      if (!sharedDirs.has(dir)) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
-
-/** Dirs shared by several harnesses (removed by the last one's owner). */
-export const sharedDirs = new Set<string>();
 
 /** Calls a unary grpc-js client method as a promise. */
 export function call<Req, Res>(client: Client, method: string, request: Req): Promise<Res> {
@@ -147,6 +191,19 @@ export function call<Req, Res>(client: Client, method: string, request: Req): Pr
       method
     ]!.call(client, request, (err, res) => (err ? reject(err) : resolve(res)));
   });
+}
+
+/** Polls `check` until it returns true or `timeoutMs` passes; returns its last answer. */
+export async function eventually(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 export function description(over: Partial<ActionDescription> = {}): ActionDescription {

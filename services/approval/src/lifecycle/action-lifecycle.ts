@@ -1,8 +1,9 @@
 /**
- * The ONE place that decides, applies and cascades actions (DESIGN.md "Approval semantics" and
- * "Orchestration"): nothing else may call a gatekeeper's ApplyAction/ActionRejected or append
- * decision events (ActionApproved, ActionRejected, ActionApplying, ActionApplied, ActionApplyFailed).
- * `InProcessLifecycle` runs it in this process; a later issue moves it onto Temporal.
+ * How the approval service decides actions (DESIGN.md "Approval semantics" and "Orchestration").
+ * The one engine is Temporal: `TemporalLifecycle` validates with the domain and hands decisions to
+ * the per-action workflow; the lifecycle worker's activities append the decision events
+ * (ActionApproved, ActionRejected, ActionApplying, ActionApplied, ActionApplyFailed) and call the
+ * gatekeeper. Nothing in this service calls a gatekeeper.
  */
 import type { ActionRecord } from "@gatehouse/proto";
 
@@ -14,9 +15,11 @@ export interface ApproveOptions {
 
 export interface ActionLifecycle {
   /**
-   * Approves `actionIds` (plus undecided dependencies when asked) and applies each in submission
-   * order: ActionApproved -> ActionApplying (claim) -> gatekeeper ApplyAction -> ActionApplied or
-   * ActionApplyFailed (+ cascade). Afterwards the auto-approval drain of the touched bindings resumes.
+   * Approves `actionIds` (plus undecided dependencies when asked) and has each applied in
+   * submission order, one outcome before the next: ActionApproved -> ActionApplying (claim) ->
+   * gatekeeper ApplyAction -> ActionApplied or ActionApplyFailed (+ cascade). When no worker accepts
+   * a decision in time it is stored durably and the record is returned still PENDING (it applies
+   * once a worker runs). Afterwards the auto-approval drain of the touched bindings resumes.
    * @returns every record touched (approved, applied/failed, cascaded, drained), by id.
    * @throws ActionNotFound, ActionNotPending ("action N was already approved by X"),
    *   DependenciesUndecided, WorkspaceLatched, WorkspaceNotFound — nothing appended then.
@@ -29,10 +32,13 @@ export interface ActionLifecycle {
   ): Promise<ActionRecord[]>;
   /**
    * Rejects one pending action with a reason; pending dependents are rejected by cascade and the
-   * gatekeeper is told (best effort). @throws ReasonRequired, ActionNotFound, ActionNotPending.
+   * gatekeeper is told (best effort, by the worker). @throws ReasonRequired, ActionNotFound, ActionNotPending.
    */
   reject(workspaceId: string, actionId: number, decidedBy: string, reason: string): Promise<ActionRecord[]>;
-  /** Drains auto-approval for the binding of a just-submitted action. @returns the drained records. */
+  /**
+   * Starts the just-submitted action's workflow and drains auto-approval for its binding.
+   * @returns the drained records.
+   */
   afterSubmit(workspaceId: string, actionId: number): Promise<ActionRecord[]>;
   /**
    * Enables/disables auto-approval for (binding, tag) and drains that binding.
@@ -43,10 +49,10 @@ export interface ActionLifecycle {
     rule: { binding: string; actionKindTag: string; enabled: boolean; setBy: string },
   ): Promise<ActionRecord[]>;
   /**
-   * Start-up recovery: every action left APPLYING by another (gone) process becomes
-   * ActionApplyFailed{outcomeUnknown: true} + cascade — never a retry. Approved actions whose claim
-   * was never taken are applied; pending auto-approvable actions are drained.
-   * @returns the number of claims turned into "outcome unknown".
+   * Start-up recovery: every non-final action gets its workflow (a retried start is a no-op);
+   * pending auto-approvable actions are drained. A claim left by a crash is the worker's apply
+   * activity's to settle ("outcome unknown", never a silent retry).
+   * @returns the number of open actions whose workflow was ensured.
    */
   recover(): Promise<number>;
   /** Resolves when in-flight decisions finished. */

@@ -1,10 +1,16 @@
 /** What the lifecycle reports for metrics; `src/metrics.ts` implements it with prom-client. */
 export interface LifecycleMetrics {
-  /** One decision outcome: "approved", "auto_approved", "rejected", "cascaded", "applied", "failed", "outcome_unknown". */
+  /**
+   * One decision outcome as the approval service saw it: "applied", "failed", "outcome_unknown",
+   * "rejected", "cascaded", "auto_approved", "queued" (no worker accepted it in time).
+   */
   decision(outcome: string, count?: number): void;
-  /** Duration of one gatekeeper ApplyAction call, in seconds, by outcome ("applied" | "failed"). */
-  applyLatency(seconds: number, outcome: string): void;
+  /**
+   * Time from sending a decision to its workflow until its final outcome came back (approve→applied
+   * for approvals), in seconds; `outcome` is the final status or "queued".
+   */
+  decisionLatency(seconds: number, kind: string, outcome: string): void;
 }
 
 /** Metrics sink that records nothing. */
-export const noMetrics: LifecycleMetrics = { decision() {}, applyLatency() {} };
+export const noMetrics: LifecycleMetrics = { decision() {}, decisionLatency() {} };

@@ -1,0 +1,17 @@
+/**
+ * Errors of the lifecycle engine (Temporal) as the approval service sees it. Mapped to gRPC codes
+ * in src/errors.ts. Messages never carry payloads or external data.
+ */
+
+/** The Temporal server cannot be reached (or refused the call for a reason that is not ours). */
+export class LifecycleEngineUnavailable extends Error {
+  override name = "LifecycleEngineUnavailable";
+  constructor(
+    readonly address: string,
+    readonly operation: string,
+  ) {
+    super(
+      `the lifecycle engine (Temporal at ${address}, TEMPORAL_ADDRESS) could not ${operation}; start the Temporal server (gatehouse dev starts one) or fix TEMPORAL_ADDRESS, then retry`,
+    );
+  }
+}

@@ -1,0 +1,44 @@
+/** Configuration from the environment: Temporal target, action TTL, and errors naming the variable. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
+import { loadConfig } from "../src/config.ts";
+import { parseDurationMs } from "../src/duration.ts";
+
+const base = {
+  GATEHOUSE_DATA_DIR: "/tmp/gh",
+  GATEHOUSE_CALLER_TOKEN_SECRET: "x".repeat(32),
+  TEMPORAL_ADDRESS: "127.0.0.1:7233",
+};
+
+test("durations accept days, hours, minutes, seconds, milliseconds and bare milliseconds", () => {
+  assert.equal(parseDurationMs("7d"), 7 * 86_400_000);
+  assert.equal(parseDurationMs("12h"), 12 * 3_600_000);
+  assert.equal(parseDurationMs("30m"), 1_800_000);
+  assert.equal(parseDurationMs("90s"), 90_000);
+  assert.equal(parseDurationMs("250ms"), 250);
+  assert.equal(parseDurationMs("1500"), 1500);
+  for (const bad of ["", "7 days", "-1s", "0", "1w", "s"]) assert.equal(parseDurationMs(bad), undefined, bad);
+});
+
+test("the Temporal target defaults to namespace default and the TTL to 7 days", () => {
+  const c = loadConfig(base);
+  assert.deepEqual(c.temporal, { address: "127.0.0.1:7233", namespace: "default" });
+  assert.equal(c.actionTtlMs, DEFAULT_ACTION_TTL_MS);
+  const d = loadConfig({ ...base, TEMPORAL_NAMESPACE: "prod", GATEHOUSE_ACTION_TTL: "90s" });
+  assert.deepEqual(d.temporal, { address: "127.0.0.1:7233", namespace: "prod" });
+  assert.equal(d.actionTtlMs, 90_000);
+});
+
+test("a missing TEMPORAL_ADDRESS or a bad GATEHOUSE_ACTION_TTL is refused, naming the variable", () => {
+  const { TEMPORAL_ADDRESS: _, ...noTemporal } = base;
+  assert.throws(() => loadConfig(noTemporal), /TEMPORAL_ADDRESS: .*127\.0\.0\.1:7233/);
+  assert.throws(
+    () => loadConfig({ ...base, TEMPORAL_ADDRESS: "localhost" }),
+    /TEMPORAL_ADDRESS: expected host:port/,
+  );
+  assert.throws(
+    () => loadConfig({ ...base, GATEHOUSE_ACTION_TTL: "a week" }),
+    /GATEHOUSE_ACTION_TTL: expected a duration/,
+  );
+});

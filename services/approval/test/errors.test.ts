@@ -1,0 +1,43 @@
+/** The one error → gRPC status mapping, for what the Temporal engine adds. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { status } from "@grpc/grpc-js";
+import { LifecycleEngineUnavailable } from "../src/adapters/engine-errors.ts";
+import { refusalOf } from "../src/adapters/refusal.ts";
+import { toStatus } from "../src/errors.ts";
+
+test("an approval the workflow refused because someone approved first is ABORTED with the workflow's words", () => {
+  const s = toStatus(
+    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "action 7 was already approved by user:alice"),
+  );
+  assert.equal(s.code, status.ABORTED);
+  assert.equal(s.details, "action 7 was already approved by user:alice; nothing was changed");
+});
+
+test("a rejection the workflow refused is FAILED_PRECONDITION, and so is an approval of a rejected action", () => {
+  const r = toStatus(
+    refusalOf(
+      7,
+      { kind: "reject", decidedBy: "user:bob", reason: "no" },
+      "action 7 was already approved by user:alice",
+    ),
+  );
+  assert.equal(r.code, status.FAILED_PRECONDITION);
+  const a = toStatus(
+    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "action 7 was already rejected by user:alice"),
+  );
+  assert.equal(a.code, status.FAILED_PRECONDITION);
+  const other = toStatus(
+    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "decision.kind: must be approve"),
+  );
+  assert.match(other.details, /^action 7 was refused by its lifecycle: decision\.kind/);
+});
+
+test("an unreachable Temporal server is UNAVAILABLE naming TEMPORAL_ADDRESS and the fix", () => {
+  const s = toStatus(new LifecycleEngineUnavailable("127.0.0.1:7233", "deliver a decision"));
+  assert.equal(s.code, status.UNAVAILABLE);
+  assert.match(
+    s.details,
+    /Temporal at 127\.0\.0\.1:7233, TEMPORAL_ADDRESS\) could not deliver a decision; start the Temporal server/,
+  );
+});

@@ -1,0 +1,89 @@
+/**
+ * FAKE gatekeeper process: a real gRPC Gatekeeper server on 127.0.0.1 that records the
+ * ApplyAction and ActionRejected calls the lifecycle worker makes, and answers as configured. It
+ * stands in for gatekeeper-mcp (exercised with a real MCP server in the cross-service suite).
+ */
+import {
+  type ActionRejectedRequest,
+  type ApplyActionRequest,
+  type ApplyActionResponse,
+  type GatekeeperServer,
+  GatekeeperService,
+} from "@gatehouse/proto";
+import { Server, ServerCredentials, status } from "@grpc/grpc-js";
+
+export class RecordingGatekeeper {
+  readonly applied: ApplyActionRequest[] = [];
+  readonly rejected: ActionRejectedRequest[] = [];
+  /** Delay before answering ApplyAction, in ms. */
+  delayMs = 0;
+  /** Answers by "<workspaceId>/<actionId>" (set with `answer`); default ok with `{"applied": <id>}`. */
+  private readonly answers = new Map<string, ApplyActionResponse>();
+  /** Called when an ApplyAction arrives, before answering (e.g. to kill the worker mid-apply). */
+  onApply: ((request: ApplyActionRequest) => Promise<void>) | undefined;
+  private readonly server = new Server();
+  port = 0;
+
+  /** Binds 127.0.0.1 on a free port. */
+  async start(): Promise<this> {
+    const unimplemented = (_call: unknown, cb: (err: { code: number; details: string }) => void) =>
+      cb({ code: status.UNIMPLEMENTED, details: "not part of the recording gatekeeper" });
+    const impl: GatekeeperServer = {
+      resolveResource: unimplemented as GatekeeperServer["resolveResource"],
+      openSession: (call) =>
+        call.destroy(Object.assign(new Error("unimplemented"), { code: status.UNIMPLEMENTED })),
+      applyAction: (call, cb) => {
+        const req = call.request;
+        this.applied.push(req);
+        void (async () => {
+          await this.onApply?.(req);
+          if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+          cb(
+            null,
+            this.answers.get(`${req.workspaceId}/${req.actionId}`) ?? {
+              ok: true,
+              resultJson: JSON.stringify({ applied: req.actionId }),
+              error: "",
+            },
+          );
+        })();
+      },
+      actionRejected: (call, cb) => {
+        this.rejected.push(call.request);
+        cb(null, {});
+      },
+    };
+    this.server.addService(GatekeeperService, impl);
+    this.port = await new Promise<number>((resolve, reject) =>
+      this.server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, port) =>
+        err ? reject(err) : resolve(port),
+      ),
+    );
+    return this;
+  }
+
+  /** Sets the answer to ApplyAction for one action. */
+  answer(workspaceId: string, actionId: number, response: ApplyActionResponse): void {
+    this.answers.set(`${workspaceId}/${actionId}`, response);
+  }
+
+  /** Clears the per-test settings (delay, hook); answers are per workspace and stay. */
+  reset(): void {
+    this.delayMs = 0;
+    this.onApply = undefined;
+  }
+
+  /** Applies recorded for one workspace, in call order. */
+  appliedIn(workspaceId: string): ApplyActionRequest[] {
+    return this.applied.filter((r) => r.workspaceId === workspaceId);
+  }
+
+  /** Reject notices recorded for one workspace, in call order. */
+  rejectedIn(workspaceId: string): ActionRejectedRequest[] {
+    return this.rejected.filter((r) => r.workspaceId === workspaceId);
+  }
+
+  close(): void {
+    this.server.forceShutdown();
+  }
+}
