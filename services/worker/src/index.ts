@@ -1,2 +1,117 @@
-/** The lifecycle worker (Temporal): being built; see issue 3. */
-export {};
+/**
+ * @gatehouse/worker: the Temporal lifecycle worker — the action lifecycle and await-decision turn
+ * workflows (src/workflows/) and their activities (src/activities/). `startLifecycleWorker` runs it
+ * in-process (`gatehouse dev`, tests); `main.ts` is the split-mode process entry.
+ */
+import { fileURLToPath } from "node:url";
+import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
+import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
+import type { EventStore } from "@gatehouse/event-store";
+import { Client, Connection } from "@temporalio/client";
+import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
+import pino, { type Logger } from "pino";
+import type { Registry } from "prom-client";
+import { createLifecycleActivities } from "./activities/index.ts";
+import { createWorkerMetrics } from "./metrics.ts";
+
+export type { ActivityDeps } from "./activities/index.ts";
+export { createLifecycleActivities } from "./activities/index.ts";
+export { createWorkerMetrics, type WorkerMetrics } from "./metrics.ts";
+export type * from "./workflows/activity-api.ts";
+
+/** Absolute path of the workflows module the worker bundles (also what replay tests use). */
+export const WORKFLOWS_PATH = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
+
+/** Bundles the workflow code once (a few seconds), so several workers can start from the same bundle. */
+export function bundleLifecycleWorkflows(): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+}
+
+const quietBundlerLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: (message: string) => console.error(message),
+};
+
+/** Options of `startLifecycleWorker`. */
+export interface LifecycleWorkerOptions {
+  /** The event store holding the workspace streams (the source of truth). */
+  store: EventStore;
+  /** Temporal frontend, e.g. `{ address: "127.0.0.1:7233" }`; namespace defaults to "default". */
+  temporal: { address: string; namespace?: string };
+  /** Gatekeeper addresses by kind (`{ mcp: "127.0.0.1:7003" }`), or an applier to use as is. */
+  gatekeepers: Record<string, string> | GatekeeperApplier;
+  logger?: Logger;
+  /** Task queue to poll; default LIFECYCLE_TASK_QUEUE. */
+  taskQueue?: string;
+  /** Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. */
+  workflowBundle?: { code: string };
+}
+
+/** A running worker. */
+export interface LifecycleWorker {
+  /** Stops polling, waits for running activities, closes connections (and the applier it created). */
+  close(): Promise<void>;
+  /** Prometheus registry with the activity and workflow latency histograms. */
+  metrics: Registry;
+}
+
+function isApplier(g: LifecycleWorkerOptions["gatekeepers"]): g is GatekeeperApplier {
+  return typeof (g as GatekeeperApplier).apply === "function";
+}
+
+/**
+ * Connects to Temporal and starts polling the lifecycle task queue.
+ * @throws when Temporal cannot be reached or the workflow bundle fails to build.
+ */
+export async function startLifecycleWorker(options: LifecycleWorkerOptions): Promise<LifecycleWorker> {
+  const logger = (options.logger ?? pino({ level: "info" })).child({ component: "worker" });
+  const namespace = options.temporal.namespace ?? "default";
+  const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
+  const ownsApplier = !isApplier(options.gatekeepers);
+  const applier = isApplier(options.gatekeepers)
+    ? options.gatekeepers
+    : new GrpcGatekeeperApplier(options.gatekeepers);
+  const metrics = createWorkerMetrics();
+  const clientConnection = await Connection.connect({ address: options.temporal.address });
+  const workerConnection = await NativeConnection.connect({ address: options.temporal.address });
+  const client = new Client({ connection: clientConnection, namespace });
+  const activities = createLifecycleActivities({
+    store: options.store,
+    streams: new WorkspaceStreams(options.store),
+    applier,
+    client,
+    taskQueue,
+    logger,
+    metrics,
+  });
+  const worker = await Worker.create({
+    connection: workerConnection,
+    namespace,
+    taskQueue,
+    activities,
+    workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows()),
+  });
+  const running = worker.run().catch((err: unknown) => {
+    logger.error({ event: "worker_failed", err: err instanceof Error ? err.message : "error" });
+  });
+  logger.info({ event: "worker_started", taskQueue, namespace });
+  let closed: Promise<void> | undefined;
+  return {
+    metrics: metrics.registry,
+    close() {
+      closed ??= (async () => {
+        if (worker.getState() === "RUNNING") worker.shutdown();
+        await running;
+        await workerConnection.close();
+        await clientConnection.close();
+        if (ownsApplier) applier.close();
+        logger.info({ event: "worker_stopped" });
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,65 @@
+/**
+ * Process entry of the lifecycle worker (split mode): configuration from the environment
+ * (config.ts), the SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, Temporal at
+ * $TEMPORAL_ADDRESS, /metrics + /healthz on $WORKER_METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { openSqliteEventStore } from "@gatehouse/event-store";
+import { startOpsHttp } from "@gatehouse/service-kit";
+import pino from "pino";
+import { loadConfig, type WorkerConfig } from "./config.ts";
+import { startLifecycleWorker } from "./index.ts";
+
+const bootLogger = pino({ base: { component: "worker" } });
+let config: WorkerConfig;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  bootLogger.fatal({ event: "config_invalid" }, (err as Error).message);
+  process.exit(2);
+}
+const logger = pino({ level: config.logLevel });
+logger.info(
+  {
+    component: "worker",
+    event: "config",
+    temporal: config.temporalAddress,
+    namespace: config.temporalNamespace,
+    eventsPath: config.eventsPath,
+    gatekeepers: config.gatekeepers,
+    metrics: `${config.metrics.host}:${config.metrics.port}`,
+  },
+  "worker configuration",
+);
+
+mkdirSync(dirname(config.eventsPath), { recursive: true });
+const store = openSqliteEventStore(config.eventsPath);
+const worker = await startLifecycleWorker({
+  store,
+  temporal: { address: config.temporalAddress, namespace: config.temporalNamespace },
+  gatekeepers: config.gatekeepers,
+  logger,
+});
+let serving = true;
+const ops = await startOpsHttp({
+  host: config.metrics.host,
+  port: config.metrics.port,
+  registry: worker.metrics,
+  healthy: () => serving,
+});
+logger.info({ component: "worker", event: "ready", metricsPort: ops.port });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  serving = false;
+  logger.info({ component: "worker", event: "shutdown", signal });
+  await worker.close();
+  await ops.close();
+  await store.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -1,0 +1,43 @@
+/** Activity timeouts and retry policies of the lifecycle workflows (pure constants). */
+import type { ActivityOptions, LocalActivityOptions } from "@temporalio/workflow";
+
+/**
+ * Stream reads and appends: transient errors (SQLite busy, I/O) are retried without a limit, because
+ * the decision or outcome they carry must eventually be recorded; domain refusals are results, not errors.
+ */
+export const STREAM_ACTIVITY: ActivityOptions = {
+  startToCloseTimeout: "30s",
+  retry: { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "30s" },
+};
+
+/** Attempts of the apply activity (gatekeeper unreachable, dependencies not applied yet). */
+export const APPLY_MAX_ATTEMPTS = 10;
+
+/**
+ * The apply: retried only for errors raised before the claim; heartbeats every second while the
+ * gatekeeper works, so a killed worker's attempt times out after 5 s and the retry (on a live worker)
+ * finds the unmatched claim and records "outcome unknown".
+ */
+export const APPLY_ACTIVITY: ActivityOptions = {
+  startToCloseTimeout: "2m",
+  heartbeatTimeout: "5s",
+  retry: {
+    initialInterval: "1s",
+    backoffCoefficient: 2,
+    maximumInterval: "30s",
+    maximumAttempts: APPLY_MAX_ATTEMPTS,
+    nonRetryableErrorTypes: ["ApplyRefused"],
+  },
+};
+
+/** Best-effort notices to gatekeepers and turn signals: a few quick attempts. */
+export const NOTICE_ACTIVITY: ActivityOptions = {
+  startToCloseTimeout: "15s",
+  retry: { initialInterval: "1s", backoffCoefficient: 2, maximumAttempts: 5 },
+};
+
+/** The metrics observation (local, in-process). */
+export const METRICS_LOCAL_ACTIVITY: LocalActivityOptions = {
+  startToCloseTimeout: "5s",
+  retry: { maximumAttempts: 1 },
+};
