@@ -36,6 +36,11 @@ export interface GatekeeperApplier {
   apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse>;
   /** Tells the gatekeeper an action was rejected. @throws GatekeeperCallError. */
   notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void>;
+  /**
+   * Optional: resolves once the gatekeeper accepts connections (nothing is sent), so a caller can
+   * avoid claiming an apply it cannot deliver. @throws GatekeeperCallError (requestMaybeSent=false).
+   */
+  ready?(gatekeeper: string): Promise<void>;
   /** Releases connections. */
   close(): void;
 }
@@ -76,8 +81,12 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
     this.noticeTimeoutMs = options.noticeTimeoutMs ?? 5000;
   }
 
+  async ready(gatekeeper: string): Promise<void> {
+    await this.connect(gatekeeper);
+  }
+
   async apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse> {
-    const client = await this.ready(gatekeeper);
+    const client = await this.connect(gatekeeper);
     return new Promise((resolve, reject) => {
       client.applyAction(
         request,
@@ -98,7 +107,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
   }
 
   async notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void> {
-    const client = await this.ready(gatekeeper);
+    const client = await this.connect(gatekeeper);
     await new Promise<void>((resolve, reject) => {
       client.actionRejected(
         request,
@@ -122,7 +131,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
     this.clients.clear();
   }
 
-  private async ready(gatekeeper: string): Promise<GatekeeperClient> {
+  private async connect(gatekeeper: string): Promise<GatekeeperClient> {
     const address = this.addresses[gatekeeper];
     if (!address) {
       throw new GatekeeperCallError(
