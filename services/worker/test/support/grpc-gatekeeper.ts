@@ -1,0 +1,32 @@
+/**
+ * Serves a RecordingGatekeeper over the real gatekeeper gRPC service on 127.0.0.1, so a worker
+ * running as its own process (and killed mid-call) reaches it through GrpcGatekeeperApplier.
+ */
+
+import { type ActionRejectedRequest, type ApplyActionRequest, GatekeeperService } from "@gatehouse/proto";
+import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { Server, type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
+import type { RecordingGatekeeper } from "./recording-gatekeeper.ts";
+
+/** Starts the server; resolves with its "host:port" and a close function. */
+export async function serveGatekeeper(
+  gatekeeper: RecordingGatekeeper,
+): Promise<{ address: string; close(): Promise<void> }> {
+  const server = new Server();
+  server.addService(GatekeeperService, {
+    applyAction(call: ServerUnaryCall<ApplyActionRequest, unknown>, callback: sendUnaryData<unknown>) {
+      gatekeeper.apply("mcp", call.request).then(
+        (res) => callback(null, res),
+        (err: Error) => callback({ code: status.INTERNAL, details: err.message }),
+      );
+    },
+    actionRejected(call: ServerUnaryCall<ActionRejectedRequest, unknown>, callback: sendUnaryData<unknown>) {
+      gatekeeper.notifyRejected("mcp", call.request).then(
+        () => callback(null, {}),
+        (err: Error) => callback({ code: status.INTERNAL, details: err.message }),
+      );
+    },
+  });
+  const port = await listenGrpc(server, "127.0.0.1", 0);
+  return { address: `127.0.0.1:${port}`, close: () => stopGrpc(server, 100) };
+}

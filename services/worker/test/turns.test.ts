@@ -1,0 +1,107 @@
+/**
+ * Await-decision turns on a real Temporal dev server: the turn workflow learns the awaited set from
+ * the kernel's signal-with-start and each outcome from the action workflows, in any order, and
+ * records TurnResumed / TurnCompleted in the workspace stream.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
+import { TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import { sleep } from "./support/assertions.ts";
+import { awaitTurn, startAction, uniqueId } from "./support/driver.ts";
+import { type Fixture, startFixture } from "./support/fixture.ts";
+import { seedWorkspace, submit } from "./support/workspace.ts";
+
+const approve = { kind: "approve" as const, decidedBy: "user:alice" };
+
+describe("await-decision turn workflow", () => {
+  let f: Fixture;
+  before(async () => {
+    f = await startFixture();
+  });
+  after(async () => {
+    await f?.close();
+  });
+
+  /** A workspace with two awaited actions of turn `turnId`, their workflows started. */
+  async function twoAwaited(turnId: string) {
+    const ws = uniqueId("w");
+    await seedWorkspace(f.store, ws);
+    const a1 = await submit(f.streams, ws, "a1", { await: true, executionId: turnId });
+    const a2 = await submit(f.streams, ws, "a2", { await: true, executionId: turnId });
+    const h1 = await startAction(f.env.client, ws, a1);
+    const h2 = await startAction(f.env.client, ws, a2);
+    return { ws, a1, a2, h1, h2 };
+  }
+
+  async function turnEvents(ws: string, turnId: string) {
+    const events = await f.store.readStream(`workspace-${ws}`);
+    return events.filter(
+      (e) =>
+        (e.type === "TurnResumed" && TurnResumed.fromJSON(e.data).turnId === turnId) ||
+        (e.type === "TurnCompleted" && TurnCompleted.fromJSON(e.data).turnId === turnId),
+    );
+  }
+
+  test("a turn with two awaited actions resumes only after both are applied, with both results", async () => {
+    const turnId = uniqueId("exec");
+    const { ws, a1, a2, h1, h2 } = await twoAwaited(turnId);
+    const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
+    await h1.executeUpdate(decideUpdate, { args: [approve] });
+    await sleep(300);
+    assert.equal((await turn.describe()).status.name, "RUNNING", "still waiting for the second action");
+    assert.equal((await turnEvents(ws, turnId)).length, 0);
+    await h2.executeUpdate(decideUpdate, { args: [approve] });
+    const outcome = await turn.result();
+    assert.equal(outcome.state, "resumed");
+    assert.deepEqual(
+      outcome.results.map((r) => [r.actionId, r.status, r.resultJson]),
+      [
+        [a1, "applied", JSON.stringify({ applied: a1 })],
+        [a2, "applied", JSON.stringify({ applied: a2 })],
+      ],
+    );
+    const events = await turnEvents(ws, turnId);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["TurnResumed"],
+    );
+    const resumed = TurnResumed.fromJSON(events[0]?.data);
+    assert.deepEqual(
+      resumed.results.map((r) => [r.actionId, r.status]),
+      [
+        [a1, "applied"],
+        [a2, "applied"],
+      ],
+    );
+  });
+
+  test("one rejected awaited action completes the turn with the rejection, without waiting for the other", async () => {
+    const turnId = uniqueId("exec");
+    const { ws, a1, a2, h2 } = await twoAwaited(turnId);
+    const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
+    await h2.executeUpdate(decideUpdate, {
+      args: [{ kind: "reject", decidedBy: "user:bob", reason: "no drafts" }],
+    });
+    const outcome = await turn.result();
+    assert.equal(outcome.state, "completed");
+    assert.equal(outcome.reason, `action ${a2} was rejected: no drafts`);
+    const events = await turnEvents(ws, turnId);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ["TurnCompleted"],
+    );
+    assert.equal(TurnCompleted.fromJSON(events[0]?.data).reason, `action ${a2} was rejected: no drafts`);
+  });
+
+  test("decisions taken before the turn workflow exists are not lost: the turn resumes when it learns the awaited set", async () => {
+    const turnId = uniqueId("exec");
+    const { ws, a1, a2, h1, h2 } = await twoAwaited(turnId);
+    await h1.executeUpdate(decideUpdate, { args: [approve] });
+    await h2.executeUpdate(decideUpdate, { args: [approve] });
+    const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
+    const outcome = await turn.result();
+    assert.equal(outcome.state, "resumed");
+    assert.equal((await turnEvents(ws, turnId)).length, 1);
+  });
+});
