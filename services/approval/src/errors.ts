@@ -22,7 +22,7 @@ import {
 import { CallerTokenInvalid } from "@gatehouse/caller-token";
 import { WrongExpectedRevision } from "@gatehouse/event-store";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
+import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 
 /** A gRPC status for `err`; `expected` is false when the error is a bug or an outage worth logging. */
 export function toStatus(err: unknown): { code: status; details: string; expected: boolean } {
@@ -31,6 +31,8 @@ export function toStatus(err: unknown): { code: status; details: string; expecte
   if (err instanceof ApprovalError) return { code: domainCode(err), details: err.message, expected: true };
   if (err instanceof LifecycleEngineUnavailable)
     return { code: status.UNAVAILABLE, details: err.message, expected: false };
+  if (err instanceof ActionLifecycleFailed)
+    return { code: status.INTERNAL, details: err.message, expected: false };
   if (err instanceof WrongExpectedRevision) {
     return {
       code: status.ABORTED,

@@ -550,25 +550,6 @@ test("Verify reports an intact hash chain for a workspace stream", async () => {
   }
 });
 
-test("a gatekeeper that cannot be reached fails the apply with a known outcome (the request was not sent)", async () => {
-  // The worker's "dead" gatekeeper kind points at a loopback port where nothing listens.
-  const h = await startHarness(stack, { bindings: ["MEM"], gatekeeperKind: "dead" });
-  try {
-    const id = await submit(h, "MEM", "a");
-    const res = await call<unknown, DecisionResponse>(h.decisions, "approve", {
-      workspaceId: h.ws,
-      actionId: id,
-      decidedBy: "user:alice",
-    });
-    const rec = res.actions.find((r) => r.id === id);
-    assert.equal(rec?.status, ActionStatus.ACTION_STATUS_FAILED);
-    assert.equal(rec?.outcomeUnknown, false);
-    assert.match(rec?.reason ?? "", /could not be reached .*not sent/);
-  } finally {
-    await h.close();
-  }
-});
-
 test("start-up recovery gives a pending action without a workflow its workflow", async () => {
   const ws = newWorkspaceId();
   const store = openSqliteEventStore(stack.eventsPath);

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { status } from "@grpc/grpc-js";
-import { LifecycleEngineUnavailable } from "../src/adapters/engine-errors.ts";
+import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "../src/adapters/engine-errors.ts";
 import { refusalOf } from "../src/adapters/refusal.ts";
 import { toStatus } from "../src/errors.ts";
 
@@ -39,5 +39,15 @@ test("an unreachable Temporal server is UNAVAILABLE naming TEMPORAL_ADDRESS and 
   assert.match(
     s.details,
     /Temporal at 127\.0\.0\.1:7233, TEMPORAL_ADDRESS\) could not deliver a decision; start the Temporal server/,
+  );
+});
+
+test("a workflow that ended without an outcome is INTERNAL, naming the action and where to look", () => {
+  const s = toStatus(new ActionLifecycleFailed(4, "action 4 could not be applied"));
+  assert.equal(s.code, status.INTERNAL);
+  assert.equal(s.expected, false);
+  assert.match(
+    s.details,
+    /^action 4: its lifecycle workflow ended without an outcome \(action 4 could not be applied\).*worker's logs/,
   );
 });

@@ -17,7 +17,7 @@ import {
   ResourceIntroduced,
   WorkspaceCreated,
 } from "@gatehouse/proto";
-import { freePort, startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
+import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 import { type Client, credentials, type ServiceError } from "@grpc/grpc-js";
 import { type ApprovalService, type ApprovalServiceOptions, startApprovalService } from "../src/index.ts";
 import { RecordingGatekeeper } from "./recording-gatekeeper.ts";
@@ -38,8 +38,8 @@ export interface Stack {
 }
 
 /**
- * Starts the stack. The worker knows two gatekeeper kinds: "mcp" (the RecordingGatekeeper) and
- * "dead" (a loopback port where nothing listens). `startWorker: false` leaves the worker stopped.
+ * Starts the stack. The worker knows gatekeeper kind "mcp" (the RecordingGatekeeper).
+ * `startWorker: false` leaves the worker stopped.
  */
 export async function startStack(options: { startWorker?: boolean } = {}): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-approval-"));
@@ -48,7 +48,7 @@ export async function startStack(options: { startWorker?: boolean } = {}): Promi
   const worker = new WorkerProcess({
     temporalAddress: temporal.address,
     dataDir: dir,
-    gatekeeperAddresses: `mcp=127.0.0.1:${gatekeeper.port},dead=127.0.0.1:${await freePort()}`,
+    gatekeeperAddresses: `mcp=127.0.0.1:${gatekeeper.port}`,
   });
   const stack: Stack = {
     dir,

@@ -5,6 +5,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
+import { freePort } from "@gatehouse/temporal-dev";
 import { Client, Connection } from "@temporalio/client";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -38,6 +39,7 @@ export class WorkerProcess {
           TEMPORAL_ADDRESS: this.env.temporalAddress,
           GATEHOUSE_DATA_DIR: this.env.dataDir,
           GATEKEEPER_ADDRESSES: this.env.gatekeeperAddresses,
+          WORKER_METRICS_ADDR: `127.0.0.1:${await freePort()}`,
           LOG_LEVEL: process.env.WORKER_LOG_LEVEL ?? "warn",
         },
         stdio: ["ignore", "pipe", "pipe"],

@@ -15,15 +15,17 @@ import {
   LIFECYCLE_TASK_QUEUE,
 } from "@gatehouse/approval-core/lifecycle-contract";
 import {
+  ApplicationFailure,
   type Client,
   isGrpcServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type WorkflowUpdateHandle,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   WorkflowUpdateStage,
 } from "@temporalio/client";
-import { LifecycleEngineUnavailable } from "./engine-errors.ts";
+import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "./engine-errors.ts";
 import { refusalOf } from "./refusal.ts";
 
 /** How a decision reached the action's workflow. */
@@ -64,25 +66,37 @@ export class ActionWorkflows {
    * Delivers a decision. The Update's validator refuses a second decision: that becomes
    * ActionNotPending with the workflow's words (ABORTED for an approval that lost a race).
    * @throws ActionNotPending, WorkflowNotFoundError (no workflow: call ensureStarted and retry),
-   *   LifecycleEngineUnavailable.
+   *   ActionLifecycleFailed (the workflow ended without an outcome), LifecycleEngineUnavailable.
    */
   async decide(workspaceId: string, actionId: number, decision: Decision): Promise<DecisionDelivery> {
     const { client } = this.options;
     const handle = client.workflow.getHandle(actionWorkflowId(workspaceId, actionId));
+    let update: WorkflowUpdateHandle<DecisionOutcome>;
     try {
-      const update = await client.withDeadline(Date.now() + this.options.acceptTimeoutMs, () =>
+      update = await client.withDeadline(Date.now() + this.options.acceptTimeoutMs, () =>
         handle.startUpdate(decideUpdate, { args: [decision], waitForStage: WorkflowUpdateStage.ACCEPTED }),
       );
-      return { delivered: "update", outcome: await update.result() };
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError)
-        throw refusalOf(actionId, decision, err.cause?.message ?? err.message);
+      // Refused by the validator (already decided, malformed).
+      if (err instanceof WorkflowUpdateFailedError) throw refusalOf(actionId, decision, causeMessage(err));
       if (err instanceof WorkflowNotFoundError) throw err;
       if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
         await this.queue(workspaceId, actionId, decision);
         return { delivered: "signal" };
       }
       throw this.unavailable(err, "deliver a decision");
+    }
+    try {
+      return { delivered: "update", outcome: await update.result() };
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) {
+        // Accepted, then refused because another decision was taken first.
+        if (err.cause instanceof ApplicationFailure && err.cause.type === "DecisionRefused") {
+          throw refusalOf(actionId, decision, causeMessage(err));
+        }
+        throw new ActionLifecycleFailed(actionId, causeMessage(err));
+      }
+      throw this.unavailable(err, "wait for the outcome of a decision");
     }
   }
 
@@ -116,4 +130,9 @@ export class ActionWorkflows {
     }
     return err instanceof Error ? err : new Error(String(err));
   }
+}
+
+/** The workflow's own words: the failure cause's message, else the error's. */
+function causeMessage(err: WorkflowUpdateFailedError): string {
+  return err.cause?.message ?? err.message;
 }

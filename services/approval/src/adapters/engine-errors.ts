@@ -15,3 +15,19 @@ export class LifecycleEngineUnavailable extends Error {
     );
   }
 }
+
+/**
+ * The action's workflow ended (failed) without a final outcome for the decision, e.g. the apply
+ * could not be carried out. The action stays as the log shows it.
+ */
+export class ActionLifecycleFailed extends Error {
+  override name = "ActionLifecycleFailed";
+  constructor(
+    readonly actionId: number,
+    readonly workflowMessage: string,
+  ) {
+    super(
+      `action ${actionId}: its lifecycle workflow ended without an outcome (${workflowMessage}); the action stays as GetAction shows it — see the lifecycle worker's logs`,
+    );
+  }
+}
