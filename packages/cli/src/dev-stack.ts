@@ -11,6 +11,8 @@ import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { startKernel } from "@gatehouse/kernel";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
+import { startTemporalDevServer } from "@gatehouse/temporal-dev";
+import { startLifecycleWorker } from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
 
 export interface DevStackOptions {
@@ -18,15 +20,22 @@ export interface DevStackOptions {
   dataDir: string;
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
-  /** Fixed ports (0 or absent = a free port). */
-  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner", number>>;
+  /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port. */
+  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner" | "temporal", number>>;
+  /**
+   * A running Temporal server ("host:port"). Absent: a `temporal server start-dev` is started,
+   * persisting to `<dataDir>/temporal.db`.
+   */
+  temporalAddress?: string;
+  /** Pending-action time-to-live, ms (default 7 days). */
+  actionTtlMs?: number;
   /** "auto" uses gVisor when runsc is installed. */
   sandbox?: "auto" | "gvisor" | "none";
   logger?: Logger;
 }
 
 export interface DevStack {
-  addresses: { kernel: string; approval: string; mcp: string; runner: string };
+  addresses: { kernel: string; approval: string; mcp: string; runner: string; temporal: string };
   store: EventStore;
   /** The sandbox mode actually in use ("gvisor" or "none"). */
   sandboxMode: string;
@@ -70,6 +79,16 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
   const closers: Array<() => Promise<void>> = [];
   try {
+    let temporalAddress = options.temporalAddress;
+    if (!temporalAddress) {
+      const server = await startTemporalDevServer({
+        dbFile: join(dataDir, "temporal.db"),
+        port: options.ports?.temporal ?? 0,
+      });
+      closers.push(() => server.close());
+      temporalAddress = server.address;
+    }
+    const temporal = { address: temporalAddress };
     const runner = await startSandboxRunner({
       host,
       port: options.ports?.runner ?? 0,
@@ -88,10 +107,18 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       logger,
     });
     closers.push(() => mcp.close());
+    const worker = await startLifecycleWorker({
+      store,
+      temporal,
+      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      logger,
+    });
+    closers.push(() => worker.close());
     const approval = await startApprovalService({
       store,
       callerTokenSecret: secret,
-      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      temporal,
+      ...(options.actionTtlMs ? { actionTtlMs: options.actionTtlMs } : {}),
       host,
       port: approvalPort,
       logger,
@@ -102,6 +129,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       callerTokenSecret: secret,
       gatekeepers: { mcp: `${host}:${mcp.port}` },
       sandboxRunnerAddress: `${host}:${runner.port}`,
+      temporal,
       host,
       port: options.ports?.kernel ?? 0,
       logger,
@@ -112,6 +140,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       approval: `${host}:${approval.port}`,
       mcp: `${host}:${mcp.port}`,
       runner: `${host}:${runner.port}`,
+      temporal: temporalAddress,
     };
     return {
       addresses,

@@ -72,7 +72,7 @@ function service(name: string, entry: string, vars: Record<string, string>): Chi
 }
 
 before(async () => {
-  const ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map(() => freePort()));
+  const ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => freePort()));
   const [kernel, approval, mcp, runner, m1, m2, m3, m4] = ports as [
     number,
     number,
@@ -83,7 +83,8 @@ before(async () => {
     number,
     number,
   ];
-  opsPorts = { "gatekeeper-mcp": m1, "sandbox-runner": m2, kernel: m3, approval: m4 };
+  const m5 = ports[8] as number;
+  opsPorts = { "gatekeeper-mcp": m1, "sandbox-runner": m2, kernel: m3, approval: m4, worker: m5 };
   const secret = randomBytes(32).toString("hex");
   const memoryFile = join(dir, "memory.jsonl");
   const registry = join(dir, "registry.yaml");
@@ -125,6 +126,15 @@ before(async () => {
         GATEKEEPER_MCP_METRICS_ADDR: `127.0.0.1:${m1}`,
       }),
       mcp,
+    ],
+    [
+      "worker",
+      service("worker", "services/worker/src/main.ts", {
+        ...common,
+        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+        WORKER_METRICS_ADDR: `127.0.0.1:${m5}`,
+      }),
+      m5,
     ],
     [
       "sandbox-runner",

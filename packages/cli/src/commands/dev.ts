@@ -13,7 +13,11 @@ export function registerDevCommand(program: Command): void {
     .option("--registry <file>", "MCP server registry (YAML); default: memory + files servers from npm")
     .option("--sandbox <mode>", "auto | gvisor | none (none = the isolate is the only wall)", "auto")
     .option("--insecure-no-gvisor", "same as --sandbox none")
-    .option("--port-base <n>", "kernel on n, approval n+1, mcp gatekeeper n+2, runner n+3", "7001")
+    .option(
+      "--port-base <n>",
+      "kernel on n, approval n+1, mcp gatekeeper n+2, runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set)",
+      "7001",
+    )
     .action(
       async (opts: { registry?: string; sandbox: string; insecureNoGvisor?: boolean; portBase: string }) => {
         const mode = opts.insecureNoGvisor ? "none" : opts.sandbox;
@@ -41,13 +45,15 @@ export function registerDevCommand(program: Command): void {
             dataDir: dir,
             registry,
             sandbox: mode as "auto" | "gvisor" | "none",
-            ports: { kernel: base, approval: base + 1, mcp: base + 2, runner: base + 3 },
+            ports: { kernel: base, approval: base + 1, mcp: base + 2, runner: base + 3, temporal: base + 4 },
+            ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
             logger,
           });
           writeDevFile(dir, stack.addresses);
           process.stdout.write(
             `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
-              `mcp gatekeeper ${stack.addresses.mcp}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode})\n` +
+              `mcp gatekeeper ${stack.addresses.mcp}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
+              `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
               `data: ${dir}\n`,
           );
           if (stack.sandboxMode !== "gvisor") {
@@ -66,7 +72,7 @@ export function registerDevCommand(program: Command): void {
           const message = (err as Error).message;
           process.stderr.write(
             /EADDRINUSE|address already in use/i.test(message)
-              ? `gatehouse dev: a port from ${base} to ${base + 3} is already in use; stop what holds it or pass --port-base <n>\n`
+              ? `gatehouse dev: a port from ${base} to ${base + 4} is already in use; stop what holds it or pass --port-base <n>\n`
               : `gatehouse dev: ${message}\n`,
           );
           process.exit(1);
