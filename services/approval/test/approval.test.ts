@@ -594,9 +594,11 @@ test("start-up recovery gives a pending action without a workflow its workflow",
 });
 
 test("a pending action expires after the configured TTL and cascades with reason expired", async () => {
-  const h = await startHarness(stack, { service: { actionTtlMs: 1500 } });
+  const h = await startHarness(stack, { service: { actionTtlMs: 3000 } });
   try {
     const a = await submit(h, "MEM", "a");
+    // b's own TTL must end well after a's, so b is rejected by a's expiry cascade, not by its own timer.
+    await new Promise((r) => setTimeout(r, 2000));
     const b = await submit(h, "MEM", "b", ["a"]);
     const get = (id: number) =>
       call<unknown, ActionRecord>(h.decisions, "getAction", { workspaceId: h.ws, actionId: id });
