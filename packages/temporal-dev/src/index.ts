@@ -121,6 +121,10 @@ export async function startTemporalDevServer(
     namespace,
     "--log-level",
     "error",
+    // Lets the server hand an activity scheduled by a workflow task straight back to the worker that
+    // completed it (one round trip less per approve → apply).
+    "--dynamic-config-value",
+    "system.enableActivityEagerExecution=true",
   ];
   if (options.dbFile) args.push("--db-filename", options.dbFile);
   const child: ChildProcess = spawn(cli, args, { stdio: ["ignore", "pipe", "pipe"] });

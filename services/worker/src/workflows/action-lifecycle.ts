@@ -36,7 +36,7 @@ import {
   APPLY_ACTIVITY,
   METRICS_LOCAL_ACTIVITY,
   NOTICE_ACTIVITY,
-  STREAM_ACTIVITY,
+  STREAM_LOCAL_ACTIVITY,
 } from "./activity-options.ts";
 import {
   alreadyDecidedMessage,
@@ -48,7 +48,7 @@ import {
   recordedDecisionOf,
 } from "./outcome.ts";
 
-const stream = proxyActivities<LifecycleActivities>(STREAM_ACTIVITY);
+const stream = proxyLocalActivities<LifecycleActivities>(STREAM_LOCAL_ACTIVITY);
 const apply = proxyActivities<LifecycleActivities>(APPLY_ACTIVITY);
 const notices = proxyActivities<LifecycleActivities>(NOTICE_ACTIVITY);
 const local = proxyLocalActivities<LifecycleLocalActivities>(METRICS_LOCAL_ACTIVITY);

@@ -23,10 +23,10 @@ import type {
   TurnOutcome,
   TurnResult,
 } from "./activity-api.ts";
-import { METRICS_LOCAL_ACTIVITY, STREAM_ACTIVITY } from "./activity-options.ts";
+import { METRICS_LOCAL_ACTIVITY, STREAM_LOCAL_ACTIVITY } from "./activity-options.ts";
 import { type TurnEnd, turnEnd } from "./turn.ts";
 
-const stream = proxyActivities<LifecycleActivities>(STREAM_ACTIVITY);
+const stream = proxyLocalActivities<LifecycleActivities>(STREAM_LOCAL_ACTIVITY);
 const local = proxyLocalActivities<LifecycleLocalActivities>(METRICS_LOCAL_ACTIVITY);
 
 /** Workflow `awaitDecisionTurn`. @returns the outcome it recorded. */
