@@ -10,13 +10,7 @@ import {
   turnActionDecidedSignal,
   turnAwaitingSignal,
 } from "@gatehouse/approval-core/lifecycle-contract";
-import {
-  condition,
-  proxyActivities,
-  proxyLocalActivities,
-  setHandler,
-  workflowInfo,
-} from "@temporalio/workflow";
+import { condition, proxyLocalActivities, setHandler, workflowInfo } from "@temporalio/workflow";
 import type {
   LifecycleActivities,
   LifecycleLocalActivities,
