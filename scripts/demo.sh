@@ -13,13 +13,13 @@ gh() { node --no-node-snapshot --import tsx packages/cli/src/main.ts "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(typeof v==="object"?JSON.stringify(v):v)})' "$1"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "starting gatehouse dev (all services in one process, data in $GATEHOUSE_DATA_DIR)"
+step "starting gatehouse dev (all services and a Temporal dev server, data in $GATEHOUSE_DATA_DIR)"
 # exec: $! is then the node process itself, so the trap below stops it.
 (exec node --no-node-snapshot --import tsx packages/cli/src/main.ts dev --port-base "${DEMO_PORT_BASE:-7101}" \
   >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
+for _ in $(seq 1 300); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
 [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] || { cat "$GATEHOUSE_DATA_DIR/dev.log"; exit 1; }
 head -3 "$GATEHOUSE_DATA_DIR/dev.log" | grep -v '^{' || true
 
@@ -38,6 +38,8 @@ result=$(gh --json exec "$ws" examples/demo.ts)
 echo "$result" | field console
 echo "returned: $(echo "$result" | field returnJson)"
 ret=$(echo "$result" | field returnJson)
+turn=$(echo "$result" | field turnId)
+echo "the writes wait for a person, so the agent's turn is suspended: turn $turn"
 id_of() { echo "$ret" | field "$1.actionId"; }
 entities=$(id_of entities); relation=$(id_of relation); notes=$(id_of notes); draft=$(id_of draft); polish=$(id_of polish)
 
@@ -62,6 +64,9 @@ step "the dependent of the rejected write was cascaded"
 gh actions "$ws"
 status=$(gh --json actions "$ws" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).find(x=>x.id==process.argv[1]);console.log(a.status, a.cascadedFrom)})' "$polish")
 echo "action $polish: $status"
+
+step "the turn ends once every awaited write is decided (here: completed, since the draft was rejected)"
+gh turn "$ws" "$turn" --wait --timeout 30
 
 step "the agent collects a result (recorded as an observation)"
 cat >"$GATEHOUSE_DATA_DIR/collect.ts" <<SNIP
