@@ -34,6 +34,7 @@ fi
 # when missing (no binary download needed). Skipped when TEMPORAL_ADDRESS points at a cluster.
 TEMPORAL_CLI_VERSION=v1.5.1
 if [ -z "${TEMPORAL_ADDRESS:-}" ] && ! command -v temporal >/dev/null 2>&1 && [ ! -x "${GOBIN:-$HOME/go/bin}/temporal" ]; then
+  if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
   if ! command -v go >/dev/null 2>&1; then
     echo "setup: the Temporal CLI is missing and Go is not installed to build it; install Go, or set TEMPORAL_ADDRESS" >&2
     exit 1
