@@ -73,6 +73,9 @@ export function describeGrpcError(err: unknown, service: string): string {
   const e = err as Partial<ServiceError>;
   if (e.code === 14) {
     const where = (addresses() as unknown as Record<string, string>)[service] ?? "its address";
+    if (e.details && !/No connection established/i.test(e.details)) {
+      return `the ${service} service at ${where} stopped answering during the call (${e.details}); it may have partly taken effect — check with \`gatehouse actions <workspace>\` once it runs again`;
+    }
     return `cannot reach the ${service} service at ${where}; start it with \`gatehouse dev\` or set GATEHOUSE_${service.toUpperCase()}_ADDRESS`;
   }
   if (e.code === 4) return `the ${service} service did not answer in time`;

@@ -74,6 +74,27 @@ test("one rejection completes the turn with the rejection", async () => {
   assert.ok(!h.memoryState().some((l) => l.includes('"TurnD"')));
 });
 
+test("rejecting an awaited action that another awaited action depends on names the person's reason", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const { turnId, ids } = await turnOf(
+    ws,
+    `export default async (env: any) => {
+      const root = await env.MEMORY.create_entities({ entities: [{ name: "TurnRoot", entityType: "turn", observations: [] }] });
+      const leaf = await env.MEMORY.add_observations({ observations: [{ entityName: "TurnRoot", contents: ["x"] }] }, { dependsOn: [root.actionId] });
+      return [root.actionId, leaf.actionId];
+    }`,
+  );
+  await unary(h.decisions, h.decisions.reject, {
+    workspaceId: ws,
+    actionId: ids[0]!,
+    decidedBy: "user:t",
+    reason: "no root today",
+  });
+  const turn = await getTurn(ws, turnId, true);
+  assert.equal(turn.state, "completed");
+  assert.match(turn.reason, new RegExp(`action ${ids[0]} was rejected: no root today`));
+});
+
 test("an unknown turn is NOT_FOUND with the hint that a turn id is an execution id", async () => {
   const ws = await h.workspace();
   await assert.rejects(getTurn(ws, "no-such-turn"), (err: { code: number; details: string }) => {

@@ -104,6 +104,13 @@ export async function startTemporalDevServer(
 ): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
   const port = options.port || (await freePort());
+  if (await canConnect(port)) {
+    // Without this check a leftover server (e.g. from a killed `gatehouse dev`) would answer on the
+    // port while the new one fails to bind, and its state would silently be used.
+    throw new Error(
+      `port ${port} on 127.0.0.1 is already in use (perhaps a leftover \`temporal server start-dev\`); stop it or choose another port`,
+    );
+  }
   const namespace = options.namespace ?? "default";
   const args = [
     "server",

@@ -36,3 +36,16 @@ test("the dev server listens on loopback, persists to its db file, and stops", a
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a port already in use is refused instead of silently using whatever answers there", async () => {
+  const { createServer } = await import("node:net");
+  const squatter = createServer();
+  await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", () => resolve()));
+  const addr = squatter.address();
+  const port = typeof addr === "object" && addr ? addr.port : 0;
+  try {
+    await assert.rejects(startTemporalDevServer({ port }), /already in use/);
+  } finally {
+    squatter.close();
+  }
+});

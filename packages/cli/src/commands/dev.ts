@@ -69,7 +69,10 @@ export function registerDevCommand(program: Command): void {
           process.once("SIGINT", stop);
           process.once("SIGTERM", stop);
         } catch (err) {
-          const message = (err as Error).message;
+          let message = (err as Error).message;
+          if (process.env.TEMPORAL_ADDRESS && /connect|deadline|UNAVAILABLE/i.test(message)) {
+            message = `cannot reach Temporal at ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS): ${message}; unset TEMPORAL_ADDRESS to run the bundled dev server`;
+          }
           process.stderr.write(
             /EADDRINUSE|address already in use/i.test(message)
               ? `gatehouse dev: a port from ${base} to ${base + 4} is already in use; stop what holds it or pass --port-base <n>\n`

@@ -122,7 +122,13 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
       run("kernel", async () => {
         const seconds = parseId(opts.timeout, "--timeout");
         const k = kernelClient();
-        const turn = await call(k, k.getTurn, { workspaceId: ws, turnId, wait: !!opts.wait }, seconds * 1000);
+        // The kernel answers with the current state shortly before the call's deadline.
+        const turn = await call(
+          k,
+          k.getTurn,
+          { workspaceId: ws, turnId, wait: !!opts.wait },
+          seconds * 1000 + 1000,
+        );
         emit(globals().json, turn, () => {
           const head = `turn ${turn.turnId}: ${turn.state} (awaiting ${turn.awaitedActionIds.join(", ")})`;
           const rows = turn.results.map(

@@ -182,7 +182,8 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
   final = outcomeOf(snap as ActionSnapshot & { status: typeof snap.status });
   phase = final.status;
 
-  if (ownsEnd) await propagate(ref.workspaceId, ref.actionId, snap);
+  // Tell an awaiting turn first, then cascade: the turn hears the root rejection before the
+  // rejections it causes, so it names the person's reason rather than "needed action N".
   if (snap.awaited) {
     await notices.signalTurn({
       workspaceId: ref.workspaceId,
@@ -195,6 +196,7 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
       },
     });
   }
+  if (ownsEnd) await propagate(ref.workspaceId, ref.actionId, snap);
   await local.observeWorkflowEnd({ workflow: ACTION_WORKFLOW, outcome: final.status, startedAtMs });
   await condition(allHandlersFinished);
   return final;
