@@ -62,7 +62,7 @@ echo "memory graph:"; cat "$GATEHOUSE_DATA_DIR/memory.jsonl"; echo
 
 step "the dependent of the rejected write was cascaded"
 gh actions "$ws"
-status=$(gh --json actions "$ws" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).find(x=>x.id==process.argv[1]);console.log(a.status, a.cascadedFrom)})' "$polish")
+status=$(gh --json actions "$ws" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const a=JSON.parse(s).find(x=>x.id==process.argv[1]);console.log(a.status.replace("ACTION_STATUS_","").toLowerCase() + ", cascaded from action " + a.cascadedFrom)})' "$polish")
 echo "action $polish: $status"
 
 step "the turn ends once every awaited write is decided (here: completed, since the draft was rejected)"
