@@ -4,13 +4,14 @@
  * retries (a retry could repeat a side effect; DESIGN.md "Apply is at most once").
  * `isError: true` -> {ok:false, error: the tool's text}; success -> {ok:true, resultJson}.
  */
+
+import { truncateUtf8 } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import type { StagedPayload } from "./binding-service.ts";
 import { toolErrorText } from "./binding-service.ts";
 import type { ConnectionPool } from "./connections.ts";
 import { InvalidRequest, ScopeViolation } from "./errors.ts";
-import { truncateUtf8 } from "./fence.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { resolveResourceUrl } from "./resource-url.ts";
 import { scopePermits } from "./scope-fragment.ts";

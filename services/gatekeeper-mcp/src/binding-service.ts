@@ -10,16 +10,16 @@
  *   observation before it is returned.
  */
 import { randomUUID } from "node:crypto";
+import type { ApprovalQueue } from "@gatehouse/gatekeeper-kit";
+import { truncateUtf8 } from "@gatehouse/gatekeeper-kit";
 import { ActionStatus, Delivery } from "@gatehouse/proto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
-import type { ApprovalQueue } from "./approval-client.ts";
 import { validateArguments } from "./arg-validation.ts";
 import { type Catalog, permittedTool } from "./catalog.ts";
 import type { ConnectionPool } from "./connections.ts";
 import { describeRead, describeToolCall } from "./describe.ts";
 import { ArgumentsInvalid, GatekeeperError, ToolFailed, UnknownAction } from "./errors.ts";
-import { truncateUtf8 } from "./fence.ts";
 import type { ResolvedResource } from "./resource-url.ts";
 
 /** Who is calling, from the session's `open` message. The token is never logged or returned. */

@@ -2,9 +2,10 @@
  * Approver-facing text for MCP tool calls, built from the STAGED payload (tool name + arguments)
  * and the tool's description as listed by the server, never from what the caller claims.
  * Tool description and arguments are untrusted: each is fenced and bounded (4 KiB / 16 KiB by
- * default); when cut, `descriptionIsComplete` is false and a marker says so.
+ * default); when cut, `descriptionIsComplete` is false and a marker says so. The bounding and
+ * fencing are the kit's `buildDescription`; the wording is MCP's.
  */
-import { fenceUntrusted } from "./fence.ts";
+import { buildDescription, fenceUntrusted, inlineSafe } from "@gatehouse/gatekeeper-kit";
 
 /** Byte budgets (UTF-8) for the untrusted parts. */
 export interface DescriptionBudget {
@@ -24,10 +25,8 @@ export interface CallDescription {
   descriptionIsComplete: boolean;
 }
 
-function safeInline(text: string): string {
-  // Tool and server names appear outside fences: keep them to a harmless character set.
-  return text.replace(/[^A-Za-z0-9_.\-:/]/g, "?").slice(0, 128);
-}
+// Tool and server names appear outside fences: keep them to a harmless character set.
+const safeInline = (text: string) => inlineSafe(text);
 
 /**
  * Describes a staged call `tool(arguments)` on `serverName`.
@@ -40,32 +39,24 @@ export function describeToolCall(
   args: unknown,
   budget: DescriptionBudget = DEFAULT_BUDGET,
 ): CallDescription {
-  const desc = fenceUntrusted(
-    toolDescription ?? "(the server gives no description)",
-    budget.toolDescriptionBytes,
-  );
-  const argsText = JSON.stringify(args ?? {}, null, 2);
-  const argsBlock = fenceUntrusted(argsText, budget.argumentsBytes, "json");
-  const complete = desc.complete && argsBlock.complete;
-  const lines = [
-    `Call MCP tool \`${safeInline(tool)}\` on server \`${safeInline(serverName)}\`.`,
-    "",
-    ...(complete
-      ? []
-      : ["**Warning: this description was cut to fit its size budget; the full call is larger.**", ""]),
-    "Tool description (untrusted, from the server):",
-    "",
-    desc.markdown,
-    "",
-    "Arguments (untrusted, exactly as staged):",
-    "",
-    argsBlock.markdown,
-  ];
-  return {
-    title: `Call ${safeInline(tool)} on ${safeInline(serverName)}`,
-    description: lines.join("\n"),
-    descriptionIsComplete: complete,
-  };
+  const built = buildDescription({
+    headline: `Call MCP tool \`${safeInline(tool)}\` on server \`${safeInline(serverName)}\`.`,
+    cutWarning: "**Warning: this description was cut to fit its size budget; the full call is larger.**",
+    blocks: [
+      {
+        label: "Tool description (untrusted, from the server):",
+        text: toolDescription ?? "(the server gives no description)",
+        maxBytes: budget.toolDescriptionBytes,
+      },
+      {
+        label: "Arguments (untrusted, exactly as staged):",
+        text: JSON.stringify(args ?? {}, null, 2),
+        lang: "json",
+        maxBytes: budget.argumentsBytes,
+      },
+    ],
+  });
+  return { title: `Call ${safeInline(tool)} on ${safeInline(serverName)}`, ...built };
 }
 
 /**

@@ -6,10 +6,20 @@
  * - `$ref`s that are not local (`#...`) are replaced by "any value", so generation never reads files
  *   or the network; `$id`/`id` are dropped;
  * - `description`/`title` text is cleaned so it cannot close a doc comment (`*\/`).
- * Tool descriptions in method doc comments are cleaned the same way.
+ * Tool descriptions in method doc comments are cleaned the same way. Doc-comment sanitising and
+ * interface assembly come from @gatehouse/gatekeeper-kit; the JSON-Schema part is MCP-specific.
  */
+import {
+  assembleInterface,
+  type DtsMethod,
+  indentLines,
+  sanitizeDocText,
+  uniqueIdent,
+} from "@gatehouse/gatekeeper-kit";
 import { compile, type JSONSchema } from "json-schema-to-typescript";
 import type { ToolClassification } from "./classify.ts";
+
+export { sanitizeDocText };
 
 /** One permitted tool as the d.ts generator needs it. */
 export interface DtsTool {
@@ -17,18 +27,6 @@ export interface DtsTool {
   description?: string | undefined;
   inputSchema: Record<string, unknown>;
   classification: ToolClassification;
-}
-
-const MAX_DOC_CHARS = 2000;
-
-/** Makes text safe inside a `/** ... *\/` comment: no `*\/`, no control characters, bounded. */
-export function sanitizeDocText(text: string): string {
-  const cleaned = text
-    .replace(/\*\//g, "*\u200b/")
-    .replace(/\/\*/g, "/\u200b*")
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters on purpose
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f\u2028\u2029]/g, " ");
-  return cleaned.length > MAX_DOC_CHARS ? `${cleaned.slice(0, MAX_DOC_CHARS)} …` : cleaned;
 }
 
 /** Deep copy of an untrusted JSON Schema with the dangerous parts removed (see module doc). */
@@ -47,28 +45,6 @@ export function sanitizeSchema(value: unknown, depth = 0): unknown {
     out[k] = sanitizeSchema(v, depth + 1);
   }
   return out;
-}
-
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-
-function methodKey(name: string): string {
-  return IDENT.test(name) ? name : JSON.stringify(name);
-}
-
-function namespaceIdent(name: string, used: Set<string>): string {
-  let base = name.replace(/[^A-Za-z0-9_]/g, "_");
-  if (!/^[A-Za-z_]/.test(base)) base = `_${base}`;
-  let candidate = base;
-  for (let i = 2; used.has(candidate); i++) candidate = `${base}_${i}`;
-  used.add(candidate);
-  return candidate;
-}
-
-function indent(text: string, prefix: string): string {
-  return text
-    .split("\n")
-    .map((l) => (l === "" ? l : prefix + l))
-    .join("\n");
 }
 
 /** Shared result types; interfaces (not type aliases) so several bindings' d.ts can be concatenated. */
@@ -117,9 +93,9 @@ export async function generateBindingDts(
 ): Promise<string> {
   const used = new Set<string>();
   const argNamespaces: string[] = [];
-  const methods: string[] = [];
+  const methods: DtsMethod[] = [];
   for (const tool of [...tools].sort((a, b) => a.name.localeCompare(b.name))) {
-    const ns = namespaceIdent(tool.name, used);
+    const ns = uniqueIdent(tool.name, used);
     const schema = sanitizeSchema(tool.inputSchema) as Record<string, unknown>;
     delete schema.title;
     if (schema.type === undefined) schema.type = "object";
@@ -131,32 +107,35 @@ export async function generateBindingDts(
       unknownAny: true,
       $refOptions: { resolve: { external: false, file: false, http: false } } as never,
     });
-    argNamespaces.push(`  namespace ${ns} {\n${indent(ts.trim(), "    ")}\n  }`);
+    argNamespaces.push(`  namespace ${ns} {\n${indentLines(ts.trim(), "    ")}\n  }`);
     const required = Array.isArray(schema.required) && schema.required.length > 0;
     const argsParam = `args${required ? "" : "?"}: ${binding}_Args.${ns}.Args`;
-    const doc = sanitizeDocText(tool.description ?? "(no description)");
     const isRead = tool.classification.kind === "read";
     const kindLine = isRead
       ? "Read: recorded as an observation, then returns the tool result."
       : `Write (${tool.classification.autoApprovable ? "auto-approvable" : "needs approval"}): returns a pending handle; the tool runs only after approval. Collect the result with getActionResult.`;
-    const docLines = [...doc.split("\n"), "", kindLine].map((l) => `   * ${l}`.trimEnd());
-    methods.push(
-      `  /**\n${docLines.join("\n")}\n   */\n  ${methodKey(tool.name)}(${argsParam}${
+    methods.push({
+      name: tool.name,
+      doc: [tool.description ?? "(no description)", "", kindLine],
+      signature: `(${argsParam}${
         isRead
           ? "): Promise<McpCallToolResult>;"
           : ", options?: McpActionOptions): Promise<McpPendingAction>;"
       }`,
-    );
+    });
   }
-  methods.push(
-    "  /** Status of an action this binding submitted; once applied, reading its result is recorded as an observation. */\n  getActionResult(actionId: number): Promise<McpActionResult>;",
-  );
+  methods.push({
+    name: "getActionResult",
+    doc: [
+      "Status of an action this binding submitted; once applied, reading its result is recorded as an observation.",
+    ],
+    signature: "(actionId: number): Promise<McpActionResult>;",
+  });
   return [
     `// Binding ${binding}: MCP server "${sanitizeDocText(serverName).replace(/[\r\n]/g, " ")}". Generated by gatekeeper-mcp.`,
     COMMON_DTS,
     `declare namespace ${binding}_Args {\n${argNamespaces.join("\n")}\n}`,
-    `/** Tools of MCP server "${sanitizeDocText(serverName)}" permitted for this binding. */`,
-    `interface ${binding} {\n${methods.join("\n")}\n}`,
+    assembleInterface(binding, [`Tools of MCP server "${serverName}" permitted for this binding.`], methods),
     "",
   ].join("\n");
 }

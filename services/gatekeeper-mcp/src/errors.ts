@@ -1,18 +1,14 @@
 /**
  * Typed domain errors of the MCP gatekeeper. Each message names the field at fault and the fix,
  * and never contains a token, a secret or data read from an external system beyond what the
- * caller sent. They are mapped to gRPC status codes in one place: `grpc-status.ts`.
+ * caller sent. They extend the kit's `GatekeeperError`, so the kit's `toServiceError` maps them to
+ * gRPC status codes in one place and its session plumbing keeps their message across capnweb.
+ * The errors every gatekeeper shares (InvalidRequest, UnknownAction, ApprovalRefused) come from
+ * the kit and are re-exported here.
  */
+import { GatekeeperError } from "@gatehouse/gatekeeper-kit";
 
-/** Base class: every gatekeeper error carries a stable `code` used by the status mapping. */
-export abstract class GatekeeperError extends Error {
-  abstract readonly code:
-    | "invalid_argument"
-    | "not_found"
-    | "permission_denied"
-    | "failed_precondition"
-    | "unavailable";
-}
+export { ApprovalRefused, GatekeeperError, InvalidRequest, UnknownAction } from "@gatehouse/gatekeeper-kit";
 
 /** The resource URL (scheme, host, path) is malformed or uses a refused scheme. */
 export class InvalidResourceUrl extends GatekeeperError {
@@ -44,18 +40,6 @@ export class ArgumentsInvalid extends GatekeeperError {
   readonly code = "invalid_argument" as const;
 }
 
-/** A binding name, session-open message or other request field is invalid. */
-export class InvalidRequest extends GatekeeperError {
-  override name = "InvalidRequest";
-  readonly code = "invalid_argument" as const;
-}
-
-/** `dependsOn` or `getActionResult` names an action id this session did not hand out. */
-export class UnknownAction extends GatekeeperError {
-  override name = "UnknownAction";
-  readonly code = "not_found" as const;
-}
-
 /** The MCP server could not be reached or its connection broke. */
 export class ServerUnavailable extends GatekeeperError {
   override name = "ServerUnavailable";
@@ -65,11 +49,5 @@ export class ServerUnavailable extends GatekeeperError {
 /** A read tool returned `isError: true` or threw; nothing was recorded. */
 export class ToolFailed extends GatekeeperError {
   override name = "ToolFailed";
-  readonly code = "failed_precondition" as const;
-}
-
-/** The approval service refused or failed a call (e.g. AuthorizeObservation); no data is returned. */
-export class ApprovalRefused extends GatekeeperError {
-  override name = "ApprovalRefused";
   readonly code = "failed_precondition" as const;
 }

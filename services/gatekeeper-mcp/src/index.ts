@@ -11,22 +11,22 @@
  * ```
  */
 
+import { type ApprovalQueue, connectApprovalQueue } from "@gatehouse/gatekeeper-kit";
 import { GatekeeperService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
 import { createMetrics, type GatekeeperMetrics } from "./metrics.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { createGatekeeperServer } from "./server.ts";
 
+export { FrameTransport, type FrameTransportOptions } from "@gatehouse/gatekeeper-kit";
 export type { ActionResultView, PendingAction, StagedPayload } from "./binding-service.ts";
 export { classifyTool, type ToolClassification } from "./classify.ts";
 export { describeToolCall } from "./describe.ts";
 export { generateBindingDts } from "./dts.ts";
 export * from "./errors.ts";
-export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
 export {
   createRegistry,
   loadRegistryFile,

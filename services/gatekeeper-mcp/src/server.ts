@@ -1,16 +1,16 @@
 /**
  * gRPC handlers of `gatehouse.v1.Gatekeeper`: thin — decode, call the domain, map errors to
- * status codes (grpc-status.ts), count metrics.
+ * status codes (the kit's toServiceError), count metrics.
  */
 
+import type { ApprovalQueue } from "@gatehouse/gatekeeper-kit";
+import { toServiceError } from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer } from "@gatehouse/proto";
 import { type handleUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { applyAction } from "./apply.ts";
-import type { ApprovalQueue } from "./approval-client.ts";
 import type { ConnectionPool } from "./connections.ts";
 import { GatekeeperError } from "./errors.ts";
-import { toServiceError } from "./grpc-status.ts";
 import type { GatekeeperMetrics } from "./metrics.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { resolveResource } from "./resolve.ts";

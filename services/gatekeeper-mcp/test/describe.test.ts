@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "@gatehouse/gatekeeper-kit";
 import { describeToolCall } from "../src/describe.ts";
-import { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "../src/fence.ts";
 
 test("the fence is longer than any backtick run inside the untrusted text", () => {
   const { markdown } = fenceUntrusted("a ```` b", 1000);

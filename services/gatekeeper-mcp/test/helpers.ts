@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { FrameTransport } from "@gatehouse/gatekeeper-kit";
 import {
   type ActionDescription,
   type ActionRecord,
@@ -27,7 +28,6 @@ import {
 } from "@grpc/grpc-js";
 import { RpcSession } from "capnweb";
 import { pino } from "pino";
-import { FrameTransport } from "../src/frame-transport.ts";
 import { type McpGatekeeper, startMcpGatekeeper } from "../src/index.ts";
 import { createRegistry, type RegistryInput } from "../src/registry.ts";
 

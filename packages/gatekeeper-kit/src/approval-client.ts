@@ -17,19 +17,27 @@ import {
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { ApprovalRefused } from "./errors.ts";
 
-/** The three ApprovalQueue calls the gatekeeper makes. */
+/** The three ApprovalQueue calls a gatekeeper makes (plus `close`). */
 export interface ApprovalQueue {
-  /** Appends ObservationRecorded; resolves to the observation's log id. */
+  /**
+   * Appends ObservationRecorded; resolves to the observation's log id (a positive integer).
+   * Return the data read only after this resolved. @throws ApprovalRefused.
+   */
   authorizeObservation(callerToken: string, description: ObservationDescription): Promise<number>;
-  /** Appends ActionSubmitted; resolves to the action's log id. */
+  /**
+   * Appends ActionSubmitted (pending); resolves to the action's log id. `localId` is the
+   * gatekeeper-local id (a provisional id such as "~1", or a uuid), unique per binding;
+   * `payloadJson` is what ApplyAction receives back. @throws ApprovalRefused.
+   */
   submitAction(
     callerToken: string,
     localId: string,
     description: ActionDescription,
     payloadJson: string,
   ): Promise<number>;
-  /** The action record as the caller's binding may see it. */
+  /** The action record as the caller's binding may see it. @throws ApprovalRefused (e.g. NOT_FOUND). */
   getActionForCaller(callerToken: string, actionId: number): Promise<ActionRecord>;
+  /** Closes the gRPC channel; later calls fail. */
   close(): void;
 }
 

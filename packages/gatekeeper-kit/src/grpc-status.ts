@@ -1,3 +1,4 @@
+/** The one place where gatekeeper errors become gRPC errors. */
 import { type ServiceError, status } from "@grpc/grpc-js";
 import { GatekeeperError } from "./errors.ts";
 
@@ -10,9 +11,9 @@ const CODES: Record<GatekeeperError["code"], status> = {
 };
 
 /**
- * The one place where domain errors become gRPC errors. A `GatekeeperError` keeps its message
- * (written to be safe to show); any other error becomes INTERNAL with a generic message, so
- * unexpected internals (paths, tokens, external data) never leak to the caller.
+ * Maps an error to a gRPC error. A `GatekeeperError` keeps its message (written to be safe to
+ * show) and gets the status of its `code`; any other error becomes INTERNAL with a generic
+ * message, so unexpected internals (paths, tokens, external data) never leak to the caller.
  */
 export function toServiceError(err: unknown): Partial<ServiceError> {
   if (err instanceof GatekeeperError) {

@@ -1,0 +1,98 @@
+/**
+ * Bounded approver descriptions (DESIGN.md "Approval semantics": exact, bounded, untrusted text
+ * fenced). A description is trusted lines the gatekeeper wrote plus untrusted blocks (file content,
+ * a diff, tool arguments), each fenced by `fenceUntrusted` and cut to a byte budget. When any block
+ * was cut, `descriptionIsComplete` is false and a warning line follows the headline.
+ *
+ * Budgets are UTF-8 bytes: each block has its own `maxBytes`, and `totalBytes` (optional) bounds
+ * the whole description; the untrusted blocks then share what the trusted text leaves.
+ */
+import { fenceUntrusted } from "./fence.ts";
+
+/** One untrusted block: a label line (trusted) then the fenced text. */
+export interface UntrustedBlock {
+  /** Trusted line shown before the block, e.g. "Diff (untrusted, exactly as staged):". */
+  label: string;
+  /** The untrusted text, shown verbatim inside a fence. */
+  text: string;
+  /** Info string of the fence ("text", "json", "diff"); default "text". */
+  lang?: string;
+  /** Byte budget of this block's text (UTF-8 bytes, before fencing). */
+  maxBytes: number;
+}
+
+/** Input of `buildDescription`. */
+export interface DescriptionInput {
+  /** One trusted line starting the description, e.g. "Commit 2 files to `main`.". */
+  headline: string;
+  /** Trusted lines after the headline (may be empty). Keep names inline-safe (`inlineSafe`). */
+  details?: string[];
+  blocks: UntrustedBlock[];
+  /** Upper bound of the whole description in UTF-8 bytes; default: no bound beyond the blocks'. */
+  totalBytes?: number;
+  /** Line shown after the headline when a block was cut. */
+  cutWarning?: string;
+}
+
+/** A bounded description. */
+export interface BoundedDescription {
+  description: string;
+  /** False when any untrusted block was cut to fit its budget. */
+  descriptionIsComplete: boolean;
+}
+
+/** The default warning shown when a block was cut. */
+export const CUT_WARNING =
+  "**Warning: this description was cut to fit its size budget; the full content is larger.**";
+
+/**
+ * Keeps a name (tool, file, branch) that appears OUTSIDE a fence to a harmless character set:
+ * anything but `A-Za-z0-9_.-:/` becomes "?", and at most `maxChars` (default 128) characters.
+ */
+export function inlineSafe(text: string, maxChars = 128): string {
+  return text.replace(/[^A-Za-z0-9_.\-:/]/g, "?").slice(0, maxChars);
+}
+
+function render(input: DescriptionInput, budgets: number[]): BoundedDescription {
+  const fenced = input.blocks.map((b, i) => fenceUntrusted(b.text, budgets[i]!, b.lang ?? "text"));
+  const complete = fenced.every((f) => f.complete);
+  const lines = [
+    input.headline,
+    "",
+    ...(complete ? [] : [input.cutWarning ?? CUT_WARNING, ""]),
+    ...(input.details && input.details.length > 0 ? [...input.details, ""] : []),
+  ];
+  input.blocks.forEach((b, i) => {
+    if (i > 0) lines.push("");
+    lines.push(b.label, "", fenced[i]!.markdown);
+  });
+  if (input.blocks.length === 0) lines.splice(lines.length - 1, 1);
+  return { description: lines.join("\n"), descriptionIsComplete: complete };
+}
+
+/**
+ * Builds the description (format: headline, blank, [warning, blank], details, blank, then each
+ * block as label, blank, fence, separated by blank lines).
+ * @throws RangeError when `totalBytes` cannot hold even the trusted text with empty blocks.
+ */
+export function buildDescription(input: DescriptionInput): BoundedDescription {
+  let budgets = input.blocks.map((b) => Math.max(0, b.maxBytes));
+  let out = render(input, budgets);
+  const total = input.totalBytes;
+  if (total === undefined) return out;
+  // Shrink the blocks until the whole fits: each round removes the overflow (plus fence growth)
+  // from the largest budgets. Terminates: budgets only decrease and reach 0.
+  for (let round = 0; round < 64; round++) {
+    const over = Buffer.byteLength(out.description, "utf8") - total;
+    if (over <= 0) return out;
+    const largest = Math.max(...budgets, 0);
+    if (largest === 0) break;
+    const cut = Math.max(1, Math.ceil(over / budgets.filter((b) => b > 0).length) + 8);
+    budgets = budgets.map((b) => Math.max(0, b - cut));
+    out = render(input, budgets);
+  }
+  if (Buffer.byteLength(out.description, "utf8") <= total) return out;
+  throw new RangeError(
+    `totalBytes ${total} cannot hold the trusted text of this description; raise totalBytes or shorten the headline and labels`,
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * @gatehouse/gatekeeper-kit: what every gatekeeper needs, so a new one is mostly API mapping.
+ *
+ * - Session plumbing: `serveSession` (Gatekeeper.OpenSession → capnweb session whose main object
+ *   the gatekeeper supplies), `connectSession` (the caller side), `FrameTransport`, `checkOpenFields`.
+ * - Approval: `connectApprovalQueue` (caller token on every call), `observePage` (each page
+ *   recorded before it is returned; a failed fetch records nothing), `pageOf`.
+ * - Descriptions: `buildDescription` (byte budgets, fenced untrusted text, descriptionIsComplete),
+ *   `fenceUntrusted`, `truncateUtf8`, `inlineSafe`.
+ * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
+ *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
+ *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
+ * - `.d.ts` delivery: `sanitizeDocText`, `docComment`, `assembleInterface`, `methodKey`, `uniqueIdent`.
+ * - Errors: `GatekeeperError` and the shared subclasses; `toServiceError` maps them to gRPC.
+ */
+export { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
+export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
+export {
+  type BoundedDescription,
+  buildDescription,
+  CUT_WARNING,
+  type DescriptionInput,
+  inlineSafe,
+  type UntrustedBlock,
+} from "./describe.ts";
+export {
+  assembleInterface,
+  type DtsMethod,
+  docComment,
+  indentLines,
+  MAX_DOC_CHARS,
+  methodKey,
+  sanitizeDocText,
+  uniqueIdent,
+} from "./dts.ts";
+export * from "./errors.ts";
+export { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "./fence.ts";
+export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
+export { toServiceError } from "./grpc-status.ts";
+export {
+  ActionJournal,
+  isFinal,
+  type JournalEntry,
+  type JournalEventType,
+  type JournalState,
+  transition,
+} from "./journal.ts";
+export { type KitLogger, silentLogger } from "./logger.ts";
+export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
+export { PendingOverlay, type PendingWrite } from "./overlay.ts";
+export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
+export { type ClientSession, connectSession } from "./session-client.ts";
+export { BINDING_NAME, checkOpenFields } from "./session-open.ts";
+export { redactForCaller, type SessionHandlers, serveSession } from "./session-server.ts";

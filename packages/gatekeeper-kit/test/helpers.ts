@@ -1,0 +1,109 @@
+/**
+ * In-process gRPC servers for the kit's tests, on loopback: a Gatekeeper whose OpenSession is
+ * the kit's `serveSession`, and a recording ApprovalQueue (it stands in for services/approval,
+ * which a shared package may not import; its real behaviour is tested there).
+ */
+import {
+  type ActionRecord,
+  ActionStatus,
+  type ApprovalQueueServer,
+  ApprovalQueueService,
+  GatekeeperClient,
+  type GatekeeperServer,
+  GatekeeperService,
+  type ObservationDescription,
+} from "@gatehouse/proto";
+import { credentials, Server, ServerCredentials, type ServiceError, status } from "@grpc/grpc-js";
+import { type SessionHandlers, serveSession } from "../src/session-server.ts";
+
+function bind(server: Server): Promise<number> {
+  return new Promise((res, rej) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? rej(e) : res(p))),
+  );
+}
+
+const unimplemented = (_call: unknown, cb: (e: Partial<ServiceError>) => void) =>
+  cb({ code: status.UNIMPLEMENTED, details: "not used by this test" });
+
+/** A Gatekeeper gRPC server whose sessions are served by `handlers`, and a client for it. */
+export async function startSessionServer(
+  handlers: SessionHandlers,
+): Promise<{ client: GatekeeperClient; close(): void }> {
+  const server = new Server();
+  const impl: GatekeeperServer = {
+    resolveResource: unimplemented,
+    applyAction: unimplemented,
+    actionRejected: unimplemented,
+    openSession: (call) => serveSession(call, handlers),
+  };
+  server.addService(GatekeeperService, impl);
+  const port = await bind(server);
+  const client = new GatekeeperClient(`127.0.0.1:${port}`, credentials.createInsecure());
+  return {
+    client,
+    close() {
+      client.close();
+      server.forceShutdown();
+    },
+  };
+}
+
+/** A recording ApprovalQueue on loopback. */
+export class RecordingApprovalQueue {
+  readonly observations: { callerToken: string; description: ObservationDescription }[] = [];
+  readonly submissions: { callerToken: string; localId: string; payloadJson: string }[] = [];
+  /** When set, every call fails with this status. */
+  refuse: status | null = null;
+  port = 0;
+  #next = 1;
+  #server = new Server();
+
+  async start(): Promise<this> {
+    const impl: ApprovalQueueServer = {
+      authorizeObservation: (call, cb) => {
+        if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
+        this.observations.push({
+          callerToken: call.request.callerToken,
+          description: call.request.description!,
+        });
+        cb(null, { observationId: this.#next++ });
+      },
+      submitAction: (call, cb) => {
+        if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
+        const r = call.request;
+        this.submissions.push({ callerToken: r.callerToken, localId: r.localId, payloadJson: r.payloadJson });
+        cb(null, { actionId: this.#next++, status: ActionStatus.ACTION_STATUS_PENDING });
+      },
+      getActionForCaller: (call, cb) => {
+        if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
+        const rec: ActionRecord = {
+          id: call.request.actionId,
+          workspaceId: "ws-1",
+          binding: "REPO",
+          localId: "~1",
+          description: undefined,
+          status: ActionStatus.ACTION_STATUS_PENDING,
+          dependsOn: [],
+          caller: undefined,
+          submittedAt: "",
+          decidedBy: "",
+          decidedAt: "",
+          reason: "",
+          cascadedFrom: 0,
+          resultJson: "",
+          outcomeUnknown: false,
+          executionId: "exec-1",
+          lastRevision: 0,
+        };
+        cb(null, rec);
+      },
+    };
+    this.#server.addService(ApprovalQueueService, impl);
+    this.port = await bind(this.#server);
+    return this;
+  }
+
+  close(): void {
+    this.#server.forceShutdown();
+  }
+}
