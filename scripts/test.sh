@@ -15,7 +15,7 @@ npx turbo run typecheck --output-logs=errors-only || status=1
 
 passed=0
 failed=0
-packages=(packages/caller-token packages/service-kit packages/event-store packages/approval-core packages/temporal-dev packages/gatekeeper-kit services/approval services/worker services/gatekeeper-mcp sandbox-runner services/kernel packages/cli)
+packages=(packages/caller-token packages/service-kit packages/event-store packages/approval-core packages/temporal-dev packages/gatekeeper-kit services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git sandbox-runner services/kernel packages/cli)
 for pkg in "${packages[@]}"; do
   ls "$pkg"/test/*.test.ts >/dev/null 2>&1 || continue
   echo "== tests: $pkg"

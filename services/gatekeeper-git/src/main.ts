@@ -1,0 +1,84 @@
+/**
+ * Process entry of gatekeeper-git. Environment (validated with zod at start-up):
+ * - GATEKEEPER_GIT_ADDR           host:port of the gRPC server (default 127.0.0.1:7004)
+ * - APPROVAL_ADDRESS              host:port of the approval service (required)
+ * - GATEKEEPER_GIT_ALLOWED_ROOTS  colon-separated absolute directories holding servable repositories (required)
+ * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
+ * - LOG_LEVEL                     pino level (default info)
+ */
+import { startOpsHttp } from "@gatehouse/service-kit";
+import { pino } from "pino";
+import { z } from "zod";
+import { startGitGatekeeper } from "./index.ts";
+
+const HostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port, e.g. 127.0.0.1:7004");
+
+const Env = z.object({
+  GATEKEEPER_GIT_ADDR: HostPort.default("127.0.0.1:7004"),
+  APPROVAL_ADDRESS: HostPort,
+  GATEKEEPER_GIT_ALLOWED_ROOTS: z
+    .string()
+    .min(1, "must list the absolute directories repositories may live under, separated by ':'")
+    .refine(
+      (v) => v.split(":").every((r) => r.startsWith("/")),
+      "must be absolute directories separated by ':', e.g. /srv/repos:/data/git",
+    ),
+  GATEKEEPER_GIT_METRICS_ADDR: HostPort.default("127.0.0.1:9404"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+function splitHostPort(addr: string): { host: string; port: number } {
+  const i = addr.lastIndexOf(":");
+  return { host: addr.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(addr.slice(i + 1)) };
+}
+
+async function main(): Promise<void> {
+  const parsed = Env.safeParse(process.env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      console.error(`gatekeeper-git: environment variable ${issue.path.join(".")} ${issue.message}`);
+    }
+    process.exit(2);
+  }
+  const env = parsed.data;
+  const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-git" } });
+  const { host, port } = splitHostPort(env.GATEKEEPER_GIT_ADDR);
+  const allowedRoots = env.GATEKEEPER_GIT_ALLOWED_ROOTS.split(":");
+  const gk = await startGitGatekeeper({
+    allowedRoots,
+    approvalAddress: env.APPROVAL_ADDRESS,
+    host,
+    port,
+    logger,
+  });
+  const ops = splitHostPort(env.GATEKEEPER_GIT_METRICS_ADDR);
+  const http = await startOpsHttp({ ...ops, registry: gk.metrics.registry, healthy: gk.healthy });
+  logger.info(
+    {
+      event: "config",
+      grpc: `${host}:${gk.port}`,
+      approval: env.APPROVAL_ADDRESS,
+      allowedRoots,
+      ops: `${ops.host}:${http.port}`,
+    },
+    "gatekeeper-git configured",
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ event: "shutdown", signal }, "shutting down");
+    await gk.close();
+    await http.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  console.error(`gatekeeper-git failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});

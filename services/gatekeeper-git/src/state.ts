@@ -1,0 +1,62 @@
+/**
+ * Per-binding simulation state shared by sessions, ApplyAction and ActionRejected: the ordered
+ * pending commits (the kit's PendingOverlay), provisional ids, and the apply record that makes
+ * ApplyAction at-most-once per action id within this process.
+ */
+import { PendingOverlay, ProvisionalIds } from "@gatehouse/gatekeeper-kit";
+import type { ApplyActionResponse } from "@gatehouse/proto";
+
+/** One file change of a commit. */
+export type FileChange = { path: string; content: string } | { path: string; delete: true };
+
+/** What a commit action carries (payload_json), enough to apply it without session state. */
+export interface CommitPayload {
+  branch: string;
+  message: string;
+  changes: FileChange[];
+  /** Real branch tip (sha) when the commit was made. */
+  parent: string;
+  /** For each changed path, the blob sha the agent saw (null = absent); the rebase check uses it. */
+  base: Record<string, string | null>;
+}
+
+/** A pending commit in the overlay. */
+export interface PendingCommit extends CommitPayload {
+  localId: string;
+}
+
+/** Simulation state of one binding. */
+export interface BindingState {
+  overlay: PendingOverlay<PendingCommit>;
+  ids: ProvisionalIds;
+}
+
+/** Every binding's state plus the apply record, for one gatekeeper process. */
+export class GitState {
+  readonly #bindings = new Map<string, BindingState>();
+  /** action id -> outcome of its one apply (a second ApplyAction returns it without writing). */
+  readonly applied = new Map<string, Promise<ApplyActionResponse>>();
+  readonly #locks = new Map<string, Promise<unknown>>();
+
+  /** The state of (workspace, binding), created on first use. */
+  binding(workspaceId: string, binding: string): BindingState {
+    const key = `${workspaceId}\u0000${binding}`;
+    let s = this.#bindings.get(key);
+    if (!s) {
+      s = { overlay: new PendingOverlay<PendingCommit>(), ids: new ProvisionalIds() };
+      this.#bindings.set(key, s);
+    }
+    return s;
+  }
+
+  /** Runs `fn` after every earlier `serialize` call with the same key finished. */
+  serialize<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.#locks.get(key) ?? Promise.resolve();
+    const next = prev.then(fn, fn);
+    this.#locks.set(
+      key,
+      next.catch(() => undefined),
+    );
+    return next;
+  }
+}

@@ -1,0 +1,227 @@
+import assert from "node:assert/strict";
+/**
+ * Test helpers: real git repositories made with the git CLI in temp dirs, a FAKE recording
+ * ApprovalQueue on loopback (it stands in for services/approval, which a service may not import),
+ * and a running gatekeeper-git with a client.
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { connectSession } from "@gatehouse/gatekeeper-kit";
+import {
+  type ActionDescription,
+  ActionStatus,
+  type ApplyActionResponse,
+  type ApprovalQueueServer,
+  ApprovalQueueService,
+  GatekeeperClient,
+  type ObservationDescription,
+} from "@gatehouse/proto";
+import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
+import { pino } from "pino";
+import { type GitGatekeeper, startGitGatekeeper } from "../src/index.ts";
+
+export function sh(cwd: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "Test",
+      GIT_AUTHOR_EMAIL: "t@example.invalid",
+      GIT_COMMITTER_NAME: "Test",
+      GIT_COMMITTER_EMAIL: "t@example.invalid",
+      GIT_CONFIG_NOSYSTEM: "1",
+    },
+    maxBuffer: 64 * 1024 * 1024,
+  }).trim();
+}
+
+/** A temp root with `work/` (a normal repo) and `repo.git` (a bare clone the gatekeeper serves). */
+export interface TestRepo {
+  root: string;
+  work: string;
+  bare: string;
+  url: string;
+  /** Writes files (and symlinks: value {link: target}) in work/, commits, pushes main to repo.git. */
+  commitAndPush(files: Record<string, string | { link: string } | null>, message?: string): string;
+  /** Content of `path` on `ref` in repo.git. */
+  show(ref: string, path: string): string;
+  /** Subjects of `ref` in repo.git, newest first. */
+  subjects(ref?: string): string[];
+  cleanup(): void;
+}
+
+export function makeRepo(files: Record<string, string | { link: string }>): TestRepo {
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "gk-git-test-")));
+  const work = join(root, "work");
+  const bare = join(root, "repo.git");
+  mkdirSync(work);
+  sh(work, "init", "-q", "-b", "main");
+  const write = (fs: Record<string, string | { link: string } | null>) => {
+    for (const [p, v] of Object.entries(fs)) {
+      const abs = join(work, p);
+      if (v === null) {
+        sh(work, "rm", "-q", "--", p);
+        continue;
+      }
+      mkdirSync(dirname(abs), { recursive: true });
+      if (typeof v === "string") writeFileSync(abs, v);
+      else symlinkSync(v.link, abs);
+    }
+    sh(work, "add", "-A");
+  };
+  write(files);
+  sh(work, "commit", "-q", "-m", "initial");
+  sh(root, "clone", "-q", "--bare", work, bare);
+  return {
+    root,
+    work,
+    bare,
+    url: `git+file://${bare}`,
+    commitAndPush(fs, message = "change") {
+      write(fs);
+      sh(work, "commit", "-q", "-m", message);
+      sh(work, "push", "-q", bare, "main");
+      return sh(work, "rev-parse", "HEAD");
+    },
+    show: (ref, path) => sh(bare, "show", `${ref}:${path}`),
+    subjects: (ref = "main") => sh(bare, "log", "--format=%s", ref).split("\n"),
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+/** FAKE ApprovalQueue: records observations and submissions; ids count up from 1. */
+export class FakeApprovalQueue {
+  readonly observations: ObservationDescription[] = [];
+  readonly submissions: {
+    localId: string;
+    actionId: number;
+    description: ActionDescription;
+    payloadJson: string;
+  }[] = [];
+  port = 0;
+  #next = 1;
+  #server = new Server();
+
+  async start(): Promise<this> {
+    const impl: ApprovalQueueServer = {
+      authorizeObservation: (call, cb) => {
+        this.observations.push(call.request.description!);
+        cb(null, { observationId: this.#next++ });
+      },
+      submitAction: (call, cb) => {
+        const r = call.request;
+        const actionId = this.#next++;
+        this.submissions.push({
+          localId: r.localId,
+          actionId,
+          description: r.description!,
+          payloadJson: r.payloadJson,
+        });
+        cb(null, { actionId, status: ActionStatus.ACTION_STATUS_PENDING });
+      },
+      getActionForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
+    };
+    this.#server.addService(ApprovalQueueService, impl);
+    this.port = await new Promise<number>((res, rej) =>
+      this.#server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
+    return this;
+  }
+
+  close(): void {
+    this.#server.forceShutdown();
+  }
+}
+
+/** The methods of a git binding as a test calls them. */
+export interface RepoApi {
+  listFiles(args?: unknown): Promise<{ files: string[]; page: number; more: boolean }>;
+  readFile(args: unknown): Promise<string>;
+  log(
+    args?: unknown,
+  ): Promise<{ commits: { id: string; message: string; pending: boolean }[]; more: boolean }>;
+  commit(args: unknown): Promise<{ id: string; branch: string; pending: true }>;
+}
+
+/** A running gatekeeper over `root`, its fake approval queue and a gRPC client. */
+export interface Harness {
+  gk: GitGatekeeper;
+  approval: FakeApprovalQueue;
+  client: GatekeeperClient;
+  open(url: string, binding?: string): { repo: RepoApi; close(): void };
+  apply(url: string, localId: string, binding?: string): Promise<ApplyActionResponse>;
+  reject(localId: string, binding?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(allowedRoots: string[]): Promise<Harness> {
+  const approval = await new FakeApprovalQueue().start();
+  const gk = await startGitGatekeeper({
+    allowedRoots,
+    approvalAddress: `127.0.0.1:${approval.port}`,
+    host: "127.0.0.1",
+    port: 0,
+    logger: pino({ level: "silent" }),
+  });
+  const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
+  const sessions: { close(): void }[] = [];
+  return {
+    gk,
+    approval,
+    client,
+    open(url, binding = "REPO") {
+      const s = connectSession<RepoApi & Record<string, never>>(client.openSession(), {
+        workspaceId: "ws-1",
+        binding,
+        url,
+        trust: "byo",
+        callerToken: "token-1",
+        executionId: "exec-1",
+      });
+      sessions.push(s);
+      return { repo: s.stub as unknown as RepoApi, close: () => s.close() };
+    },
+    apply(url, localId, binding = "REPO") {
+      const sub = approval.submissions.find((s) => s.localId === localId);
+      if (!sub) throw new Error(`no submission ${localId}`);
+      return new Promise((res, rej) =>
+        client.applyAction(
+          {
+            workspaceId: "ws-1",
+            binding,
+            url,
+            trust: "byo",
+            actionId: sub.actionId,
+            localId,
+            payloadJson: sub.payloadJson,
+          },
+          (e, r) => (e ? rej(e) : res(r)),
+        ),
+      );
+    },
+    reject(localId, binding = "REPO") {
+      const sub = approval.submissions.find((s) => s.localId === localId);
+      return new Promise((res, rej) =>
+        client.actionRejected({ workspaceId: "ws-1", binding, actionId: sub?.actionId ?? 0, localId }, (e) =>
+          e ? rej(e) : res(),
+        ),
+      );
+    },
+    async close() {
+      for (const s of sessions) s.close();
+      client.close();
+      await gk.close();
+      approval.close();
+    },
+  };
+}
+
+/** assert.rejects for capnweb RpcPromises (thenables, not Promises). */
+export function rejects(p: PromiseLike<unknown>, re: RegExp): Promise<void> {
+  return assert.rejects((async () => await p)(), re);
+}
