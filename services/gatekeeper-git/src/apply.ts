@@ -6,7 +6,10 @@
  *
  * Rebase rule: every changed path must still hold, at the branch tip, the content the agent based
  * the change on (`payload.base`). Then the changes are applied on the tip (a clean rebase when
- * the branch moved); otherwise the action fails naming the conflicting paths.
+ * the branch moved); otherwise the action fails naming the conflicting paths. The result's
+ * `rebased` is true whenever the tip differed from the payload's `parent` (also when the tip is an
+ * earlier approved commit of the same chain). A failed apply drops the commit and its dependents
+ * from the overlay. Assumes sha1 object format.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -114,14 +117,17 @@ async function writeCommit(gitDir: string, p: CommitPayload): Promise<ApplyActio
   const env = { GIT_INDEX_FILE: join(dir, "index") };
   try {
     await git(gitDir, ["read-tree", tip], { env });
+    // One --index-info batch (NUL-terminated): mode 0 removes an entry; works in bare repositories.
+    const lines: string[] = [];
     for (const c of p.changes) {
       if ("delete" in c) {
-        await git(gitDir, ["update-index", "--force-remove", "--", c.path], { env });
+        lines.push(`0 ${"0".repeat(40)}\t${c.path}`);
       } else {
         const sha = await gitText(gitDir, ["hash-object", "-w", "--stdin"], { input: c.content });
-        await git(gitDir, ["update-index", "--add", "--cacheinfo", `100644,${sha},${c.path}`], { env });
+        lines.push(`100644 ${sha}\t${c.path}`);
       }
     }
+    await git(gitDir, ["update-index", "-z", "--index-info"], { env, input: `${lines.join("\0")}\0` });
     const tree = await gitText(gitDir, ["write-tree"], { env });
     const commit = await gitText(gitDir, ["commit-tree", tree, "-p", tip], { input: p.message });
     try {

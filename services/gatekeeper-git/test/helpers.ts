@@ -81,6 +81,8 @@ export function makeRepo(files: Record<string, string | { link: string }>): Test
     bare,
     url: `git+file://${bare}`,
     commitAndPush(fs, message = "change") {
+      sh(work, "fetch", "-q", bare, "main");
+      sh(work, "reset", "-q", "--hard", "FETCH_HEAD");
       write(fs);
       sh(work, "commit", "-q", "-m", message);
       sh(work, "push", "-q", bare, "main");
@@ -166,7 +168,7 @@ export async function startHarness(allowedRoots: string[]): Promise<Harness> {
     approvalAddress: `127.0.0.1:${approval.port}`,
     host: "127.0.0.1",
     port: 0,
-    logger: pino({ level: "silent" }),
+    logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
   });
   const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
   const sessions: { close(): void }[] = [];

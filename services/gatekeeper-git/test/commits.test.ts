@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import { afterEach, beforeEach, test } from "node:test";
+import { Delivery } from "@gatehouse/proto";
+import { type Harness, makeRepo, rejects, sh, startHarness, type TestRepo } from "./helpers.ts";
+
+let repo: TestRepo;
+let h: Harness;
+
+beforeEach(async () => {
+  repo = makeRepo({ "README.md": "one\ntwo\nthree\n", "docs/a.md": "a\n", "docs/b.md": "b\n" });
+  h = await startHarness([repo.root]);
+});
+afterEach(async () => {
+  await h.close();
+  repo.cleanup();
+});
+
+const commitA = {
+  branch: "main",
+  message: "A: edit readme",
+  changes: [{ path: "README.md", content: "one\nTWO\nthree\n" }],
+};
+const commitB = {
+  branch: "main",
+  message: "B: add c, drop b",
+  changes: [
+    { path: "docs/c.md", content: "c\n" },
+    { path: "docs/b.md", delete: true },
+  ],
+};
+
+test("commit A then B: provisional ids at once, reads show both in order, the repo has neither", async () => {
+  const { repo: r } = h.open(repo.url);
+  const tip = repo.subjects();
+  const a = await r.commit(commitA);
+  const b = await r.commit(commitB);
+  assert.deepEqual(a, { id: "~1", branch: "main", pending: true });
+  assert.equal(b.id, "~2");
+  assert.equal(await r.readFile({ path: "README.md" }), "one\nTWO\nthree\n");
+  assert.equal(await r.readFile({ path: "docs/c.md" }), "c\n");
+  await rejects(r.readFile({ path: "docs/b.md" }), /deleted by a pending commit/);
+  const files = (await r.listFiles()).files;
+  assert.deepEqual(files, ["README.md", "docs/a.md", "docs/c.md"]);
+  const log = (await r.log()).commits;
+  assert.deepEqual(
+    log.map((c) => [c.id.startsWith("~") ? c.id : "sha", c.message, c.pending]),
+    [
+      ["~2", "B: add c, drop b", true],
+      ["~1", "A: edit readme", true],
+      ["sha", "initial", false],
+    ],
+  );
+  assert.deepEqual(repo.subjects(), tip, "the repository has neither commit");
+  assert.equal(repo.show("main", "README.md"), "one\ntwo\nthree");
+
+  const [sa, sb] = h.approval.submissions;
+  assert.equal(sa!.localId, "~1");
+  assert.deepEqual(sa!.description.dependsOn, []);
+  assert.deepEqual(sb!.description.dependsOn, ["~1"], "B on the same branch depends on A");
+  assert.equal(sa!.description.delivery, Delivery.DELIVERY_SIMULATE);
+  assert.equal(sa!.description.descriptionIsComplete, true);
+  assert.match(sa!.description.description, /-two\n\+TWO/);
+  assert.match(sa!.description.description, /--- a\/README.md\n\+\+\+ b\/README.md/);
+  assert.match(sb!.description.description, /--- \/dev\/null\n\+\+\+ b\/docs\/c.md/);
+  assert.match(sb!.description.description, /--- a\/docs\/b.md\n\+\+\+ \/dev\/null/);
+  const payload = JSON.parse(sa!.payloadJson);
+  assert.deepEqual(Object.keys(payload).sort(), ["base", "branch", "changes", "message", "parent"]);
+  assert.equal(payload.parent, sh(repo.bare, "rev-parse", "main"));
+});
+
+test("ApplyAction of A then B writes both commits in order, exactly once each", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA);
+  await r.commit(commitB);
+  const ra = await h.apply(repo.url, "~1");
+  assert.equal(ra.ok, true, ra.error);
+  assert.deepEqual(repo.subjects(), ["A: edit readme", "initial"]);
+  const again = await h.apply(repo.url, "~1");
+  assert.deepEqual(again, ra, "a second ApplyAction of the same action returns the first outcome");
+  assert.deepEqual(repo.subjects(), ["A: edit readme", "initial"], "and writes nothing");
+  const rb = await h.apply(repo.url, "~2");
+  assert.equal(rb.ok, true, rb.error);
+  assert.deepEqual(repo.subjects(), ["B: add c, drop b", "A: edit readme", "initial"]);
+  assert.equal(repo.show("main", "README.md"), "one\nTWO\nthree");
+  assert.equal(repo.show("main", "docs/c.md"), "c");
+  assert.throws(() => repo.show("main", "docs/b.md"));
+  const shaB = JSON.parse(rb.resultJson).sha;
+  const log = (await r.log()).commits;
+  assert.equal(log[0]!.id, shaB, "applied commits leave the overlay; reads show the real ones");
+  assert.ok(log.every((c) => !c.pending));
+});
+
+test("ActionRejected of A drops A and B (built on it) from reads", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA);
+  await r.commit(commitB);
+  await h.reject("~1");
+  assert.equal(await r.readFile({ path: "README.md" }), "one\ntwo\nthree\n");
+  assert.equal(await r.readFile({ path: "docs/b.md" }), "b\n");
+  await rejects(r.readFile({ path: "docs/c.md" }), /is not a file/);
+  assert.deepEqual(
+    (await r.log()).commits.map((c) => c.message),
+    ["initial"],
+  );
+  const next = await r.commit(commitA);
+  assert.equal(next.id, "~3", "provisional ids are never reused");
+});
+
+test("a moved branch: a non-conflicting commit rebases; a conflicting one fails naming the paths", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA); // touches README.md
+  await r.commit({ branch: "main", message: "C: edit a", changes: [{ path: "docs/a.md", content: "A!\n" }] }); // ~2
+  repo.commitAndPush({ "docs/other.md": "someone else\n" }, "someone else: other");
+  const ra = await h.apply(repo.url, "~1");
+  assert.equal(ra.ok, true, ra.error);
+  assert.equal(JSON.parse(ra.resultJson).rebased, true);
+  assert.deepEqual(repo.subjects(), ["A: edit readme", "someone else: other", "initial"]);
+  assert.equal(repo.show("main", "docs/other.md"), "someone else");
+  repo.commitAndPush({ "docs/a.md": "conflict\n" }, "someone else: a");
+  const rc = await h.apply(repo.url, "~2");
+  assert.equal(rc.ok, false);
+  assert.match(rc.error, /paths changed since the commit was made: docs\/a.md/);
+  assert.equal(repo.show("main", "docs/a.md"), "conflict");
+  assert.deepEqual(
+    (await r.log()).commits.filter((c) => c.pending),
+    [],
+    "a failed commit leaves the overlay",
+  );
+});
+
+test("a cut diff marks the description incomplete", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit({
+    branch: "main",
+    message: "big",
+    changes: [{ path: "docs/big.md", content: "line\n".repeat(40_000) }],
+  });
+  const d = h.approval.submissions[0]!.description;
+  assert.equal(d.descriptionIsComplete, false);
+  assert.ok(Buffer.byteLength(d.description) < 80 * 1024);
+});
