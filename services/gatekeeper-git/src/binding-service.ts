@@ -303,6 +303,11 @@ export class GitBindingService {
     const base: Record<string, string | null> = {};
     const old = new Map<string, string | null>();
     for (const c of changes) {
+      if ((await resolveInScope(this.#gitDir, parent, this.#prefix, c.path)) !== c.path) {
+        throw new ScopeViolation(
+          `${c.path} goes through a symlink; changing paths behind symlinks is refused`,
+        );
+      }
       if (pending.has(c.path)) {
         const p = pending.get(c.path) ?? null;
         base[c.path] = p === null ? null : blobSha(p);

@@ -86,6 +86,14 @@ test("#path=docs/ scope: outside paths, '..' and symlinks out are refused withou
       /points to a path that is outside this binding's scope/,
     );
     await rejects(r.readFile({ path: "docs/dir-out/secret.ts" }), /outside this binding's scope/);
+    await rejects(
+      r.commit({ branch: "main", message: "x", changes: [{ path: "docs/dir-out/secret.ts", content: "x" }] }),
+      /outside this binding's scope/,
+    );
+    await rejects(
+      r.commit({ branch: "main", message: "x", changes: [{ path: "docs/link-out", content: "x" }] }),
+      /outside this binding's scope/,
+    );
     for (const args of calls) {
       assert.ok(
         !args.some((a) => a.includes("src/") || a === "src"),
