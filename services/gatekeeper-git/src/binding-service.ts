@@ -31,7 +31,13 @@ import {
 } from "./repo.ts";
 import { type GitResource, isValidBranchName } from "./resource-url.ts";
 import { checkScopedPath, resolveInScope } from "./scope.ts";
-import type { BindingState, CommitPayload, FileChange, PendingCommit } from "./state.ts";
+import {
+  type BindingState,
+  type CommitPayload,
+  type FileChange,
+  inOrder,
+  type PendingCommit,
+} from "./state.ts";
 
 /** Limits of a binding. */
 export interface Limits {
@@ -253,8 +259,15 @@ export class GitBindingService {
     return res.data;
   }
 
-  /** Simulates a commit: submitted as an action; returns its provisional id at once. */
-  async commit(args?: unknown): Promise<CommitResult> {
+  /**
+   * Simulates a commit: submitted as an action; returns its provisional id at once. Commits of a
+   * binding are built one at a time in call order, so concurrent calls still chain correctly.
+   */
+  commit(args?: unknown): Promise<CommitResult> {
+    return inOrder(this.state, () => this.#commit(args));
+  }
+
+  async #commit(args?: unknown): Promise<CommitResult> {
     const a = obj(args, "commit arguments");
     if (typeof a.branch !== "string" || !isValidBranchName(a.branch)) {
       throw new InvalidRequest("commit.branch must be a branch name (letters, digits, ._/-)");

@@ -13,11 +13,18 @@ import { GatekeeperService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { DEFAULT_LIMITS, type Limits } from "./binding-service.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
 import { createGatekeeperServer } from "./server.ts";
 import { GitState } from "./state.ts";
 
-export type { CommitResult, FilePage, LogPage } from "./binding-service.ts";
+export {
+  type CommitResult,
+  DEFAULT_LIMITS,
+  type FilePage,
+  type Limits,
+  type LogPage,
+} from "./binding-service.ts";
 export { generateGitDts } from "./dts.ts";
 export * from "./errors.ts";
 export { type GitResource, parseGitResource } from "./resource-url.ts";
@@ -34,6 +41,8 @@ export interface GitGatekeeperOptions {
   port: number;
   logger: Logger;
   metrics?: GitGatekeeperMetrics;
+  /** Page sizes and byte limits (default DEFAULT_LIMITS: 1000 files / 100 commits per page, 1 MiB files, 64 KiB diffs). */
+  limits?: Partial<Limits>;
 }
 
 export interface GitGatekeeper {
@@ -56,6 +65,7 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
     GatekeeperService,
     createGatekeeperServer({
       allowedRoots: opts.allowedRoots,
+      limits: { ...DEFAULT_LIMITS, ...opts.limits },
       approval,
       state: new GitState(),
       logger,

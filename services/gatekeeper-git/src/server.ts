@@ -13,7 +13,7 @@ import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse 
 import { type handleUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { applyAction } from "./apply.ts";
-import { GitBindingService } from "./binding-service.ts";
+import { GitBindingService, type Limits } from "./binding-service.ts";
 import { generateGitDts } from "./dts.ts";
 import { InvalidRequest, InvalidResourceUrl } from "./errors.ts";
 import { gitText } from "./git.ts";
@@ -24,6 +24,7 @@ import { GIT_METHODS, GitRepoTarget } from "./target.ts";
 
 export interface ServerDeps {
   allowedRoots: readonly string[];
+  limits: Limits;
   approval: ApprovalQueue;
   state: GitState;
   logger: Logger;
@@ -105,6 +106,7 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
             { workspaceId: open.workspaceId, binding: open.binding, callerToken: open.callerToken, resource },
             deps.state.binding(open.workspaceId, open.binding),
             deps.approval,
+            deps.limits,
           );
           return new GitRepoTarget(svc);
         },

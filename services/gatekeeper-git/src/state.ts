@@ -29,6 +29,15 @@ export interface PendingCommit extends CommitPayload {
 export interface BindingState {
   overlay: PendingOverlay<PendingCommit>;
   ids: ProvisionalIds;
+  /** Tail of the binding's commit queue: commits are built and submitted one at a time, in call order. */
+  queue: Promise<unknown>;
+}
+
+/** Runs `fn` after the binding's earlier queued work (so a commit sees every earlier pending commit). */
+export function inOrder<T>(state: BindingState, fn: () => Promise<T>): Promise<T> {
+  const next = state.queue.then(fn, fn);
+  state.queue = next.catch(() => undefined);
+  return next;
 }
 
 /** Every binding's state plus the apply record, for one gatekeeper process. */
@@ -43,7 +52,11 @@ export class GitState {
     const key = `${workspaceId}\u0000${binding}`;
     let s = this.#bindings.get(key);
     if (!s) {
-      s = { overlay: new PendingOverlay<PendingCommit>(), ids: new ProvisionalIds() };
+      s = {
+        overlay: new PendingOverlay<PendingCommit>(),
+        ids: new ProvisionalIds(),
+        queue: Promise.resolve(),
+      };
       this.#bindings.set(key, s);
     }
     return s;

@@ -139,3 +139,55 @@ test("a cut diff marks the description incomplete", async () => {
   assert.equal(d.descriptionIsComplete, false);
   assert.ok(Buffer.byteLength(d.description) < 80 * 1024);
 });
+
+test("concurrent commits are chained in call order", async () => {
+  const { repo: r } = h.open(repo.url);
+  const results = await Promise.all([
+    r.commit({ branch: "main", message: "one", changes: [{ path: "docs/a.md", content: "1\n" }] }),
+    r.commit({ branch: "main", message: "two", changes: [{ path: "docs/a.md", content: "2\n" }] }),
+    r.commit({ branch: "main", message: "three", changes: [{ path: "docs/a.md", content: "3\n" }] }),
+  ]);
+  assert.deepEqual(
+    results.map((x) => x.id),
+    ["~1", "~2", "~3"],
+  );
+  assert.deepEqual(
+    h.approval.submissions.map((s) => s.description.dependsOn),
+    [[], ["~1"], ["~2"]],
+  );
+  assert.equal(await r.readFile({ path: "docs/a.md" }), "3\n");
+  for (const id of ["~1", "~2", "~3"]) assert.equal((await h.apply(repo.url, id)).ok, true);
+  assert.deepEqual(repo.subjects(), ["three", "two", "one", "initial"]);
+  assert.equal(repo.show("main", "docs/a.md"), "3");
+});
+
+test("log pages carry pending commits first, then real history, each page observed", async () => {
+  const small = makeRepo({ "x.txt": "0\n" });
+  for (let i = 1; i <= 3; i++) small.commitAndPush({ "x.txt": `${i}\n` }, `real ${i}`);
+  const h2 = await startHarness([small.root], { logPageSize: 2 });
+  try {
+    const { repo: r } = h2.open(small.url);
+    await r.commit({ branch: "main", message: "pending 1", changes: [{ path: "x.txt", content: "p1\n" }] });
+    await r.commit({ branch: "main", message: "pending 2", changes: [{ path: "x.txt", content: "p2\n" }] });
+    await r.commit({ branch: "main", message: "pending 3", changes: [{ path: "x.txt", content: "p3\n" }] });
+    const pages: string[][] = [];
+    for (let page = 0; ; page++) {
+      const p = await r.log({ page });
+      pages.push(p.commits.map((c) => c.message));
+      if (!p.more) break;
+    }
+    assert.deepEqual(pages, [
+      ["pending 3", "pending 2"],
+      ["pending 1", "real 3"],
+      ["real 2", "real 1"],
+      ["initial"],
+    ]);
+    assert.deepEqual(
+      h2.approval.observations.filter((o) => o.kind === "git.log").map((o) => o.page),
+      [0, 1, 2, 3],
+    );
+  } finally {
+    await h2.close();
+    small.cleanup();
+  }
+});

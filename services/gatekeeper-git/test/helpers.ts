@@ -20,7 +20,7 @@ import {
 } from "@gatehouse/proto";
 import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
-import { type GitGatekeeper, startGitGatekeeper } from "../src/index.ts";
+import { type GitGatekeeper, type Limits, startGitGatekeeper } from "../src/index.ts";
 
 export function sh(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {
@@ -161,13 +161,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(allowedRoots: string[]): Promise<Harness> {
+export async function startHarness(allowedRoots: string[], limits?: Partial<Limits>): Promise<Harness> {
   const approval = await new FakeApprovalQueue().start();
   const gk = await startGitGatekeeper({
     allowedRoots,
     approvalAddress: `127.0.0.1:${approval.port}`,
     host: "127.0.0.1",
     port: 0,
+    ...(limits ? { limits } : {}),
     logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
   });
   const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
