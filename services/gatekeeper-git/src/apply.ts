@@ -104,8 +104,19 @@ async function writeCommit(gitDir: string, p: CommitPayload): Promise<ApplyActio
   }
   const tip = await resolveCommit(gitDir, p.branch);
   const paths = p.changes.map((c) => c.path);
-  const now = await lsPaths(gitDir, tip, paths);
-  const conflicts = paths.filter((path) => (now.find((e) => e.path === path)?.sha ?? null) !== p.base[path]);
+  const ancestorsOf = (path: string) =>
+    path
+      .split("/")
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join("/"));
+  const now = await lsPaths(gitDir, tip, [...new Set(paths.flatMap((x) => [...ancestorsOf(x), x]))]);
+  // A conflict: the path's content moved away from what the agent saw, or a parent directory
+  // became a file (git would otherwise silently replace that file with the directory).
+  const conflicts = paths.filter(
+    (path) =>
+      (now.find((e) => e.path === path)?.sha ?? null) !== p.base[path] ||
+      ancestorsOf(path).some((a) => now.some((e) => e.path === a && e.type !== "tree")),
+  );
   if (conflicts.length > 0) {
     return {
       ok: false,
@@ -113,6 +124,20 @@ async function writeCommit(gitDir: string, p: CommitPayload): Promise<ApplyActio
       error: `branch ${p.branch} moved and these paths changed since the commit was made: ${conflicts.join(", ")}; nothing was committed`,
     };
   }
+  try {
+    return await writeOnTip(gitDir, p, tip);
+  } catch (e) {
+    if (!(e instanceof GitFailed)) throw e;
+    const why = (e.stderr.split("\n").find((l) => l.trim() !== "") ?? "").slice(0, 300);
+    return {
+      ok: false,
+      resultJson: "",
+      error: `git refused the commit (git ${e.args[0]}: ${why}); nothing was committed`,
+    };
+  }
+}
+
+async function writeOnTip(gitDir: string, p: CommitPayload, tip: string): Promise<ApplyActionResponse> {
   const dir = await mkdtemp(join(tmpdir(), "gk-git-index-"));
   const env = { GIT_INDEX_FILE: join(dir, "index") };
   try {

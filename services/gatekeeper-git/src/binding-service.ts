@@ -302,6 +302,13 @@ export class GitBindingService {
           `commit.changes[${i}] must be {path, content: string} or {path, delete: true}`,
         );
     });
+    for (const x of seen) {
+      if ([...seen].some((y) => y.startsWith(`${x}/`))) {
+        throw new InvalidRequest(
+          `commit.changes writes both ${x} and paths under it; a path is a file or a directory`,
+        );
+      }
+    }
     const branch = a.branch;
     if (!(await branchExists(this.#gitDir, branch))) {
       throw new NotFound(`branch ${branch} does not exist; creating branches is not supported yet`);
@@ -314,12 +321,26 @@ export class GitBindingService {
       changes.map((c) => c.path),
     );
     const base: Record<string, string | null> = {};
-    const old = new Map<string, string | null>();
+    /** Previous content per path: null = absent, undefined = too large to show. */
+    const old = new Map<string, string | null | undefined>();
     for (const c of changes) {
       if ((await resolveInScope(this.#gitDir, parent, this.#prefix, c.path)) !== c.path) {
         throw new ScopeViolation(
           `${c.path} goes through a symlink; changing paths behind symlinks is refused`,
         );
+      }
+      const parents = c.path
+        .split("/")
+        .slice(0, -1)
+        .map((_, i, ps) => ps.slice(0, i + 1).join("/"));
+      const parentEntries = await lsPaths(this.#gitDir, parent, parents);
+      const fileParent = parents.find((d) =>
+        pending.has(d)
+          ? pending.get(d) !== null
+          : parentEntries.some((e) => e.path === d && e.type !== "tree"),
+      );
+      if (fileParent !== undefined) {
+        throw new InvalidRequest(`${c.path} cannot be written: ${fileParent} is a file, not a directory`);
       }
       if (pending.has(c.path)) {
         const p = pending.get(c.path) ?? null;
@@ -335,7 +356,7 @@ export class GitBindingService {
           c.path,
           e
             ? (await objectSize(this.#gitDir, e.sha)) > this.limits.maxFileBytes
-              ? null
+              ? undefined
               : (await readBlob(this.#gitDir, e.sha)).toString("utf8")
             : null,
         );
@@ -344,7 +365,7 @@ export class GitBindingService {
         throw new NotFound(`${c.path} does not exist; nothing to delete`);
     }
     const payload: CommitPayload = { branch, message: a.message, changes, parent, base };
-    const diff = await unifiedDiff(changes, old);
+    const diff = await unifiedDiff(changes, old, this.limits.maxFileBytes);
     const desc = buildDescription({
       headline: `Commit ${changes.length} file change(s) to branch ${inlineSafe(branch)} of ${this.#repoName}.`,
       details: [`Parent: ${parent}`],
@@ -352,7 +373,7 @@ export class GitBindingService {
         { label: "Commit message (untrusted):", text: a.message, maxBytes: 4096 },
         {
           label: "Diff (untrusted, exactly as it will be committed):",
-          text: diff,
+          text: diff.text,
           lang: "diff",
           maxBytes: this.limits.maxDiffBytes,
         },
@@ -367,7 +388,7 @@ export class GitBindingService {
       {
         title: `Commit to ${inlineSafe(branch)}: ${inlineSafe(a.message.split("\n")[0] ?? "", 80)}`,
         description: desc.description,
-        descriptionIsComplete: desc.descriptionIsComplete,
+        descriptionIsComplete: desc.descriptionIsComplete && diff.complete,
         delivery: Delivery.DELIVERY_SIMULATE,
         dependsOn,
         implementsRevert: 0,
@@ -382,16 +403,29 @@ export class GitBindingService {
   }
 }
 
-/** Unified diff of `changes` against `old` (null = absent), via `git diff --no-index` on temp files. */
+/**
+ * Unified diff of `changes` against `old` (null = absent; undefined = too large to show, which makes
+ * the diff incomplete), via `git diff --no-index` on temp files (the repository is not touched).
+ */
 export async function unifiedDiff(
   changes: readonly FileChange[],
-  old: Map<string, string | null>,
-): Promise<string> {
+  old: Map<string, string | null | undefined>,
+  maxFileBytes: number,
+): Promise<{ text: string; complete: boolean }> {
   const dir = await mkdtemp(join(tmpdir(), "gk-git-diff-"));
   try {
     const parts: string[] = [];
+    let complete = true;
     for (const [i, c] of changes.entries()) {
-      const before = old.get(c.path) ?? null;
+      const before = old.get(c.path);
+      if (before === undefined && old.has(c.path)) {
+        complete = false;
+        const what = "delete" in c ? "deleted" : "replaced";
+        parts.push(
+          `--- a/${c.path}\n+++ ${"delete" in c ? "/dev/null" : `b/${c.path}`}\n(previous content is over ${maxFileBytes} bytes and is not shown; the file is ${what} entirely)\n`,
+        );
+        continue;
+      }
       const after = "delete" in c ? null : c.content;
       const a = join(dir, `a${i}`);
       const b = join(dir, `b${i}`);
@@ -406,7 +440,7 @@ export async function unifiedDiff(
       const head = `--- ${before === null ? "/dev/null" : `a/${c.path}`}\n+++ ${after === null ? "/dev/null" : `b/${c.path}`}\n`;
       parts.push(out.includes("\n@@") ? head + hunks : `${head}(no content change)\n`);
     }
-    return parts.join("");
+    return { text: parts.join(""), complete };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

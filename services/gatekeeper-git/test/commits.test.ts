@@ -191,3 +191,51 @@ test("log pages carry pending commits first, then real history, each page observ
     small.cleanup();
   }
 });
+
+test("replacing a file over the read limit says the old content is not shown and marks the description incomplete", async () => {
+  const big = makeRepo({ "huge.txt": "y".repeat(1024 * 1024 + 10) });
+  const h2 = await startHarness([big.root]);
+  try {
+    const { repo: r } = h2.open(big.url);
+    await r.commit({
+      branch: "main",
+      message: "shrink",
+      changes: [{ path: "huge.txt", content: "small\n" }],
+    });
+    const d = h2.approval.submissions[0]!.description;
+    assert.equal(d.descriptionIsComplete, false);
+    assert.match(
+      d.description,
+      /previous content is over 1048576 bytes and is not shown; the file is replaced entirely/,
+    );
+  } finally {
+    await h2.close();
+    big.cleanup();
+  }
+});
+
+test("a parent directory that became a file on the branch is a conflict (no file is silently replaced)", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit({ branch: "main", message: "nest", changes: [{ path: "docs/new/x.md", content: "x\n" }] });
+  repo.commitAndPush({ "docs/new": "now a file\n" }, "someone else: docs/new is a file");
+  const res = await h.apply(repo.url, "~1");
+  assert.equal(res.ok, false);
+  assert.match(res.error, /paths changed since the commit was made: docs\/new\/x.md; nothing was committed/);
+  assert.equal(repo.subjects()[0], "someone else: docs/new is a file");
+  assert.equal(repo.show("main", "docs/new"), "now a file");
+  await rejects(
+    r.commit({ branch: "main", message: "x", changes: [{ path: "docs/a.md/x", content: "x" }] }),
+    /docs\/a.md is a file, not a directory/,
+  );
+  await rejects(
+    r.commit({
+      branch: "main",
+      message: "x",
+      changes: [
+        { path: "docs/z", content: "x" },
+        { path: "docs/z/y", content: "y" },
+      ],
+    }),
+    /writes both docs\/z and paths under it/,
+  );
+});
