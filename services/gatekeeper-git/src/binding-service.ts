@@ -78,6 +78,21 @@ export interface LogPage {
   more: boolean;
 }
 
+/** One matching line. */
+export interface GrepMatch {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  text: string;
+}
+
+/** One page of grep matches. */
+export interface GrepPage {
+  matches: GrepMatch[];
+  page: number;
+  more: boolean;
+}
+
 /** Result of a simulated commit. */
 export interface CommitResult {
   id: string;
@@ -254,6 +269,63 @@ export class GitBindingService {
         const real = await logCommits(this.#gitDir, commit, this.#prefix, skip, size - fromPending.length);
         const total = pending.length + (await countCommits(this.#gitDir, commit, this.#prefix));
         return { commits: [...fromPending, ...real], page, more: start + size < total };
+      },
+    );
+    return res.data;
+  }
+
+  /**
+   * Fixed-string search (case-sensitive) in text files under the scope, pending commits included;
+   * matches sorted by path then line, `listPageSize` per page, each page observed. Lines longer
+   * than 500 characters are cut.
+   */
+  async grep(args?: unknown): Promise<GrepPage> {
+    const a = obj(args, "grep arguments");
+    if (
+      typeof a.pattern !== "string" ||
+      a.pattern === "" ||
+      a.pattern.length > 200 ||
+      a.pattern.includes("\n")
+    ) {
+      throw new InvalidRequest(
+        "grep.pattern must be a non-empty single-line string of at most 200 characters",
+      );
+    }
+    const pattern = a.pattern;
+    const page = pageArg(a.page);
+    const { commit, branch } = await this.#ref(a.ref);
+    const res = await observePage(
+      this.approval,
+      this.ctx.callerToken,
+      (s: GrepPage) => ({
+        title: `Searched ${this.#repoName} (${s.matches.length} matches, page ${page})`,
+        description: `Searched text files of ${this.#repoName} at ${inlineSafe(branch ?? commit)}${this.#prefix ? ` under ${inlineSafe(this.#prefix)}` : ""} for a fixed string; returned ${s.matches.length} matching lines, page ${page}.`,
+        containsRestrictedData: false,
+        kind: "git.grep",
+      }),
+      page,
+      async () => {
+        const pending = this.#pendingFiles(branch);
+        const gargs = ["grep", "-z", "-n", "-I", "-F", "--full-name", "-e", pattern, commit];
+        if (this.#prefix) gargs.push("--", this.#prefix);
+        const out = (await git(this.#gitDir, gargs, { okCodes: [0, 1] })).toString("utf8");
+        const matches: GrepMatch[] = [];
+        for (const rec of out.split("\n")) {
+          if (rec === "") continue;
+          const [where, line, ...text] = rec.split("\u0000");
+          const path = where!.slice(commit.length + 1);
+          if (pending.has(path)) continue;
+          matches.push({ path, line: Number(line), text: text.join("\u0000").slice(0, 500) });
+        }
+        for (const [path, content] of pending) {
+          if (content === null) continue;
+          content.split("\n").forEach((t, i) => {
+            if (t.includes(pattern)) matches.push({ path, line: i + 1, text: t.slice(0, 500) });
+          });
+        }
+        matches.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.line - y.line));
+        const slice = pageOf(matches, page, this.limits.listPageSize);
+        return { matches: slice.items, page, more: slice.more };
       },
     );
     return res.data;

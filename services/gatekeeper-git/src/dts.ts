@@ -37,6 +37,14 @@ export function generateGitDts(binding: string, resource: GitResource): string {
           "(args?: { ref?: string; page?: number }): Promise<{ commits: GitLogEntry[]; page: number; more: boolean }>;",
       },
       {
+        name: "grep",
+        doc: [
+          "Lines containing `pattern` (a fixed string, case-sensitive), 1000 per page. Pending commits are included.",
+        ],
+        signature:
+          "(args: { pattern: string; ref?: string; page?: number }): Promise<{ matches: { path: string; line: number; text: string }[]; page: number; more: boolean }>;",
+      },
+      {
         name: "commit",
         doc: [
           'Commits changes to an existing branch. Simulated: returns a provisional id ("~1") at once; written after approval.',

@@ -239,3 +239,28 @@ test("a parent directory that became a file on the branch is a conflict (no file
     /writes both docs\/z and paths under it/,
   );
 });
+
+test("grep searches scoped text files with pending commits overlaid, each page observed", async () => {
+  const { repo: r } = h.open(`${repo.url}#path=docs/`);
+  await r.commit({
+    branch: "main",
+    message: "g",
+    changes: [
+      { path: "docs/a.md", content: "nothing here\n" },
+      { path: "docs/n.md", content: "x\nneedle b\n" },
+    ],
+  });
+  repo.commitAndPush({ "docs/b.md": "needle a\n", "README.md": "needle outside scope\n" }, "needles");
+  const res = await r.grep({ pattern: "needle" });
+  assert.deepEqual(res.matches, [
+    { path: "docs/b.md", line: 1, text: "needle a" },
+    { path: "docs/n.md", line: 2, text: "needle b" },
+  ]);
+  const none = await r.grep({ pattern: "no such text" });
+  assert.deepEqual(none.matches, []);
+  assert.deepEqual(
+    h.approval.observations.filter((o) => o.kind === "git.grep").map((o) => o.page),
+    [0, 0],
+  );
+  await rejects(r.grep({ pattern: "" }), /grep.pattern must be/);
+});

@@ -20,9 +20,10 @@ declare const env: { REPO: REPO };
 export async function run(): Promise<string> {
   const page = await env.REPO.listFiles({ page: 0 });
   const text: string = await env.REPO.readFile({ path: page.files[0] ?? "docs/a.md" });
+  const g = await env.REPO.grep({ pattern: "x" });
   const c = await env.REPO.commit({ branch: "main", message: "m", changes: [{ path: "docs/b.md", content: text }, { path: "docs/a.md", delete: true }] });
   const log = await env.REPO.log();
-  return c.id + log.commits.map((e) => e.id).join(",");
+  return g.matches[0]?.path + c.id + log.commits.map((e) => e.id).join(",");
 }
 `,
   );

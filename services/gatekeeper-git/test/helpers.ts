@@ -148,6 +148,7 @@ export interface RepoApi {
     args?: unknown,
   ): Promise<{ commits: { id: string; message: string; pending: boolean }[]; more: boolean }>;
   commit(args: unknown): Promise<{ id: string; branch: string; pending: true }>;
+  grep(args: unknown): Promise<{ matches: { path: string; line: number; text: string }[]; more: boolean }>;
 }
 
 /** A running gatekeeper over `root`, its fake approval queue and a gRPC client. */
