@@ -9,7 +9,8 @@ import { join, relative, resolve } from "node:path";
 import { test } from "node:test";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
-const SERVICES = new Set(["approval", "gatekeeper-mcp", "kernel", "sandbox-runner"]);
+/** Every service package: the folders under services/ plus the sandbox runner. */
+const SERVICES = new Set([...readdirSync(join(ROOT, "services")), "sandbox-runner"]);
 
 function tsFiles(dir: string): string[] {
   const out: string[] = [];
