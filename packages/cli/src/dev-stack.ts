@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { startKernel } from "@gatehouse/kernel";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
@@ -29,13 +30,15 @@ export interface DevStackOptions {
   temporalAddress?: string;
   /** Pending-action time-to-live, ms (default 7 days). */
   actionTtlMs?: number;
+  /** Directories whose git repositories `git+file://` resources may name (default `<dataDir>/repos`). */
+  gitAllowedRoots?: string[];
   /** "auto" uses gVisor when runsc is installed. */
   sandbox?: "auto" | "gvisor" | "none";
   logger?: Logger;
 }
 
 export interface DevStack {
-  addresses: { kernel: string; approval: string; mcp: string; runner: string; temporal: string };
+  addresses: { kernel: string; approval: string; mcp: string; git: string; runner: string; temporal: string };
   store: EventStore;
   /** The sandbox mode actually in use ("gvisor" or "none"). */
   sandboxMode: string;
@@ -107,10 +110,21 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       logger,
     });
     closers.push(() => mcp.close());
+    const gitRoots = options.gitAllowedRoots ?? [join(dataDir, "repos")];
+    for (const root of gitRoots) mkdirSync(root, { recursive: true });
+    const git = await startGitGatekeeper({
+      allowedRoots: gitRoots,
+      approvalAddress: `${host}:${approvalPort}`,
+      host,
+      port: 0,
+      logger,
+    });
+    closers.push(() => git.close());
+    const gatekeepers = { mcp: `${host}:${mcp.port}`, git: `${host}:${git.port}` };
     const worker = await startLifecycleWorker({
       store,
       temporal,
-      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      gatekeepers,
       logger,
     });
     closers.push(() => worker.close());
@@ -127,7 +141,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     const kernel = await startKernel({
       store,
       callerTokenSecret: secret,
-      gatekeepers: { mcp: `${host}:${mcp.port}` },
+      gatekeepers,
       sandboxRunnerAddress: `${host}:${runner.port}`,
       temporal,
       host,
@@ -139,6 +153,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       kernel: `${host}:${kernel.port}`,
       approval: `${host}:${approval.port}`,
       mcp: `${host}:${mcp.port}`,
+      git: `${host}:${git.port}`,
       runner: `${host}:${runner.port}`,
       temporal: temporalAddress,
     };

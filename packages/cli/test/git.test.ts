@@ -1,0 +1,106 @@
+/**
+ * The git gatekeeper across the real services (kernel routing, the approval service, the lifecycle
+ * worker on a real Temporal dev server) on a real repository made with the git CLI: commits are
+ * simulated until a person approves them, in dependency order.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { ActionStatus } from "@gatehouse/proto";
+import type { ServiceError } from "@grpc/grpc-js";
+import { type Harness, returned, startHarness, unary } from "./harness.ts";
+
+let h: Harness;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h.close();
+});
+
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "t",
+      GIT_AUTHOR_EMAIL: "t@x",
+      GIT_COMMITTER_NAME: "t",
+      GIT_COMMITTER_EMAIL: "t@x",
+    },
+  }).trim();
+
+/** A bare repository under the dev stack's allowed root, with one commit on main. */
+function makeRepo(name: string): string {
+  const work = mkdtempSync(join(h.dir, "work-"));
+  git(work, "init", "-q", "-b", "main");
+  mkdirSync(join(work, "docs"));
+  writeFileSync(join(work, "docs", "readme.md"), "hello\n");
+  git(work, "add", ".");
+  git(work, "commit", "-q", "-m", "initial");
+  const bare = join(h.dir, "repos", `${name}.git`);
+  git(h.dir, "clone", "-q", "--bare", work, bare);
+  return bare;
+}
+
+const twoCommits = `export default async (env: any) => {
+  await env.REPO.commit({ branch: "main", message: "A", changes: [{ path: "docs/a.md", content: "a\\n" }] });
+  await env.REPO.commit({ branch: "main", message: "B", changes: [{ path: "docs/b.md", content: "b\\n" }] });
+  return (await env.REPO.listFiles({})).files ?? (await env.REPO.listFiles({}));
+}`;
+
+async function pending(ws: string) {
+  const res = await unary(h.decisions, h.decisions.listActions, { workspaceId: ws, pendingOnly: true });
+  return res.actions.map((a) => a.id);
+}
+
+test("commits are simulated, approving B before A is refused unless A is included, and both land in order", async () => {
+  const bare = makeRepo("ordered");
+  const ws = await h.workspace(`git+file://${bare}`);
+  const listing = JSON.stringify(returned(await h.exec(ws, twoCommits)));
+  assert.match(listing, /docs\/a\.md/);
+  assert.match(listing, /docs\/b\.md/);
+  assert.equal(git(bare, "log", "--format=%s", "main"), "initial", "the repository has neither commit yet");
+  const [a, b] = await pending(ws);
+  assert.ok(a !== undefined && b !== undefined);
+  await assert.rejects(
+    unary(h.decisions, h.decisions.approve, {
+      workspaceId: ws,
+      actionId: b,
+      decidedBy: "user:t",
+      includeDependencies: false,
+    }),
+    (err: ServiceError) => new RegExp(`undecided action\\(s\\) ${a}`).test(err.details),
+  );
+  const res = await unary(h.decisions, h.decisions.approve, {
+    workspaceId: ws,
+    actionId: b,
+    decidedBy: "user:t",
+    includeDependencies: true,
+  });
+  assert.deepEqual(
+    res.actions.filter((r) => r.id === a || r.id === b).map((r) => r.status),
+    [ActionStatus.ACTION_STATUS_APPLIED, ActionStatus.ACTION_STATUS_APPLIED],
+  );
+  assert.equal(git(bare, "log", "--format=%s", "main"), "B\nA\ninitial");
+});
+
+test("rejecting A rejects B with cascadedFrom A and the repository never sees either", async () => {
+  const bare = makeRepo("rejected");
+  const ws = await h.workspace(`git+file://${bare}`);
+  returned(await h.exec(ws, twoCommits));
+  const [a, b] = await pending(ws);
+  const res = await unary(h.decisions, h.decisions.reject, {
+    workspaceId: ws,
+    actionId: a!,
+    decidedBy: "user:t",
+    reason: "no",
+  });
+  const rb = res.actions.find((r) => r.id === b);
+  assert.equal(rb?.status, ActionStatus.ACTION_STATUS_REJECTED);
+  assert.equal(rb?.cascadedFrom, a);
+  assert.equal(git(bare, "log", "--format=%s", "main"), "initial");
+});
