@@ -6,7 +6,7 @@
  * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
  * - LOG_LEVEL                     pino level (default info)
  */
-import { startOpsHttp } from "@gatehouse/service-kit";
+import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { startGitGatekeeper } from "./index.ts";
@@ -65,17 +65,11 @@ async function main(): Promise<void> {
     },
     "gatekeeper-git configured",
   );
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ event: "shutdown", signal }, "shutting down");
-    await gk.close();
-    await http.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopOnSignals(
+    logger,
+    () => gk.close(),
+    () => http.close(),
+  );
 }
 
 main().catch((err: unknown) => {

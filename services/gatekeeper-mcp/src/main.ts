@@ -7,7 +7,7 @@
  * - LOG_LEVEL                    pino level (default info)
  */
 
-import { startOpsHttp } from "@gatehouse/service-kit";
+import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
@@ -63,17 +63,11 @@ async function main(): Promise<void> {
     },
     "gatekeeper-mcp configured",
   );
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ event: "shutdown", signal }, "shutting down");
-    await gk.close();
-    await http.close();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  stopOnSignals(
+    logger,
+    () => gk.close(),
+    () => http.close(),
+  );
 }
 
 main().catch((err: unknown) => {
