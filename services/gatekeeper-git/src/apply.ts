@@ -1,15 +1,20 @@
 /**
- * ApplyAction for git: writes the staged commit onto its branch with plumbing (a temporary index,
- * hash-object, update-index, write-tree, commit-tree, and a compare-and-swap update-ref). At most
- * once per action id in this process: a second ApplyAction of the same id returns the first
- * outcome and writes nothing. Applies on one repository are serialized.
+ * ApplyAction for git. At most once per action id in this process: a second ApplyAction of the
+ * same id returns the first outcome and writes nothing. Applies on one repository are serialized.
  *
- * Rebase rule: every changed path must still hold, at the branch tip, the content the agent based
- * the change on (`payload.base`). Then the changes are applied on the tip (a clean rebase when
- * the branch moved); otherwise the action fails naming the conflicting paths. The result's
- * `rebased` is true whenever the tip differed from the payload's `parent` (also when the tip is an
- * earlier approved commit of the same chain). A failed apply drops the commit and its dependents
- * from the overlay. Assumes sha1 object format.
+ * - commit: after a forced refresh of the upstream, the commit is built with plumbing (a
+ *   temporary index, hash-object, update-index, write-tree, commit-tree) on the branch tip and
+ *   published with a compare-and-swap (local: update-ref; remote: push --force-with-lease). If the
+ *   branch moved in between, it is re-checked and rebuilt (3 attempts).
+ *   Rebase rule: every changed path must still hold, at the tip, the content the agent based the
+ *   change on (`payload.base`); then the changes apply on the tip (a clean rebase when the branch
+ *   moved); otherwise the action fails naming the conflicting paths. `rebased` in the result is
+ *   true whenever the tip differed from the payload's `parent`.
+ * - createBranch: publishes the new branch at its start commit (a pending start "~N" resolves to
+ *   the sha ~N became); fails if the branch exists by then.
+ * - push: pushes a local branch to the repository's remote with the admin's credentials, fast-forward only.
+ *
+ * A failed apply drops the write and its dependents from the overlay. Assumes sha1 object format.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -18,10 +23,63 @@ import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { InvalidRequest } from "./errors.ts";
 import { GitFailed, git, gitText } from "./git.ts";
+import { authEnv, ruleFor } from "./remotes.ts";
 import { branchExists, lsPaths, resolveCommit } from "./repo.ts";
+import type { ResourcePolicy } from "./resource-url.ts";
 import { isValidBranchName, parseGitResource } from "./resource-url.ts";
 import { checkScopedPath } from "./scope.ts";
-import type { CommitPayload, FileChange, GitState } from "./state.ts";
+import type {
+  CommitPayload,
+  CreateBranchPayload,
+  FileChange,
+  GitState,
+  PushPayload,
+  WritePayload,
+} from "./state.ts";
+import { REMOTE_TIMEOUT_MS, type Upstream, upstreamFor } from "./upstream.ts";
+import { remoteUrlOf } from "./writes.ts";
+
+const SHA = /^[0-9a-f]{40,64}$/;
+
+/**
+ * Parses `payload_json` as staged by commit, createBranch or push (a payload without `kind` is a
+ * commit). @throws InvalidRequest naming payload_json.
+ */
+export function parseWritePayload(json: string): WritePayload {
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    throw new InvalidRequest("payload_json is not JSON; it must be the payload gatekeeper-git staged");
+  }
+  const w = v as Record<string, unknown> | null;
+  if (w && typeof w === "object" && w.kind === "createBranch") {
+    if (
+      typeof w.name === "string" &&
+      isValidBranchName(w.name) &&
+      typeof w.fromCommit === "string" &&
+      SHA.test(w.fromCommit) &&
+      (w.fromPending === undefined || (typeof w.fromPending === "string" && /^~\d+$/.test(w.fromPending)))
+    )
+      return w as unknown as CreateBranchPayload;
+    throw new InvalidRequest(
+      "payload_json must be {kind: createBranch, name, fromCommit, fromPending?} as staged by gatekeeper-git",
+    );
+  }
+  if (w && typeof w === "object" && w.kind === "push") {
+    if (
+      typeof w.branch === "string" &&
+      isValidBranchName(w.branch) &&
+      typeof w.remote === "string" &&
+      typeof w.remoteUrl === "string"
+    )
+      return w as unknown as PushPayload;
+    throw new InvalidRequest(
+      "payload_json must be {kind: push, branch, remote, remoteUrl} as staged by gatekeeper-git",
+    );
+  }
+  return parseCommitPayload(json);
+}
 
 /**
  * Parses `payload_json` as staged by `commit`.
@@ -41,8 +99,9 @@ export function parseCommitPayload(json: string): CommitPayload {
     typeof p.branch === "string" &&
     isValidBranchName(p.branch) &&
     typeof p.message === "string" &&
+    (p.kind === undefined || p.kind === "commit") &&
     typeof p.parent === "string" &&
-    /^[0-9a-f]{40,64}$/.test(p.parent) &&
+    SHA.test(p.parent) &&
     p.base &&
     typeof p.base === "object" &&
     Array.isArray(p.changes) &&
@@ -61,48 +120,143 @@ export function parseCommitPayload(json: string): CommitPayload {
 }
 
 export interface ApplyDeps {
-  allowedRoots: readonly string[];
+  policy: ResourcePolicy;
   state: GitState;
   logger: Logger;
 }
 
-/** Performs one approved commit action. @throws InvalidRequest / resource errors before any write. */
+function failed(error: string): ApplyActionResponse {
+  return { ok: false, resultJson: "", error };
+}
+
+/** First non-empty stderr line of a git failure, for messages (never file content). */
+export function gitWhy(e: GitFailed): string {
+  return (e.stderr.split("\n").find((l) => l.trim() !== "") ?? `exit ${e.exitCode}`).slice(0, 300);
+}
+
+/** Performs one approved action. @throws InvalidRequest / resource errors before any write. */
 export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<ApplyActionResponse> {
   const key = `${req.workspaceId}\u0000${req.binding}\u0000${req.actionId}`;
   const had = deps.state.applied.get(key);
   if (had) return had;
-  const resource = parseGitResource(req.url, deps.allowedRoots);
-  const payload = parseCommitPayload(req.payloadJson);
-  for (const c of payload.changes) checkScopedPath(resource.pathPrefix, c.path, "a staged change path");
-  if (resource.branch !== undefined && payload.branch !== resource.branch) {
+  const resource = parseGitResource(req.url, deps.policy);
+  const payload = parseWritePayload(req.payloadJson);
+  const branch = payload.kind === "createBranch" ? payload.name : payload.branch;
+  if (resource.branch !== undefined && branch !== resource.branch) {
     throw new InvalidRequest(`the staged branch is outside this binding's #branch=${resource.branch}`);
   }
-  const run = deps.state.serialize(resource.gitDir, () => writeCommit(resource.gitDir, payload));
+  if (payload.kind !== "createBranch" && payload.kind !== "push") {
+    for (const c of payload.changes) checkScopedPath(resource.pathPrefix, c.path, "a staged change path");
+  }
+  const st = deps.state.binding(req.workspaceId, req.binding);
+  const up = upstreamFor(resource, deps.state.fetches);
+  const run = deps.state.serialize(resource.gitDir, async () => {
+    try {
+      if (payload.kind === "createBranch") {
+        const from = payload.fromPending ? st.ids.permanentOf(payload.fromPending) : payload.fromCommit;
+        if (from === undefined) {
+          return failed(
+            `the commit the branch starts from (${payload.fromPending}) was not applied by this gatekeeper process; nothing was created`,
+          );
+        }
+        await up.refresh(true);
+        if ((await up.publish(payload.name, from, null)) === "moved") {
+          return failed(`branch ${payload.name} exists already; nothing was created`);
+        }
+        return { ok: true, resultJson: JSON.stringify({ branch: payload.name, sha: from }), error: "" };
+      }
+      if (payload.kind === "push") return await pushBranch(resource.gitDir, payload, deps.policy);
+      return await writeCommit(up, resource.gitDir, payload);
+    } catch (e) {
+      if (!(e instanceof GitFailed)) throw e;
+      return failed(`git ${e.args[0]} failed (${gitWhy(e)}); nothing was written`);
+    }
+  });
   deps.state.applied.set(key, run);
   const log = deps.logger.child({ component: "apply", workspaceId: req.workspaceId, actionId: req.actionId });
   return run.then((res) => {
-    const st = deps.state.binding(req.workspaceId, req.binding);
     if (res.ok) {
-      const sha = (JSON.parse(res.resultJson) as { sha: string }).sha;
       st.overlay.settle(req.localId);
-      if (st.ids.issued(req.localId)) st.ids.alias(req.localId, sha);
-      log.info(
-        { event: "apply.ok", rebased: (JSON.parse(res.resultJson) as { rebased: boolean }).rebased },
-        "commit written",
-      );
+      const sha = (JSON.parse(res.resultJson) as { sha?: string }).sha;
+      if (payload.kind !== "createBranch" && payload.kind !== "push" && sha && st.ids.issued(req.localId)) {
+        st.ids.alias(req.localId, sha);
+      }
+      log.info({ event: "apply.ok", kind: payload.kind ?? "commit" }, "write applied");
     } else {
       st.overlay.drop(req.localId);
-      log.info({ event: "apply.failed" }, "commit not written");
+      log.info({ event: "apply.failed", kind: payload.kind ?? "commit" }, "write not applied");
     }
     return res;
   });
 }
 
-async function writeCommit(gitDir: string, p: CommitPayload): Promise<ApplyActionResponse> {
-  if (!(await branchExists(gitDir, p.branch))) {
-    return { ok: false, resultJson: "", error: `branch ${p.branch} no longer exists; nothing was committed` };
+async function pushBranch(
+  gitDir: string,
+  p: PushPayload,
+  policy: ResourcePolicy,
+): Promise<ApplyActionResponse> {
+  const url = await remoteUrlOf(gitDir, p.remote);
+  if (url !== p.remoteUrl) {
+    return failed(
+      `remote ${p.remote} now points elsewhere than when the push was staged; nothing was pushed`,
+    );
   }
-  const tip = await resolveCommit(gitDir, p.branch);
+  const rule = ruleFor(policy.remotes, url);
+  if (!rule)
+    return failed(`remote ${p.remote} is no longer allowed by the administrator; nothing was pushed`);
+  if (!(await branchExists(gitDir, p.branch)))
+    return failed(`branch ${p.branch} does not exist; nothing was pushed`);
+  const sha = await resolveCommit(gitDir, p.branch);
+  try {
+    await git(gitDir, ["push", "-q", "--end-of-options", url, `${sha}:refs/heads/${p.branch}`], {
+      env: authEnv(rule.auth),
+      timeoutMs: REMOTE_TIMEOUT_MS,
+    });
+  } catch (e) {
+    if (e instanceof GitFailed && /\[rejected\]|non-fast-forward|fetch first/.test(e.stderr)) {
+      return failed(
+        `the remote's ${p.branch} has commits this repository lacks (not a fast-forward); nothing was pushed`,
+      );
+    }
+    throw e;
+  }
+  return { ok: true, resultJson: JSON.stringify({ branch: p.branch, remote: p.remote, sha }), error: "" };
+}
+
+const ATTEMPTS = 3;
+
+async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Promise<ApplyActionResponse> {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    await up.refresh(true);
+    if (!(await branchExists(gitDir, p.branch))) {
+      return failed(`branch ${p.branch} no longer exists; nothing was committed`);
+    }
+    const tip = await resolveCommit(gitDir, p.branch);
+    const conflicts = await conflictingPaths(gitDir, p, tip);
+    if (conflicts.length > 0) {
+      return failed(
+        `branch ${p.branch} moved and these paths changed since the commit was made: ${conflicts.join(", ")}; nothing was committed`,
+      );
+    }
+    const commit = await buildCommit(gitDir, p, tip);
+    if ((await up.publish(p.branch, commit, tip)) === "ok") {
+      return {
+        ok: true,
+        resultJson: JSON.stringify({ sha: commit, branch: p.branch, rebased: tip !== p.parent }),
+        error: "",
+      };
+    }
+  }
+  return failed(
+    `branch ${p.branch} kept moving while committing (${ATTEMPTS} attempts); nothing was committed`,
+  );
+}
+
+/**
+ * Changed paths whose content at `tip` is not what the agent saw, or whose parent directory
+ * became a file (git would otherwise silently replace that file with the directory).
+ */
+async function conflictingPaths(gitDir: string, p: CommitPayload, tip: string): Promise<string[]> {
   const paths = p.changes.map((c) => c.path);
   const ancestorsOf = (path: string) =>
     path
@@ -110,34 +264,15 @@ async function writeCommit(gitDir: string, p: CommitPayload): Promise<ApplyActio
       .slice(0, -1)
       .map((_, i, parts) => parts.slice(0, i + 1).join("/"));
   const now = await lsPaths(gitDir, tip, [...new Set(paths.flatMap((x) => [...ancestorsOf(x), x]))]);
-  // A conflict: the path's content moved away from what the agent saw, or a parent directory
-  // became a file (git would otherwise silently replace that file with the directory).
-  const conflicts = paths.filter(
+  return paths.filter(
     (path) =>
       (now.find((e) => e.path === path)?.sha ?? null) !== p.base[path] ||
       ancestorsOf(path).some((a) => now.some((e) => e.path === a && e.type !== "tree")),
   );
-  if (conflicts.length > 0) {
-    return {
-      ok: false,
-      resultJson: "",
-      error: `branch ${p.branch} moved and these paths changed since the commit was made: ${conflicts.join(", ")}; nothing was committed`,
-    };
-  }
-  try {
-    return await writeOnTip(gitDir, p, tip);
-  } catch (e) {
-    if (!(e instanceof GitFailed)) throw e;
-    const why = (e.stderr.split("\n").find((l) => l.trim() !== "") ?? "").slice(0, 300);
-    return {
-      ok: false,
-      resultJson: "",
-      error: `git refused the commit (git ${e.args[0]}: ${why}); nothing was committed`,
-    };
-  }
 }
 
-async function writeOnTip(gitDir: string, p: CommitPayload, tip: string): Promise<ApplyActionResponse> {
+/** Writes the commit's objects on top of `tip` (no ref moves). @returns the new commit sha. */
+async function buildCommit(gitDir: string, p: CommitPayload, tip: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "gk-git-index-"));
   const env = { GIT_INDEX_FILE: join(dir, "index") };
   try {
@@ -154,31 +289,7 @@ async function writeOnTip(gitDir: string, p: CommitPayload, tip: string): Promis
     }
     await git(gitDir, ["update-index", "-z", "--index-info"], { env, input: `${lines.join("\0")}\0` });
     const tree = await gitText(gitDir, ["write-tree"], { env });
-    const commit = await gitText(gitDir, ["commit-tree", tree, "-p", tip], { input: p.message });
-    try {
-      await git(gitDir, [
-        "update-ref",
-        "-m",
-        "gatekeeper-git: approved commit",
-        `refs/heads/${p.branch}`,
-        commit,
-        tip,
-      ]);
-    } catch (e) {
-      if (e instanceof GitFailed) {
-        return {
-          ok: false,
-          resultJson: "",
-          error: `branch ${p.branch} moved while committing; nothing was committed`,
-        };
-      }
-      throw e;
-    }
-    return {
-      ok: true,
-      resultJson: JSON.stringify({ sha: commit, branch: p.branch, rebased: tip !== p.parent }),
-      error: "",
-    };
+    return await gitText(gitDir, ["commit-tree", tree, "-p", tip], { input: p.message });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

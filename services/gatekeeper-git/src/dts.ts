@@ -11,12 +11,18 @@ export function generateGitDts(binding: string, resource: GitResource): string {
   const types = [
     "type GitFileChange = { path: string; content: string } | { path: string; delete: true };",
     "type GitLogEntry = { id: string; author: string; date: string; message: string; pending: boolean };",
+    'type GitFileDiff = { path: string; status: "added" | "modified" | "deleted"; patch: string; complete: boolean };',
+    "type GitWriteResult = { id: string; branch: string; pending: true };",
   ].join("\n");
+  const remote = resource.remote !== undefined;
   const iface = assembleInterface(
     binding,
     [
       `A git repository (${resource.repoPath.split("/").pop() ?? "repo"}). ${scope}`,
-      "Every read is recorded; commits are simulated until a person approves them.",
+      "Every read is recorded; writes are simulated until a person approves them.",
+      remote
+        ? "A remote repository: each approved commit or branch is pushed to it."
+        : "A local repository: approved commits are written to it; push sends a branch to one of its remotes.",
     ],
     [
       {
@@ -27,8 +33,16 @@ export function generateGitDts(binding: string, resource: GitResource): string {
       },
       {
         name: "readFile",
-        doc: ["A text file's content (at most 1 MiB). Pending commits are included."],
+        doc: [
+          "A text file's content (at most 1 MiB; larger files: readFilePage). Pending commits are included.",
+        ],
         signature: "(args: { path: string; ref?: string }): Promise<string>;",
+      },
+      {
+        name: "readFilePage",
+        doc: ["One 1 MiB page of a file of any size (page is 0-based; pages end on whole characters)."],
+        signature:
+          "(args: { path: string; ref?: string; page?: number }): Promise<{ content: string; page: number; more: boolean; totalBytes: number }>;",
       },
       {
         name: "log",
@@ -45,12 +59,34 @@ export function generateGitDts(binding: string, resource: GitResource): string {
           "(args: { pattern: string; ref?: string; page?: number }): Promise<{ matches: { path: string; line: number; text: string }[]; page: number; more: boolean }>;",
       },
       {
-        name: "commit",
+        name: "diff",
         doc: [
-          'Commits changes to an existing branch. Simulated: returns a provisional id ("~1") at once; written after approval.',
+          'Changes from `from` to `to` (default: the current branch with pending commits). A revision is a branch, a commit sha or a pending commit id ("~1"). 100 files per page.',
         ],
         signature:
-          "(args: { branch: string; message: string; changes: GitFileChange[] }): Promise<{ id: string; branch: string; pending: true }>;",
+          "(args: { from: string; to?: string; page?: number }): Promise<{ files: GitFileDiff[]; page: number; more: boolean }>;",
+      },
+      {
+        name: "commit",
+        doc: [
+          'Commits changes to a branch. Simulated: returns a provisional id ("~1") at once; written after approval. A second commit on the same branch depends on the first.',
+        ],
+        signature:
+          "(args: { branch: string; message: string; changes: GitFileChange[] }): Promise<GitWriteResult>;",
+      },
+      {
+        name: "createBranch",
+        doc: [
+          "Creates branch `name` at `from` (a branch with its pending commits, or a sha; default: the default branch). Simulated.",
+        ],
+        signature: "(args: { name: string; from?: string }): Promise<GitWriteResult>;",
+      },
+      {
+        name: "push",
+        doc: [
+          'Pushes `branch` to the repository\'s remote (default "origin"), fast-forward only. Simulated; refused once the workspace read restricted data.',
+        ],
+        signature: "(args: { branch: string; remote?: string }): Promise<GitWriteResult>;",
       },
     ],
   );

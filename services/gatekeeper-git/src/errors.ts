@@ -13,12 +13,6 @@ export class InvalidResourceUrl extends GatekeeperError {
   readonly code = "invalid_argument" as const;
 }
 
-/** A form of resource this slice recognises but does not serve yet (remote https/ssh). */
-export class NotSupportedYet extends GatekeeperError {
-  override name = "NotSupportedYet";
-  readonly code = "failed_precondition" as const;
-}
-
 /** A path or branch outside the binding's scope (`#path=`, `#branch=`), or escaping it (`..`, symlink). */
 export class ScopeViolation extends GatekeeperError {
   override name = "ScopeViolation";
@@ -35,4 +29,10 @@ export class FileTooLarge extends GatekeeperError {
 export class NotFound extends GatekeeperError {
   override name = "NotFound";
   readonly code = "not_found" as const;
+}
+
+/** The action cannot be reverted by this gatekeeper (not a commit, or not applied). */
+export class NotRevertable extends GatekeeperError {
+  override name = "NotRevertable";
+  readonly code = "failed_precondition" as const;
 }

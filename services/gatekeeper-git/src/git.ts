@@ -30,6 +30,8 @@ export interface GitRunOptions {
   okCodes?: number[];
   /** Largest stdout accepted, bytes (default 256 MiB). */
   maxBuffer?: number;
+  /** Kill the run after this many milliseconds (default: no limit). Remote operations set it. */
+  timeoutMs?: number;
 }
 
 const BASE_ENV: Record<string, string> = {
@@ -53,6 +55,7 @@ export function git(gitDir: string, args: readonly string[], opts: GitRunOptions
       {
         encoding: "buffer",
         maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024,
+        ...(opts.timeoutMs !== undefined ? { timeout: opts.timeoutMs, killSignal: "SIGKILL" as const } : {}),
         env: {
           PATH: process.env.PATH ?? "/usr/bin:/bin",
           HOME: process.env.HOME ?? "/",

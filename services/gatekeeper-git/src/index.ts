@@ -1,39 +1,60 @@
 /**
  * Library entry of the git gatekeeper: serves gRPC `gatehouse.v1.Gatekeeper` for local git
- * repositories under admin-allowed roots, calling the approval service's `ApprovalQueue`.
+ * repositories under admin-allowed roots and remote repositories under admin-allowed prefixes
+ * (with credentials only the gatekeeper holds), calling the approval service's `ApprovalQueue`.
  *
  * ```ts
  * const gk = await startGitGatekeeper({
- *   allowedRoots: ["/srv/repos"], approvalAddress: "127.0.0.1:7002", host: "127.0.0.1", port: 0, logger: pino(),
+ *   allowedRoots: ["/srv/repos"], remotes: loadRemotesFile("/etc/gatekeeper-git/remotes.yaml"),
+ *   cacheDir: "/var/cache/gatekeeper-git", approvalAddress: "127.0.0.1:7002", host: "127.0.0.1", port: 0, logger: pino(),
  * });
  * ```
  */
+
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type ApprovalQueue, connectApprovalQueue } from "@gatehouse/gatekeeper-kit";
 import { GatekeeperService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { DEFAULT_LIMITS, type Limits } from "./binding-service.ts";
+import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
+import type { RemoteRule } from "./remotes.ts";
 import { createGatekeeperServer } from "./server.ts";
 import { GitState } from "./state.ts";
 
 export {
-  type CommitResult,
   DEFAULT_LIMITS,
+  type DiffPage,
+  type FileChunk,
   type FilePage,
   type Limits,
   type LogPage,
+  type WriteResult,
 } from "./binding-service.ts";
 export { generateGitDts } from "./dts.ts";
 export * from "./errors.ts";
-export { type GitResource, parseGitResource } from "./resource-url.ts";
-export type { CommitPayload, FileChange } from "./state.ts";
+export {
+  createRemotes,
+  loadRemotesFile,
+  type RemoteRule,
+  type RemotesInput,
+  RemotesInvalid,
+} from "./remotes.ts";
+export { type GitResource, parseGitResource, type ResourcePolicy } from "./resource-url.ts";
+export type { CommitPayload, CreateBranchPayload, FileChange, PushPayload, WritePayload } from "./state.ts";
 export { GitRepoTarget } from "./target.ts";
 
 export interface GitGatekeeperOptions {
   /** Absolute directories under which local repositories may be served. */
   allowedRoots: readonly string[];
+  /** Remote prefixes an administrator allows, with credentials (default: none). */
+  remotes?: readonly RemoteRule[];
+  /** Absolute directory for mirrors of remote repositories (default `<tmpdir>/gatehouse-gatekeeper-git`). */
+  cacheDir?: string;
+  /** Minimum time between fetches of a remote for reads, ms (default 2000; applies always fetch). */
+  fetchIntervalMs?: number;
   /** "host:port" of the approval service's ApprovalQueue. */
   approvalAddress: string;
   host: string;
@@ -52,10 +73,13 @@ export interface GitGatekeeper {
   close(): Promise<void>;
 }
 
-/** Starts the gRPC server. @throws Error when the address cannot be bound or a root is not absolute. */
+/** Starts the gRPC server. @throws Error when the address cannot be bound or a root / the cache dir is not absolute. */
 export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<GitGatekeeper> {
   for (const r of opts.allowedRoots) {
     if (!r.startsWith("/")) throw new Error(`allowed root "${r}" must be an absolute path`);
+  }
+  if (opts.cacheDir !== undefined && !opts.cacheDir.startsWith("/")) {
+    throw new Error(`cache directory "${opts.cacheDir}" must be an absolute path`);
   }
   const logger = opts.logger.child({ component: "gatekeeper-git" });
   const metrics = opts.metrics ?? createMetrics();
@@ -64,10 +88,14 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
   server.addService(
     GatekeeperService,
     createGatekeeperServer({
-      allowedRoots: opts.allowedRoots,
+      policy: {
+        allowedRoots: opts.allowedRoots,
+        remotes: opts.remotes ?? [],
+        cacheDir: opts.cacheDir ?? join(tmpdir(), "gatehouse-gatekeeper-git"),
+      },
       limits: { ...DEFAULT_LIMITS, ...opts.limits },
       approval,
-      state: new GitState(),
+      state: new GitState(opts.fetchIntervalMs),
       logger,
       metrics,
     }),

@@ -3,6 +3,7 @@
  * path handed here is already checked against the scope (scope.ts); this module never builds a
  * shell command and always passes `--end-of-options` / `--` before caller-derived values.
  */
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { NotFound } from "./errors.ts";
 import { GitFailed, git, gitText } from "./git.ts";
@@ -131,4 +132,54 @@ export async function countCommits(gitDir: string, commit: string, prefix: strin
   const args = ["rev-list", "--count", commit];
   if (prefix) args.push("--", prefix);
   return Number(await gitText(gitDir, args));
+}
+
+/**
+ * Bytes [start, end) of blob `sha`, streamed from `git cat-file` and cut as they pass, so memory
+ * stays at about `end - start` whatever the blob's size. The child is stopped once `end` is read.
+ */
+export function readBlobRange(gitDir: string, sha: string, start: number, end: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("git", [`--git-dir=${gitDir}`, "cat-file", "blob", sha], {
+      env: {
+        PATH: process.env.PATH ?? "/usr/bin:/bin",
+        HOME: process.env.HOME ?? "/",
+        GIT_CONFIG_NOSYSTEM: "1",
+      },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const parts: Buffer[] = [];
+    let pos = 0;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(parts));
+    };
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (done) return;
+      const from = Math.max(start - pos, 0);
+      const to = Math.min(end - pos, chunk.length);
+      if (to > from) parts.push(chunk.subarray(from, to));
+      pos += chunk.length;
+      if (pos >= end) {
+        finish();
+        child.kill("SIGKILL");
+      }
+    });
+    child.on("error", (e) => {
+      if (!done) {
+        done = true;
+        reject(e);
+      }
+    });
+    child.on("close", (code) => {
+      if (done) return;
+      if (code === 0) finish();
+      else {
+        done = true;
+        reject(new GitFailed(["cat-file"], code, ""));
+      }
+    });
+  });
 }

@@ -2,20 +2,38 @@
  * Resource URLs of the git gatekeeper, parsed fail-closed:
  *
  * - `git+file:///abs/path/repo.git` — a local repository under one of the admin's allowed roots;
- * - `git+https://host/org/repo.git`, `git+ssh://...` — recognised and refused: not supported yet;
+ * - `git+https://host/org/repo.git`, `git+ssh://git@host/org/repo.git` (`git+http://` on loopback
+ *   only) — a remote repository an administrator allowed (remotes.ts), served from a private
+ *   mirror in the gatekeeper's cache directory, with the gatekeeper's credentials;
  * - optional fragment `#branch=<name>` and/or `#path=<prefix>/` joined by `&`. An unknown key, a
  *   repeated key or an empty value is an error naming that part.
  */
+import { createHash } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { isAbsolute, join, normalize, sep } from "node:path";
-import { InvalidResourceUrl, NotSupportedYet } from "./errors.ts";
+import { InvalidResourceUrl } from "./errors.ts";
+import { isAcceptableRemoteUrl, type RemoteRule, ruleFor } from "./remotes.ts";
 
-/** A parsed, allowed local repository resource. */
+/** What an administrator allows: local roots, remote prefixes, and where mirrors live. */
+export interface ResourcePolicy {
+  /** Absolute directories under which local repositories may be served. */
+  allowedRoots: readonly string[];
+  /** Remote prefixes with their credentials (empty: no remote is allowed). */
+  remotes: readonly RemoteRule[];
+  /** Absolute directory for the mirrors of remote repositories. */
+  cacheDir: string;
+}
+
+/** A parsed, allowed repository resource (local, or remote with its mirror). */
 export interface GitResource {
-  /** Absolute, real path of the repository as named in the URL. */
+  /** Local: absolute, real path of the repository. Remote: the remote URL. */
   repoPath: string;
-  /** The git dir (the repo itself when bare, else `<repo>/.git`). */
+  /** The git dir (local: the repo itself when bare, else `<repo>/.git`; remote: its mirror). */
   gitDir: string;
+  /** Set for a remote repository: its URL (no `git+`) and the admin's rule that allows it. */
+  remote: { url: string; rule: RemoteRule } | undefined;
+  /** True when the admin marked the repository restricted: reads latch the workspace. */
+  restricted: boolean;
   /** Branch the binding is narrowed to, if any. */
   branch: string | undefined;
   /** Path prefix the binding is narrowed to ("" = whole repository; else ends with "/"). */
@@ -93,31 +111,68 @@ function underRoot(path: string, root: string): boolean {
   return path === root || path.startsWith(r);
 }
 
+function fragmentOut(branch: string | undefined, pathPrefix: string): string {
+  const out = [
+    ...(branch !== undefined ? [`branch=${encodeURIComponent(branch).replace(/%2F/g, "/")}`] : []),
+    ...(pathPrefix ? [`path=${encodeURI(pathPrefix)}`] : []),
+  ].join("&");
+  return out ? `#${out}` : "";
+}
+
+function parseRemote(base: string, frag: string | undefined, policy: ResourcePolicy): GitResource {
+  const remoteUrl = base.slice("git+".length);
+  const afterHost = remoteUrl.replace(/^[a-z]+:\/\/[^/]*/, "");
+  if (afterHost.split("/").some((p) => p === ".." || p === ".") || /%2e/i.test(afterHost)) {
+    throw new InvalidResourceUrl("the repository path of a remote URL must not contain '.' or '..' segments");
+  }
+  if (/^[a-z]+:\/\/[^/@]*:[^/@]*@/.test(remoteUrl)) {
+    throw new InvalidResourceUrl(
+      "a remote URL must not carry a password; the gatekeeper holds the credentials (GATEKEEPER_GIT_REMOTES)",
+    );
+  }
+  if (!isAcceptableRemoteUrl(remoteUrl) || afterHost.length < 2) {
+    throw new InvalidResourceUrl(
+      "a remote URL must be git+https://host/path or git+ssh://user@host/path (git+http:// only on loopback), without a query",
+    );
+  }
+  const rule = ruleFor(policy.remotes, remoteUrl);
+  if (!rule) {
+    throw new InvalidResourceUrl(
+      "no administrator-allowed remote covers this repository URL; ask an administrator to add its prefix to GATEKEEPER_GIT_REMOTES",
+    );
+  }
+  const { branch, pathPrefix } =
+    frag === undefined ? { branch: undefined, pathPrefix: "" } : parseFragment(frag);
+  const key = createHash("sha256").update(remoteUrl).digest("hex").slice(0, 32);
+  return {
+    repoPath: remoteUrl,
+    gitDir: join(policy.cacheDir, "mirrors", `${key}.git`),
+    remote: { url: remoteUrl, rule },
+    restricted: rule.restricted,
+    branch,
+    pathPrefix,
+    normalizedUrl: `git+${remoteUrl}${fragmentOut(branch, pathPrefix)}`,
+  };
+}
+
 /**
- * Parses and checks `url` against `allowedRoots` (absolute directories).
- * @throws InvalidResourceUrl naming the part at fault; NotSupportedYet for remote repositories.
+ * Parses and checks `url` against the admin's `policy`.
+ * @throws InvalidResourceUrl naming the part at fault (scheme, host not allowed, path, fragment).
  */
-export function parseGitResource(url: string, allowedRoots: readonly string[]): GitResource {
+export function parseGitResource(url: string, policy: ResourcePolicy): GitResource {
   const hash = url.indexOf("#");
   const base = hash < 0 ? url : url.slice(0, hash);
   const frag = hash < 0 ? undefined : url.slice(hash + 1);
   const scheme = /^([a-z+]+):\/\//.exec(base)?.[1];
-  if (
-    scheme === "git+https" ||
-    scheme === "git+ssh" ||
-    scheme === "git+http" ||
-    scheme === "ssh" ||
-    scheme === "https"
-  ) {
-    throw new NotSupportedYet(
-      `remote repositories (${scheme}://) are not supported yet by gatekeeper-git; only git+file:// URLs under an allowed root are served`,
-    );
+  if (scheme === "git+https" || scheme === "git+ssh" || scheme === "git+http") {
+    return parseRemote(base, frag, policy);
   }
   if (scheme !== "git+file") {
     throw new InvalidResourceUrl(
-      'the URL scheme must be "git+file://" (remote git+https/git+ssh are not supported yet)',
+      'the URL scheme must be "git+file://", "git+https://" or "git+ssh://" (e.g. git+https://git.example.com/org/repo.git)',
     );
   }
+  const allowedRoots = policy.allowedRoots;
   const rest = base.slice("git+file://".length);
   if (!rest.startsWith("/")) {
     throw new InvalidResourceUrl(
@@ -147,15 +202,13 @@ export function parseGitResource(url: string, allowedRoots: readonly string[]): 
   }
   const dotGit = join(real, ".git");
   const gitDir = existsSync(dotGit) ? dotGit : real;
-  const fragOut = [
-    ...(branch !== undefined ? [`branch=${encodeURIComponent(branch).replace(/%2F/g, "/")}`] : []),
-    ...(pathPrefix ? [`path=${encodeURI(pathPrefix)}`] : []),
-  ].join("&");
   return {
     repoPath: real,
     gitDir,
+    remote: undefined,
+    restricted: false,
     branch,
     pathPrefix,
-    normalizedUrl: `git+file://${encodeURI(real)}${fragOut ? `#${fragOut}` : ""}`,
+    normalizedUrl: `git+file://${encodeURI(real)}${fragmentOut(branch, pathPrefix)}`,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * gRPC handlers of `gatehouse.v1.Gatekeeper` for git: ResolveResource, OpenSession (capnweb via
- * the kit), ApplyAction, ActionRejected (drops the commit and those built on it from the overlay).
+ * the kit), ApplyAction, ActionRejected (drops the write and those built on it from the overlay),
+ * PrepareRevert (revert.ts) and CheckObserver (observers.ts, strategy B).
  */
 import {
   type ApprovalQueue,
@@ -12,18 +13,22 @@ import {
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import { type handleUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
-import { applyAction } from "./apply.ts";
-import { GitBindingService, type Limits } from "./binding-service.ts";
+import { applyAction, gitWhy } from "./apply.ts";
+import { Binding, type Limits } from "./binding.ts";
+import { GitBindingService } from "./binding-service.ts";
 import { generateGitDts } from "./dts.ts";
 import { InvalidRequest, InvalidResourceUrl } from "./errors.ts";
-import { gitText } from "./git.ts";
+import { GitFailed, gitText } from "./git.ts";
 import type { GitGatekeeperMetrics } from "./metrics.ts";
-import { type GitResource, parseGitResource } from "./resource-url.ts";
+import { checkObserver } from "./observers.ts";
+import { type GitResource, parseGitResource, type ResourcePolicy } from "./resource-url.ts";
+import { prepareRevert } from "./revert.ts";
 import type { GitState } from "./state.ts";
 import { GIT_METHODS, GitRepoTarget } from "./target.ts";
+import { upstreamFor } from "./upstream.ts";
 
 export interface ServerDeps {
-  allowedRoots: readonly string[];
+  policy: ResourcePolicy;
   limits: Limits;
   approval: ApprovalQueue;
   state: GitState;
@@ -31,9 +36,26 @@ export interface ServerDeps {
   metrics: GitGatekeeperMetrics;
 }
 
-/** Parses the URL and checks the repository opens. */
-export async function openResource(url: string, allowedRoots: readonly string[]): Promise<GitResource> {
-  const resource = parseGitResource(url, allowedRoots);
+/**
+ * Parses the URL and checks the repository opens (a remote one is fetched into its mirror).
+ * @throws InvalidResourceUrl (not a repository, remote unreachable or credentials refused).
+ */
+export async function openResource(
+  url: string,
+  deps: Pick<ServerDeps, "policy" | "state">,
+): Promise<GitResource> {
+  const resource = parseGitResource(url, deps.policy);
+  if (resource.remote) {
+    try {
+      await upstreamFor(resource, deps.state.fetches).refresh();
+    } catch (e) {
+      if (!(e instanceof GitFailed)) throw e;
+      throw new InvalidResourceUrl(
+        `the remote repository could not be fetched with the gatekeeper's credentials (${gitWhy(e)}); check the URL and GATEKEEPER_GIT_REMOTES`,
+      );
+    }
+    return resource;
+  }
   try {
     await gitText(resource.gitDir, ["rev-parse", "--git-dir"]);
   } catch {
@@ -47,7 +69,7 @@ export async function resolveResource(
   req: ResolveResourceRequest,
   deps: ServerDeps,
 ): Promise<ResolveResourceResponse> {
-  const resource = await openResource(req.url, deps.allowedRoots);
+  const resource = await openResource(req.url, deps);
   const binding = req.name || "REPO";
   if (!/^[A-Z][A-Z0-9_]*$/.test(binding))
     throw new InvalidRequest(`name "${binding.slice(0, 40)}" must match /^[A-Z][A-Z0-9_]*$/`);
@@ -101,18 +123,29 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         noSuchMethodHint: `call one of ${GIT_METHODS.join(", ")} (see the binding's .d.ts)`,
         async start(open) {
           checkOpenFields(open);
-          const resource = await openResource(open.url, deps.allowedRoots);
+          const resource = await openResource(open.url, deps);
           const svc = new GitBindingService(
-            { workspaceId: open.workspaceId, binding: open.binding, callerToken: open.callerToken, resource },
-            deps.state.binding(open.workspaceId, open.binding),
-            deps.approval,
-            deps.limits,
+            new Binding(
+              {
+                workspaceId: open.workspaceId,
+                binding: open.binding,
+                callerToken: open.callerToken,
+                resource,
+              },
+              deps.state.binding(open.workspaceId, open.binding),
+              deps.approval,
+              deps.limits,
+              upstreamFor(resource, deps.state.fetches),
+              deps.policy.remotes,
+            ),
           );
           return new GitRepoTarget(svc);
         },
       });
     },
-    applyAction: unary("ApplyAction", deps, (req) => applyAction(req, deps)),
+    applyAction: unary("ApplyAction", deps, (req) =>
+      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+    ),
     actionRejected: unary("ActionRejected", deps, async (req) => {
       const dropped = deps.state.binding(req.workspaceId, req.binding).overlay.drop(req.localId);
       deps.logger.info(
@@ -120,6 +153,17 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         "pending commits dropped",
       );
       return {};
+    }),
+    prepareRevert: unary("PrepareRevert", deps, (req) =>
+      prepareRevert(req, { policy: deps.policy, state: deps.state, limits: deps.limits }),
+    ),
+    checkObserver: unary("CheckObserver", deps, async (req) => {
+      const res = await checkObserver(req, deps.policy);
+      deps.logger.info(
+        { event: "observer.checked", observer: req.observer, allowed: res.allowed },
+        "observer checked (strategy B)",
+      );
+      return res;
     }),
   };
 }

@@ -5,12 +5,14 @@
  */
 import { PendingOverlay, ProvisionalIds } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionResponse } from "@gatehouse/proto";
+import { FetchTracker } from "./upstream.ts";
 
 /** One file change of a commit. */
 export type FileChange = { path: string; content: string } | { path: string; delete: true };
 
 /** What a commit action carries (payload_json), enough to apply it without session state. */
 export interface CommitPayload {
+  kind?: "commit";
   branch: string;
   message: string;
   changes: FileChange[];
@@ -20,14 +22,44 @@ export interface CommitPayload {
   base: Record<string, string | null>;
 }
 
+/** What a createBranch action carries: the new branch and where it starts. */
+export interface CreateBranchPayload {
+  kind: "createBranch";
+  name: string;
+  /** The real commit it starts at; when `fromPending` is set, the real commit under that chain. */
+  fromCommit: string;
+  /** Set when it starts at a pending commit ("~N"): applied once ~N is, at ~N's real sha. */
+  fromPending?: string;
+  /** The branch `fromPending` was committed on. */
+  fromBranch?: string;
+}
+
+/** What a push action carries: push `branch` of a local repository to its remote `remote`. */
+export interface PushPayload {
+  kind: "push";
+  branch: string;
+  remote: string;
+  /** The remote's URL when the push was staged; apply refuses if the repository's config changed it. */
+  remoteUrl: string;
+}
+
+/** Any staged write of this gatekeeper. */
+export type WritePayload = CommitPayload | CreateBranchPayload | PushPayload;
+
 /** A pending commit in the overlay. */
 export interface PendingCommit extends CommitPayload {
   localId: string;
 }
 
+/** A pending write in the overlay (with its provisional id). */
+export type PendingGitWrite =
+  | PendingCommit
+  | (CreateBranchPayload & { localId: string })
+  | (PushPayload & { localId: string });
+
 /** Simulation state of one binding. */
 export interface BindingState {
-  overlay: PendingOverlay<PendingCommit>;
+  overlay: PendingOverlay<PendingGitWrite>;
   ids: ProvisionalIds;
   /** Tail of the binding's commit queue: commits are built and submitted one at a time, in call order. */
   queue: Promise<unknown>;
@@ -46,6 +78,12 @@ export class GitState {
   /** action id -> outcome of its one apply (a second ApplyAction returns it without writing). */
   readonly applied = new Map<string, Promise<ApplyActionResponse>>();
   readonly #locks = new Map<string, Promise<unknown>>();
+  /** Fetch throttling of remote mirrors, shared by every binding. */
+  readonly fetches: FetchTracker;
+
+  constructor(fetchIntervalMs = 2000) {
+    this.fetches = new FetchTracker(fetchIntervalMs);
+  }
 
   /** The state of (workspace, binding), created on first use. */
   binding(workspaceId: string, binding: string): BindingState {
@@ -53,7 +91,7 @@ export class GitState {
     let s = this.#bindings.get(key);
     if (!s) {
       s = {
-        overlay: new PendingOverlay<PendingCommit>(),
+        overlay: new PendingOverlay<PendingGitWrite>(),
         ids: new ProvisionalIds(),
         queue: Promise.resolve(),
       };

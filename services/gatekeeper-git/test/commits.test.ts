@@ -64,7 +64,7 @@ test("commit A then B: provisional ids at once, reads show both in order, the re
   assert.match(sb!.description.description, /--- \/dev\/null\n\+\+\+ b\/docs\/c.md/);
   assert.match(sb!.description.description, /--- a\/docs\/b.md\n\+\+\+ \/dev\/null/);
   const payload = JSON.parse(sa!.payloadJson);
-  assert.deepEqual(Object.keys(payload).sort(), ["base", "branch", "changes", "message", "parent"]);
+  assert.deepEqual(Object.keys(payload).sort(), ["base", "branch", "changes", "kind", "message", "parent"]);
   assert.equal(payload.parent, sh(repo.bare, "rev-parse", "main"));
 });
 

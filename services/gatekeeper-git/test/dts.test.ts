@@ -8,9 +8,10 @@ import { makeRepo } from "./helpers.ts";
 
 const repo = makeRepo({ "docs/a.md": "a\n" });
 after(() => repo.cleanup());
+const policy = { allowedRoots: [repo.root], remotes: [], cacheDir: join(repo.root, "cache") };
 
 test("the agent's .d.ts type-checks and agent code using it compiles", () => {
-  const dts = generateGitDts("REPO", parseGitResource(`${repo.url}#branch=main&path=docs/`, [repo.root]));
+  const dts = generateGitDts("REPO", parseGitResource(`${repo.url}#branch=main&path=docs/`, policy));
   assert.match(dts, /Branch: main only\. Paths under docs\/ only\./);
   const file = join(repo.root, "agent.ts");
   writeFileSync(
@@ -23,7 +24,12 @@ export async function run(): Promise<string> {
   const g = await env.REPO.grep({ pattern: "x" });
   const c = await env.REPO.commit({ branch: "main", message: "m", changes: [{ path: "docs/b.md", content: text }, { path: "docs/a.md", delete: true }] });
   const log = await env.REPO.log();
-  return g.matches[0]?.path + c.id + log.commits.map((e) => e.id).join(",");
+  const chunk = await env.REPO.readFilePage({ path: "docs/a.md", page: 1 });
+  const d = await env.REPO.diff({ from: "~1", to: "main", page: 0 });
+  const nb = await env.REPO.createBranch({ name: "topic", from: "main" });
+  const p = await env.REPO.push({ branch: "topic", remote: "origin" });
+  const n: number = chunk.totalBytes + (chunk.more ? 1 : 0);
+  return g.matches[0]?.path + c.id + log.commits.map((e) => e.id).join(",") + d.files.map((f) => f.status + f.patch).join("") + nb.id + p.id + n;
 }
 `,
   );

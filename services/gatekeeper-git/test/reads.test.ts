@@ -31,7 +31,17 @@ test("ResolveResource returns the binding, methods, normalized URL and a d.ts", 
     h.client.resolveResource({ url: `${repo.url}#path=docs/`, name: "" }, (e, r) => (e ? ko(e) : ok(r))),
   );
   assert.equal(res.binding, "REPO");
-  assert.deepEqual(res.methods, ["listFiles", "readFile", "log", "grep", "commit"]);
+  assert.deepEqual(res.methods, [
+    "listFiles",
+    "readFile",
+    "readFilePage",
+    "log",
+    "grep",
+    "diff",
+    "commit",
+    "createBranch",
+    "push",
+  ]);
   assert.equal(res.url, `${repo.url}#path=docs/`);
   assert.match(res.dts, /interface REPO \{/);
   assert.match(res.dts, /readFile\(args: \{ path: string; ref\?: string \}\): Promise<string>;/);
@@ -41,7 +51,7 @@ test("ResolveResource returns the binding, methods, normalized URL and a d.ts", 
         e ? ko(e) : ok(r),
       ),
     ),
-    /not supported yet/,
+    /no administrator-allowed remote covers/,
   );
 });
 

@@ -1,0 +1,433 @@
+/**
+ * Reads of a git binding, each an observation recorded before its data is returned (a failing
+ * read records nothing), each page of a paged read recorded separately. Pending writes of the
+ * binding are shown as if they had happened (view.ts).
+ */
+import { inlineSafe, observePage, pageOf } from "@gatehouse/gatekeeper-kit";
+import type { Binding, ResolvedRef } from "./binding.ts";
+import { unifiedDiff } from "./diff-text.ts";
+import { FileTooLarge, InvalidRequest, NotFound } from "./errors.ts";
+import { git } from "./git.ts";
+import {
+  blobSha,
+  countCommits,
+  type LogEntry,
+  logCommits,
+  lsPaths,
+  lsRecursive,
+  objectSize,
+  readBlob,
+  readBlobRange,
+} from "./repo.ts";
+import { checkScopedPath, resolveInScope } from "./scope.ts";
+import { pendingViews, viewOf } from "./view.ts";
+
+/** One page of a listing. */
+export interface FilePage {
+  files: string[];
+  page: number;
+  more: boolean;
+}
+
+/** One page of a large file: `content` is whole UTF-8 characters (a page never splits one). */
+export interface FileChunk {
+  content: string;
+  page: number;
+  more: boolean;
+  /** The file's size in bytes. */
+  totalBytes: number;
+}
+
+/** One page of history, newest first; pending commits (ids "~N") come first. */
+export interface LogPage {
+  commits: LogEntry[];
+  page: number;
+  more: boolean;
+}
+
+/** One matching line. */
+export interface GrepMatch {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  text: string;
+}
+
+/** One page of grep matches. */
+export interface GrepPage {
+  matches: GrepMatch[];
+  page: number;
+  more: boolean;
+}
+
+/** One changed file of a diff. */
+export interface FileDiff {
+  path: string;
+  status: "added" | "modified" | "deleted";
+  /** Unified diff, at most `maxDiffBytes`. */
+  patch: string;
+  /** False when the patch was cut or a side was too large to show. */
+  complete: boolean;
+}
+
+/** One page of a diff between two revisions (100 files per page). */
+export interface DiffPage {
+  files: FileDiff[];
+  page: number;
+  more: boolean;
+}
+
+/** Files per diff page. */
+export const DIFF_PAGE_FILES = 100;
+
+function obj(v: unknown, what: string): Record<string, unknown> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    throw new InvalidRequest(`${what} must be an object`);
+  return v as Record<string, unknown>;
+}
+
+function pageArg(v: unknown): number {
+  if (v === undefined) return 0;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
+    throw new InvalidRequest("page must be a non-negative integer (0-based)");
+  }
+  return v;
+}
+
+function at(r: ResolvedRef): string {
+  return inlineSafe(r.branch ?? r.commit);
+}
+
+/** Lists files (paths under the scope), `listPageSize` per page; each page is observed. */
+export async function listFiles(b: Binding, args?: unknown): Promise<FilePage> {
+  const a = obj(args, "listFiles arguments");
+  const page = pageArg(a.page);
+  const r = await b.resolve(a.ref);
+  const res = await observePage(
+    b.approval,
+    b.ctx.callerToken,
+    (s: FilePage) =>
+      b.observation(
+        "git.listFiles",
+        `Listed ${s.files.length} files in ${b.repoName} (page ${page})`,
+        `Listed ${s.files.length} file paths of ${b.repoName} at ${at(r)}${b.scopeText}, page ${page}${s.more ? " (more pages follow)" : ""}.`,
+      ),
+    page,
+    async () => {
+      const entries = await lsRecursive(b.gitDir, r.commit, b.prefix);
+      const set = new Set(entries.map((e) => e.path));
+      for (const [p, content] of r.view.changes) {
+        if (content === null) set.delete(p);
+        else set.add(p);
+      }
+      const all = [...set].sort();
+      const slice = pageOf(all, page, b.limits.listPageSize);
+      return { files: slice.items, page, more: slice.more };
+    },
+  );
+  return res.data;
+}
+
+/** Where a file's content is: pending text, or a real blob (sha, size). @throws NotFound, ScopeViolation. */
+async function locateFile(
+  b: Binding,
+  r: ResolvedRef,
+  path: string,
+): Promise<{ pending: string } | { sha: string; size: number }> {
+  if (r.view.changes.has(path)) {
+    const c = r.view.changes.get(path);
+    if (c === null || c === undefined)
+      throw new NotFound(`${path} does not exist (deleted by a pending commit)`);
+    return { pending: c };
+  }
+  const real = await resolveInScope(b.gitDir, r.commit, b.prefix, path);
+  const [entry] = (await lsPaths(b.gitDir, r.commit, [real])).filter((e) => e.path === real);
+  if (entry?.type !== "blob") throw new NotFound(`${path} is not a file at ${r.branch ?? r.commit}`);
+  return { sha: entry.sha, size: await objectSize(b.gitDir, entry.sha) };
+}
+
+/** Reads a text file whole (at most `maxFileBytes`); observed before it is returned. */
+export async function readFile(b: Binding, args?: unknown): Promise<string> {
+  const a = obj(args, "readFile arguments");
+  const path = checkScopedPath(b.prefix, a.path);
+  const r = await b.resolve(a.ref);
+  const where = await locateFile(b, r, path);
+  let content: string;
+  if ("pending" in where) content = where.pending;
+  else {
+    if (where.size > b.limits.maxFileBytes) {
+      throw new FileTooLarge(
+        `${path} is ${where.size} bytes, over the read limit of ${b.limits.maxFileBytes} bytes; nothing was read. Read it in pages with readFilePage({ path, page })`,
+      );
+    }
+    content = (await readBlob(b.gitDir, where.sha)).toString("utf8");
+  }
+  await b.approval.authorizeObservation(b.ctx.callerToken, {
+    ...b.observation(
+      "git.readFile",
+      `Read ${inlineSafe(path)} from ${b.repoName}`,
+      `Read ${Buffer.byteLength(content)} bytes of ${inlineSafe(path)} at ${at(r)} in ${b.repoName}.`,
+    ),
+    page: 0,
+  });
+  return content;
+}
+
+/** Moves `i` back to the start of a UTF-8 character in `buf` (buf[0] is at absolute offset `base`). */
+function charStart(buf: Buffer, base: number, i: number): number {
+  let j = i;
+  while (j > base && j - base < buf.length && (buf[j - base]! & 0xc0) === 0x80) j--;
+  return j;
+}
+
+/**
+ * Page `page` of a file of any size, `filePageBytes` per page (boundaries moved back to whole
+ * UTF-8 characters), streamed so memory stays near one page; each page observed.
+ */
+export async function readFilePage(b: Binding, args?: unknown): Promise<FileChunk> {
+  const a = obj(args, "readFilePage arguments");
+  const path = checkScopedPath(b.prefix, a.path);
+  const page = pageArg(a.page);
+  const r = await b.resolve(a.ref);
+  const size = b.limits.filePageBytes;
+  const res = await observePage(
+    b.approval,
+    b.ctx.callerToken,
+    (c: FileChunk) =>
+      b.observation(
+        "git.readFilePage",
+        `Read ${inlineSafe(path)} from ${b.repoName} (page ${page})`,
+        `Read ${Buffer.byteLength(c.content)} of ${c.totalBytes} bytes of ${inlineSafe(path)} at ${at(r)} in ${b.repoName}, page ${page}${c.more ? " (more pages follow)" : ""}.`,
+      ),
+    page,
+    async () => {
+      const where = await locateFile(b, r, path);
+      const total = "pending" in where ? Buffer.byteLength(where.pending) : where.size;
+      const lo = page * size;
+      const hi = Math.min(lo + size, total);
+      if (lo >= total && !(page === 0 && total === 0)) {
+        throw new InvalidRequest(
+          `page ${page} is past the end of ${path} (${total} bytes, ${Math.ceil(total / size)} pages)`,
+        );
+      }
+      // Read 3 bytes before and 1 after so both ends can move back to a character start.
+      const from = Math.max(0, lo - 3);
+      const to = Math.min(total, hi + 1);
+      const buf =
+        "pending" in where
+          ? Buffer.from(where.pending).subarray(from, to)
+          : await readBlobRange(b.gitDir, where.sha, from, to);
+      const start = lo === 0 ? 0 : charStart(buf, from, lo);
+      const end = hi >= total ? total : charStart(buf, from, hi);
+      return {
+        content: buf.subarray(start - from, end - from).toString("utf8"),
+        page,
+        more: end < total,
+        totalBytes: total,
+      };
+    },
+  );
+  return res.data;
+}
+
+/** History, newest first, `logPageSize` per page; pending commits of the branch first; each page observed. */
+export async function log(b: Binding, args?: unknown): Promise<LogPage> {
+  const a = obj(args, "log arguments");
+  const page = pageArg(a.page);
+  const r = await b.resolve(a.ref);
+  const res = await observePage(
+    b.approval,
+    b.ctx.callerToken,
+    (s: LogPage) =>
+      b.observation(
+        "git.log",
+        `Read ${s.commits.length} log entries of ${b.repoName} (page ${page})`,
+        `Read ${s.commits.length} commits of ${b.repoName} at ${at(r)}, page ${page}.`,
+      ),
+    page,
+    async () => {
+      const pending: LogEntry[] = [...r.view.commits]
+        .reverse()
+        .filter((c) => !b.prefix || c.changes.some((ch) => ch.path.startsWith(b.prefix)))
+        .map((c) => ({
+          id: c.localId,
+          author: "Gatehouse agent",
+          date: "",
+          message: c.message,
+          pending: true,
+        }));
+      const size = b.limits.logPageSize;
+      const start = page * size;
+      const fromPending = pending.slice(start, start + size);
+      const skip = Math.max(0, start - pending.length);
+      const real = await logCommits(b.gitDir, r.commit, b.prefix, skip, size - fromPending.length);
+      const total = pending.length + (await countCommits(b.gitDir, r.commit, b.prefix));
+      return { commits: [...fromPending, ...real], page, more: start + size < total };
+    },
+  );
+  return res.data;
+}
+
+/**
+ * Fixed-string search (case-sensitive) in text files under the scope, pending commits included;
+ * matches sorted by path then line, `listPageSize` per page, each page observed. Lines longer
+ * than 500 characters are cut.
+ */
+export async function grep(b: Binding, args?: unknown): Promise<GrepPage> {
+  const a = obj(args, "grep arguments");
+  if (
+    typeof a.pattern !== "string" ||
+    a.pattern === "" ||
+    a.pattern.length > 200 ||
+    a.pattern.includes("\n")
+  ) {
+    throw new InvalidRequest("grep.pattern must be a non-empty single-line string of at most 200 characters");
+  }
+  const pattern = a.pattern;
+  const page = pageArg(a.page);
+  const r = await b.resolve(a.ref);
+  const res = await observePage(
+    b.approval,
+    b.ctx.callerToken,
+    (s: GrepPage) =>
+      b.observation(
+        "git.grep",
+        `Searched ${b.repoName} (${s.matches.length} matches, page ${page})`,
+        `Searched text files of ${b.repoName} at ${at(r)}${b.scopeText} for a fixed string; returned ${s.matches.length} matching lines, page ${page}.`,
+      ),
+    page,
+    async () => {
+      const pending = r.view.changes;
+      const gargs = ["grep", "-z", "-n", "-I", "-F", "--full-name", "-e", pattern, r.commit];
+      if (b.prefix) gargs.push("--", b.prefix);
+      const out = (await git(b.gitDir, gargs, { okCodes: [0, 1] })).toString("utf8");
+      const matches: GrepMatch[] = [];
+      for (const rec of out.split("\n")) {
+        if (rec === "") continue;
+        const [where, line, ...text] = rec.split("\u0000");
+        const path = where!.slice(r.commit.length + 1);
+        if (pending.has(path)) continue;
+        matches.push({ path, line: Number(line), text: text.join("\u0000").slice(0, 500) });
+      }
+      for (const [path, content] of pending) {
+        if (content === null || (b.prefix && !path.startsWith(b.prefix))) continue;
+        content.split("\n").forEach((t, i) => {
+          if (t.includes(pattern)) matches.push({ path, line: i + 1, text: t.slice(0, 500) });
+        });
+      }
+      matches.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.line - y.line));
+      const slice = pageOf(matches, page, b.limits.listPageSize);
+      return { matches: slice.items, page, more: slice.more };
+    },
+  );
+  return res.data;
+}
+
+/** A revision's files: the real commit plus pending changes on top. */
+interface Revision {
+  label: string;
+  commit: string;
+  changes: Map<string, string | null>;
+}
+
+/**
+ * Resolves a diff revision: a pending commit id ("~N", or its real sha once applied), a branch
+ * (with its pending commits) or a commit sha. @throws NotFound, InvalidRequest, ScopeViolation.
+ */
+async function revision(b: Binding, rev: unknown, what: string): Promise<Revision> {
+  if (typeof rev === "string" && /^~\d+$/.test(rev)) {
+    const permanent = b.state.ids.permanentOf(rev);
+    if (permanent !== undefined) return revision(b, permanent, what);
+    const entry = b.state.overlay.pending().find((p) => p.localId === rev);
+    if (!entry || entry.write.kind === "push" || entry.write.kind === "createBranch") {
+      throw new NotFound(`${what} ${rev} is not a pending commit of this binding (rejected, or never made)`);
+    }
+    const branch = entry.write.branch;
+    const r = await b.resolve(branch);
+    const view = viewOf(pendingViews(b.state.overlay, rev), branch);
+    return { label: rev, commit: r.commit, changes: view.changes };
+  }
+  const r = await b.resolve(rev);
+  return { label: r.branch ?? r.commit, commit: r.commit, changes: r.view.changes };
+}
+
+/** path -> blob sha of `rev` under the scope (pending content hashed as a blob would be). */
+async function shasOf(b: Binding, rev: Revision): Promise<Map<string, string>> {
+  const m = new Map((await lsRecursive(b.gitDir, rev.commit, b.prefix)).map((e) => [e.path, e.sha] as const));
+  for (const [p, c] of rev.changes) {
+    if (b.prefix && !p.startsWith(b.prefix)) continue;
+    if (c === null) m.delete(p);
+    else m.set(p, blobSha(c));
+  }
+  return m;
+}
+
+/** Text of `path` in `rev`: string, null (absent), or undefined (over maxFileBytes). */
+async function textOf(b: Binding, rev: Revision, sha: string | undefined, path: string) {
+  if (sha === undefined) return null;
+  const pending = rev.changes.get(path);
+  if (typeof pending === "string") return pending;
+  if ((await objectSize(b.gitDir, sha)) > b.limits.maxFileBytes) return undefined;
+  return (await readBlob(b.gitDir, sha)).toString("utf8");
+}
+
+/**
+ * Diff from revision `from` to `to` (default: the binding's branch with its pending commits),
+ * changed files sorted by path, 100 files per page, each patch at most `maxDiffBytes`; each
+ * page observed. Revisions: "~N" (a pending commit, as of that commit), a branch, or a sha.
+ */
+export async function diff(b: Binding, args?: unknown): Promise<DiffPage> {
+  const a = obj(args, "diff arguments");
+  if (a.from === undefined)
+    throw new InvalidRequest('diff.from is required: a branch, a commit sha or a pending commit id ("~1")');
+  const page = pageArg(a.page);
+  const from = await revision(b, a.from, "diff.from");
+  const to = await revision(b, a.to, "diff.to");
+  const res = await observePage(
+    b.approval,
+    b.ctx.callerToken,
+    (d: DiffPage) =>
+      b.observation(
+        "git.diff",
+        `Diffed ${b.repoName} ${inlineSafe(from.label)}..${inlineSafe(to.label)} (page ${page})`,
+        `Read the diff of ${d.files.length} files of ${b.repoName}${b.scopeText} from ${inlineSafe(from.label)} to ${inlineSafe(to.label)}, page ${page}${d.more ? " (more pages follow)" : ""}.`,
+      ),
+    page,
+    async () => {
+      const [sa, sb] = await Promise.all([shasOf(b, from), shasOf(b, to)]);
+      const paths = [...new Set([...sa.keys(), ...sb.keys()])].filter((p) => sa.get(p) !== sb.get(p)).sort();
+      const slice = pageOf(paths, page, DIFF_PAGE_FILES);
+      const files: FileDiff[] = [];
+      for (const path of slice.items) {
+        const before = await textOf(b, from, sa.get(path), path);
+        const after = await textOf(b, to, sb.get(path), path);
+        const status = before === null ? "added" : after === null ? "deleted" : "modified";
+        let patch: string;
+        let complete = true;
+        if (after === undefined) {
+          patch = `--- a/${path}\n+++ b/${path}\n(new content is over ${b.limits.maxFileBytes} bytes and is not shown)\n`;
+          complete = false;
+        } else {
+          const d = await unifiedDiff(
+            [after === null ? { path, delete: true } : { path, content: after }],
+            new Map([[path, before]]),
+            b.limits.maxFileBytes,
+          );
+          patch = d.text;
+          complete = d.complete;
+        }
+        if (Buffer.byteLength(patch) > b.limits.maxDiffBytes) {
+          patch = `${Buffer.from(patch)
+            .subarray(0, b.limits.maxDiffBytes)
+            .toString("utf8")
+            .replace(/\uFFFD$/, "")}\n(cut at ${b.limits.maxDiffBytes} bytes)\n`;
+          complete = false;
+        }
+        files.push({ path, status, patch, complete });
+      }
+      return { files, page, more: slice.more };
+    },
+  );
+  return res.data;
+}

@@ -1,0 +1,67 @@
+/**
+ * The pending view of a binding: a fold over its overlay, in submission order, giving for each
+ * branch the changes pending commits made (path -> content, null = deleted; latest wins) and the
+ * pending commits themselves. A branch created by a pending createBranch starts at its real
+ * `fromCommit` plus the pending changes of the branch it came from, as they were at that point.
+ */
+import type { PendingOverlay } from "@gatehouse/gatekeeper-kit";
+import type { PendingCommit, PendingGitWrite } from "./state.ts";
+
+/** The pending state of one branch. */
+export interface BranchView {
+  /** Set when the branch itself is pending (created by createBranch ~N): its real start commit. */
+  createdAt: { localId: string; commit: string } | undefined;
+  /** Path -> content after every pending commit (null = deleted). */
+  changes: Map<string, string | null>;
+  /** Pending commits visible on the branch, oldest first (inherited ones first). */
+  commits: PendingCommit[];
+}
+
+/** Branch name -> view. */
+export type PendingViews = Map<string, BranchView>;
+
+/**
+ * Folds `overlay` into per-branch views, stopping after `untilLocalId` when given (the view "as
+ * of" a pending write).
+ */
+export function pendingViews(overlay: PendingOverlay<PendingGitWrite>, untilLocalId?: string): PendingViews {
+  const views: PendingViews = new Map();
+  const get = (b: string) => {
+    let v = views.get(b);
+    if (!v) {
+      v = { createdAt: undefined, changes: new Map(), commits: [] };
+      views.set(b, v);
+    }
+    return v;
+  };
+  for (const { localId, write } of overlay.pending()) {
+    if (write.kind === "createBranch") {
+      const from =
+        write.fromBranch !== undefined && write.fromPending !== undefined
+          ? views.get(write.fromBranch)
+          : undefined;
+      views.set(write.name, {
+        createdAt: { localId, commit: write.fromCommit },
+        changes: new Map(from?.changes ?? []),
+        commits: [...(from?.commits ?? [])],
+      });
+    } else if (write.kind !== "push") {
+      const v = get(write.branch);
+      for (const ch of write.changes) v.changes.set(ch.path, "delete" in ch ? null : ch.content);
+      v.commits.push(write);
+    }
+    if (localId === untilLocalId) break;
+  }
+  return views;
+}
+
+/** The view of `branch` (empty when nothing is pending on it). */
+export function viewOf(views: PendingViews, branch: string | undefined): BranchView {
+  return (
+    (branch !== undefined ? views.get(branch) : undefined) ?? {
+      createdAt: undefined,
+      changes: new Map(),
+      commits: [],
+    }
+  );
+}
