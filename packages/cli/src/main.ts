@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import { registerDevCommand } from "./commands/dev.ts";
+import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
 import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
@@ -32,6 +33,7 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
 registerDevCommand(program);
 registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);
+registerObserverCommands(program, globals);
 
 await program.parseAsync(
   args.filter((a) => a !== "--json"),

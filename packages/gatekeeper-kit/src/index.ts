@@ -12,6 +12,9 @@
  *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
  * - `.d.ts` delivery: `sanitizeDocText`, `docComment`, `assembleInterface`, `methodKey`, `uniqueIdent`.
  * - Errors: `GatekeeperError` and the shared subclasses; `toServiceError` maps them to gRPC.
+ * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
+ *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
+ *   unexpected errors.
  */
 export { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
@@ -52,3 +55,4 @@ export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
 export { type ClientSession, connectSession } from "./session-client.ts";
 export { BINDING_NAME, checkOpenFields } from "./session-open.ts";
 export { redactForCaller, type SessionHandlers, serveSession } from "./session-server.ts";
+export { type UnaryDeps, type UnaryLogger, type UnaryMetrics, unaryHandler } from "./unary.ts";

@@ -37,6 +37,7 @@ test("every ApprovalQueue call carries the caller token and resolves to the log 
       autoApprovable: false,
       actionKind: undefined,
       classifiedBy: "test",
+      egress: false,
     },
     '{"x":1}',
   );

@@ -1,7 +1,8 @@
 /**
- * In-process gRPC servers for the kit's tests, on loopback: a Gatekeeper whose OpenSession is
- * the kit's `serveSession`, and a recording ApprovalQueue (it stands in for services/approval,
- * which a shared package may not import; its real behaviour is tested there).
+ * In-process gRPC servers for the kit's tests, on loopback: a Gatekeeper implementing what a
+ * test gives it (e.g. OpenSession by the kit's `serveSession`), and a recording ApprovalQueue (it
+ * stands in for services/approval, which a shared package may not import; its real behaviour is
+ * tested there).
  */
 import {
   type ActionRecord,
@@ -25,18 +26,26 @@ function bind(server: Server): Promise<number> {
 const unimplemented = (_call: unknown, cb: (e: Partial<ServiceError>) => void) =>
   cb({ code: status.UNIMPLEMENTED, details: "not used by this test" });
 
-/** A Gatekeeper gRPC server whose sessions are served by `handlers`, and a client for it. */
-export async function startSessionServer(
-  handlers: SessionHandlers,
+/**
+ * A Gatekeeper gRPC server on loopback implementing `impl`; every RPC it leaves out answers
+ * UNIMPLEMENTED. Returns a client for it.
+ */
+export async function startGatekeeper(
+  impl: Partial<GatekeeperServer>,
 ): Promise<{ client: GatekeeperClient; close(): void }> {
   const server = new Server();
-  const impl: GatekeeperServer = {
+  const full: GatekeeperServer = {
     resolveResource: unimplemented,
+    openSession: (call) => {
+      call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
+    },
     applyAction: unimplemented,
     actionRejected: unimplemented,
-    openSession: (call) => serveSession(call, handlers),
+    prepareRevert: unimplemented,
+    checkObserver: unimplemented,
+    ...impl,
   };
-  server.addService(GatekeeperService, impl);
+  server.addService(GatekeeperService, full);
   const port = await bind(server);
   const client = new GatekeeperClient(`127.0.0.1:${port}`, credentials.createInsecure());
   return {
@@ -46,6 +55,13 @@ export async function startSessionServer(
       server.forceShutdown();
     },
   };
+}
+
+/** A Gatekeeper gRPC server whose sessions are served by `handlers`, and a client for it. */
+export function startSessionServer(
+  handlers: SessionHandlers,
+): Promise<{ client: GatekeeperClient; close(): void }> {
+  return startGatekeeper({ openSession: (call) => serveSession(call, handlers) });
 }
 
 /** A recording ApprovalQueue on loopback. */

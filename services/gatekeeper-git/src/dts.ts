@@ -61,7 +61,7 @@ export function generateGitDts(binding: string, resource: GitResource): string {
       {
         name: "diff",
         doc: [
-          'Changes from `from` to `to` (default: the current branch with pending commits). A revision is a branch, a commit sha or a pending commit id ("~1"). 100 files per page.',
+          'Changes from `from` to `to` (default: the current branch with its pending commits). A revision is a branch (its approved tip), a commit sha or a pending commit id ("~1", as of that commit); diff({ from: "main" }) shows what is pending on main. 100 files per page.',
         ],
         signature:
           "(args: { from: string; to?: string; page?: number }): Promise<{ files: GitFileDiff[]; page: number; more: boolean }>;",

@@ -3,13 +3,17 @@
  * - GATEKEEPER_GIT_ADDR           host:port of the gRPC server (default 127.0.0.1:7004)
  * - APPROVAL_ADDRESS              host:port of the approval service (required)
  * - GATEKEEPER_GIT_ALLOWED_ROOTS  colon-separated absolute directories holding servable repositories (required)
+ * - GATEKEEPER_GIT_REMOTES        path of the YAML file of allowed remotes and their credentials
+ *                                 (remotes.ts; optional: without it no remote repository is served)
+ * - GATEKEEPER_GIT_CACHE_DIR      absolute directory for mirrors of remote repositories
+ *                                 (default <tmpdir>/gatehouse-gatekeeper-git; use a volume in a cluster)
  * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
  * - LOG_LEVEL                     pino level (default info)
  */
 import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
-import { startGitGatekeeper } from "./index.ts";
+import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "./index.ts";
 
 const HostPort = z
   .string()
@@ -25,6 +29,11 @@ const Env = z.object({
       (v) => v.split(":").every((r) => r.startsWith("/")),
       "must be absolute directories separated by ':', e.g. /srv/repos:/data/git",
     ),
+  GATEKEEPER_GIT_REMOTES: z.string().min(1).optional(),
+  GATEKEEPER_GIT_CACHE_DIR: z
+    .string()
+    .startsWith("/", "must be an absolute directory, e.g. /var/cache/gatekeeper-git")
+    .optional(),
   GATEKEEPER_GIT_METRICS_ADDR: HostPort.default("127.0.0.1:9404"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -46,8 +55,19 @@ async function main(): Promise<void> {
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-git" } });
   const { host, port } = splitHostPort(env.GATEKEEPER_GIT_ADDR);
   const allowedRoots = env.GATEKEEPER_GIT_ALLOWED_ROOTS.split(":");
+  let remotes: RemoteRule[] = [];
+  if (env.GATEKEEPER_GIT_REMOTES) {
+    try {
+      remotes = loadRemotesFile(env.GATEKEEPER_GIT_REMOTES);
+    } catch (e) {
+      console.error(`gatekeeper-git: ${(e as Error).message}`);
+      process.exit(2);
+    }
+  }
   const gk = await startGitGatekeeper({
     allowedRoots,
+    remotes,
+    ...(env.GATEKEEPER_GIT_CACHE_DIR ? { cacheDir: env.GATEKEEPER_GIT_CACHE_DIR } : {}),
     approvalAddress: env.APPROVAL_ADDRESS,
     host,
     port,
@@ -61,6 +81,7 @@ async function main(): Promise<void> {
       grpc: `${host}:${gk.port}`,
       approval: env.APPROVAL_ADDRESS,
       allowedRoots,
+      remotes: remotes.map((r) => ({ prefix: r.urlPrefix, auth: r.auth.kind, restricted: r.restricted })),
       ops: `${ops.host}:${http.port}`,
     },
     "gatekeeper-git configured",

@@ -332,8 +332,10 @@ interface Revision {
 }
 
 /**
- * Resolves a diff revision: a pending commit id ("~N", or its real sha once applied), a branch
- * (with its pending commits) or a commit sha. @throws NotFound, InvalidRequest, ScopeViolation.
+ * Resolves a diff revision: a pending commit id ("~N": the branch as of that commit; its real sha
+ * once applied), a branch (its real tip, pending commits not included) or a commit sha;
+ * `undefined` is the binding's branch with every pending commit.
+ * @throws NotFound, InvalidRequest, ScopeViolation.
  */
 async function revision(b: Binding, rev: unknown, what: string): Promise<Revision> {
   if (typeof rev === "string" && /^~\d+$/.test(rev)) {
@@ -349,7 +351,13 @@ async function revision(b: Binding, rev: unknown, what: string): Promise<Revisio
     return { label: rev, commit: r.commit, changes: view.changes };
   }
   const r = await b.resolve(rev);
-  return { label: r.branch ?? r.commit, commit: r.commit, changes: r.view.changes };
+  if (rev === undefined)
+    return {
+      label: `${r.branch ?? r.commit} (with pending commits)`,
+      commit: r.commit,
+      changes: r.view.changes,
+    };
+  return { label: r.branch ?? r.commit, commit: r.commit, changes: new Map() };
 }
 
 /** path -> blob sha of `rev` under the scope (pending content hashed as a blob would be). */
@@ -375,7 +383,8 @@ async function textOf(b: Binding, rev: Revision, sha: string | undefined, path: 
 /**
  * Diff from revision `from` to `to` (default: the binding's branch with its pending commits),
  * changed files sorted by path, 100 files per page, each patch at most `maxDiffBytes`; each
- * page observed. Revisions: "~N" (a pending commit, as of that commit), a branch, or a sha.
+ * page observed. Revisions: "~N" (as of that pending commit), a branch (its real tip) or a sha;
+ * so `diff({ from: "main" })` shows everything pending on main.
  */
 export async function diff(b: Binding, args?: unknown): Promise<DiffPage> {
   const a = obj(args, "diff arguments");

@@ -189,9 +189,11 @@ export async function commit(b: Binding, args?: unknown): Promise<WriteResult> {
     throw new InvalidRequest("commit.message must be a non-empty string of at most 10000 characters");
   }
   const changes = parseChanges(b, a.changes);
-  const r = await b.resolve(branch);
-  if (r.branch === undefined)
-    throw new NotFound(`branch ${branch} does not exist; create it first with createBranch`);
+  const missing = () => new NotFound(`branch ${branch} does not exist; create it first with createBranch`);
+  const r = await b.resolve(branch).catch((e: unknown) => {
+    throw e instanceof NotFound ? missing() : e;
+  });
+  if (r.branch === undefined) throw missing();
   const { base, old } = await baseOf(b, r, changes);
   const payload: CommitPayload = {
     kind: "commit",
@@ -300,28 +302,31 @@ export async function push(b: Binding, args?: unknown): Promise<WriteResult> {
       `remote ${remote} points at a URL no administrator allowed (GATEKEEPER_GIT_REMOTES); nothing was pushed`,
     );
   }
-  const pendingHere = r.view.commits.map(
-    (c) => `- ${c.localId} (pending): ${inlineSafe(c.message.split("\n")[0] ?? "", 100)}`,
-  );
+  const pendingHere = r.view.commits.map((c) => `${c.localId} (pending): ${c.message.split("\n")[0] ?? ""}`);
   const realHere = (await logCommits(b.gitDir, r.commit, "", 0, 20)).map(
-    (c) => `- ${c.id.slice(0, 12)}: ${inlineSafe(c.message.split("\n")[0] ?? "", 100)}`,
+    (c) => `${c.id.slice(0, 12)}: ${c.message.split("\n")[0] ?? ""}`,
   );
+  const desc = buildDescription({
+    headline: `Push branch ${inlineSafe(branch)} of ${b.repoName} to remote ${inlineSafe(remote)} (${inlineSafe(url, 300)}); the remote branch moves only by fast-forward.`,
+    details: [
+      `${pendingHere.length} pending commit(s) of the branch are applied before the push; the latest ${realHere.length} approved commit(s) follow (those already on the remote are not sent again).`,
+    ],
+    blocks: [
+      {
+        label: "Commits (untrusted subjects, newest last for pending, newest first for approved):",
+        text: [...pendingHere, ...realHere].join("\n"),
+        maxBytes: 8192,
+      },
+    ],
+  });
   const payload: PushPayload = { kind: "push", branch, remote, remoteUrl: url };
   const localId = b.state.ids.next();
   await submit(
     b,
     {
       title: `Push ${inlineSafe(branch)} of ${b.repoName} to ${inlineSafe(remote)}`,
-      description: [
-        `Push branch ${inlineSafe(branch)} of ${b.repoName} to remote ${inlineSafe(remote)} (${inlineSafe(url)}). The remote branch moves only by fast-forward.`,
-        "",
-        "Pending commits included (applied before the push):",
-        ...(pendingHere.length > 0 ? pendingHere : ["- none"]),
-        "",
-        "Latest commits of the branch (up to 20; those already on the remote are not sent again):",
-        ...realHere,
-      ].join("\n"),
-      descriptionIsComplete: true,
+      description: desc.description,
+      descriptionIsComplete: desc.descriptionIsComplete,
       dependsOn: tipDependency(r),
       actionKind: { tag: "git.push", label: "Push" },
       classifiedBy: "gatekeeper-git: push sends commits to a remote",

@@ -20,7 +20,7 @@ import {
 } from "@gatehouse/proto";
 import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
 import { pino } from "pino";
-import { type GitGatekeeper, type Limits, startGitGatekeeper } from "../src/index.ts";
+import { type GitGatekeeper, type Limits, type RemoteRule, startGitGatekeeper } from "../src/index.ts";
 
 export function sh(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {
@@ -148,6 +148,14 @@ export interface RepoApi {
     args?: unknown,
   ): Promise<{ commits: { id: string; message: string; pending: boolean }[]; more: boolean }>;
   commit(args: unknown): Promise<{ id: string; branch: string; pending: true }>;
+  createBranch(args: unknown): Promise<{ id: string; branch: string; pending: true }>;
+  push(args: unknown): Promise<{ id: string; branch: string; pending: true }>;
+  readFilePage(args: unknown): Promise<{ content: string; page: number; more: boolean; totalBytes: number }>;
+  diff(args: unknown): Promise<{
+    files: { path: string; status: string; patch: string; complete: boolean }[];
+    page: number;
+    more: boolean;
+  }>;
   grep(args: unknown): Promise<{ matches: { path: string; line: number; text: string }[]; more: boolean }>;
 }
 
@@ -162,10 +170,22 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(allowedRoots: string[], limits?: Partial<Limits>): Promise<Harness> {
+/** Extra gatekeeper options of a harness. */
+export interface HarnessExtras {
+  remotes?: RemoteRule[];
+  cacheDir?: string;
+  fetchIntervalMs?: number;
+}
+
+export async function startHarness(
+  allowedRoots: string[],
+  limits?: Partial<Limits>,
+  extras: HarnessExtras = {},
+): Promise<Harness> {
   const approval = await new FakeApprovalQueue().start();
   const gk = await startGitGatekeeper({
     allowedRoots,
+    ...extras,
     approvalAddress: `127.0.0.1:${approval.port}`,
     host: "127.0.0.1",
     port: 0,

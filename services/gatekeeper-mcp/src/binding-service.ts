@@ -173,6 +173,8 @@ export class BindingService {
         autoApprovable: c.autoApprovable,
         actionKind: c.actionKind,
         classifiedBy: c.classifiedBy,
+        // Writes go to the bound MCP server itself, not out of the workspace's systems.
+        egress: false,
       },
       JSON.stringify(payload),
     );

@@ -51,3 +51,12 @@ export class ToolFailed extends GatekeeperError {
   override name = "ToolFailed";
   readonly code = "failed_precondition" as const;
 }
+
+/**
+ * PrepareRevert was asked for an MCP action: a tool call has no generic inverse, so this
+ * gatekeeper never stages one (the agent makes the compensating call, which is approved as usual).
+ */
+export class RevertUnsupported extends GatekeeperError {
+  override name = "RevertUnsupported";
+  readonly code = "failed_precondition" as const;
+}

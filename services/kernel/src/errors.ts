@@ -6,6 +6,7 @@ import {
   BindingAlreadyExists,
   InvalidArgument,
   NoGatekeeperForResource,
+  PermissionDenied,
   WorkspaceNotFound,
 } from "./domain/errors.ts";
 import { TurnNotFound } from "./turns.ts";
@@ -29,9 +30,11 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
           ? status.INVALID_ARGUMENT
           : e instanceof NoGatekeeperForResource
             ? status.FAILED_PRECONDITION
-            : e instanceof WrongExpectedRevision
-              ? status.ABORTED
-              : status.INTERNAL;
+            : e instanceof PermissionDenied
+              ? status.PERMISSION_DENIED
+              : e instanceof WrongExpectedRevision
+                ? status.ABORTED
+                : status.INTERNAL;
   return { code, details: e.message, message: e.message };
 }
 

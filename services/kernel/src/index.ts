@@ -17,6 +17,7 @@ export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
+export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { Workspaces } from "./workspaces.ts";
 
 export interface KernelOptions {

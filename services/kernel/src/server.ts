@@ -4,6 +4,7 @@ import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { toServiceError } from "./errors.ts";
+import { addObserver } from "./observers.ts";
 import { loadTurn, waitForTurn } from "./turns.ts";
 
 /** An AbortSignal that fires when the client cancels the call. */
@@ -77,6 +78,9 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
       const abort = AbortSignal.any([AbortSignal.timeout(Math.max(0, ms)), cancelledSignal(call)]);
       return waitForTurn(deps.store, workspaceId, turnId, abort);
     });
+  // Credentials in the request go to the gatekeepers only; see observers.ts.
+  const addObserverHandler: KernelServer["addObserver"] = (call, cb) =>
+    reply(cb, () => addObserver(deps, call.request));
   return {
     createWorkspace,
     listWorkspaces,
@@ -84,5 +88,6 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     describeBindings,
     executeCode: execute as never,
     getTurn,
+    addObserver: addObserverHandler,
   };
 }

@@ -21,6 +21,7 @@ export interface WorkspaceSummary {
   name: string;
 }
 
+/** Workspaces and their bindings over the event store, resolving resources with their gatekeepers. */
 export class Workspaces {
   constructor(
     private readonly store: EventStore,
@@ -92,29 +93,56 @@ export class Workspaces {
     }
     const kind = gatekeeperKindFor(url);
     const resolved = await this.resolve(kind, { url, name: wanted });
+    const { result } = await this.appendAtRevision(
+      workspaceId,
+      actor,
+      async (state) => {
+        if (state.bindings.has(resolved.binding)) throw new BindingAlreadyExists(resolved.binding);
+        const event: ResourceIntroduced = {
+          binding: resolved.binding,
+          url: resolved.url || url,
+          gatekeeper: kind,
+          trust: resolved.trust,
+          dts: resolved.dts,
+          methods: resolved.methods,
+        };
+        return { type: "ResourceIntroduced", data: ResourceIntroduced.toJSON(event), result: event };
+      },
+      "the workspace changed too often while introducing the resource; try again",
+    );
+    return result;
+  }
+
+  /**
+   * Appends one event decided against the workspace's current state, with that state's revision
+   * as expected revision, so nothing appended in between is overlooked: loads the state, calls
+   * `decide(state)` for the event `{type, data}` (it may throw to refuse; nothing is appended
+   * then), appends it with `metadata.actor = actor`. When another append got in first
+   * (WrongExpectedRevision), it reloads and decides again, at most 5 times.
+   * @returns `decide`'s `result` and the stream revision of the appended event.
+   * @throws WorkspaceNotFound; whatever `decide` throws; InvalidArgument(`tooBusy`) after 5 conflicts.
+   */
+  async appendAtRevision<T>(
+    workspaceId: string,
+    actor: string,
+    decide: (state: WorkspaceState) => Promise<{ type: string; data: unknown; result: T }>,
+    tooBusy: string,
+  ): Promise<{ result: T; revision: number }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const state = await this.load(workspaceId);
-      if (state.bindings.has(resolved.binding)) throw new BindingAlreadyExists(resolved.binding);
-      const event: ResourceIntroduced = {
-        binding: resolved.binding,
-        url: resolved.url || url,
-        gatekeeper: kind,
-        trust: resolved.trust,
-        dts: resolved.dts,
-        methods: resolved.methods,
-      };
+      const event = await decide(state);
       try {
-        await this.store.append(
+        const res = await this.store.append(
           streamOf(workspaceId),
-          [{ type: "ResourceIntroduced", data: ResourceIntroduced.toJSON(event), metadata: { actor } }],
+          [{ type: event.type, data: event.data, metadata: { actor } }],
           state.revision,
         );
-        return event;
+        return { result: event.result, revision: res.nextExpectedRevision };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevision)) throw err;
       }
     }
-    throw new InvalidArgument("the workspace changed too often while introducing the resource; try again");
+    throw new InvalidArgument(tooBusy);
   }
 
   private resolve(kind: string, req: ResolveResourceRequest): Promise<ResolveResourceResponse> {

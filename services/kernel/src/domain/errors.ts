@@ -23,3 +23,8 @@ export class InvalidArgument extends KernelError {
 export class NoGatekeeperForResource extends KernelError {
   override name = "NoGatekeeperForResource";
 }
+
+/** A gatekeeper said a person may not observe what a binding reads (AddObserver). */
+export class PermissionDenied extends KernelError {
+  override name = "PermissionDenied";
+}
