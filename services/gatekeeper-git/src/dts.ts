@@ -40,7 +40,9 @@ export function generateGitDts(binding: string, resource: GitResource): string {
       },
       {
         name: "readFilePage",
-        doc: ["One 1 MiB page of a file of any size (page is 0-based; pages end on whole characters)."],
+        doc: [
+          "One page (about 1 MiB) of a file of any size; page is 0-based; pages start and end on whole characters.",
+        ],
         signature:
           "(args: { path: string; ref?: string; page?: number }): Promise<{ content: string; page: number; more: boolean; totalBytes: number }>;",
       },
