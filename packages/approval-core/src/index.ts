@@ -2,13 +2,16 @@
  * @gatehouse/approval-core: the approval semantics of DESIGN.md as a pure decider (decide/evolve,
  * the action-log projection, typed errors) plus the adapters shared by the approval service and the
  * lifecycle worker: `WorkspaceStreams` (read, decide, append with expected revision, retry on
- * conflict) and the gRPC `GatekeeperApplier`.
+ * conflict) and the gRPC gatekeeper client (`GrpcGatekeeperApplier`: apply, reject notice, revert).
  */
 
 export {
   type GatekeeperApplier,
   GatekeeperCallError,
+  type GatekeeperReverter,
   GrpcGatekeeperApplier,
+  type GrpcGatekeeperApplierOptions,
+  parseGatekeeperAddresses,
 } from "./adapters/gatekeeper-applier.ts";
 export { KeyedQueue } from "./adapters/keyed-queue.ts";
 export { type AppendContext, WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";

@@ -54,6 +54,7 @@ export function desc(over: Partial<ActionDescription> = {}): ActionDescription {
     autoApprovable: false,
     actionKind: undefined,
     classifiedBy: "test",
+    egress: false,
     ...over,
   };
 }
@@ -115,4 +116,12 @@ export const observed = (b: string, restricted = false): Ev => ({
 export const latched = (observationId: number, b: string): Ev => ({
   type: "RestrictedDataLatched",
   data: { observationId, binding: b },
+});
+export const refused = (b: string, localId: string, reason: string, d = desc(), executionId = "x1"): Ev => ({
+  type: "ActionRefused",
+  data: { binding: b, localId, description: d, reason, executionId },
+});
+export const reverted = (actionId: number, revertActionId: number, requestedBy = "user:alice"): Ev => ({
+  type: "ActionReverted",
+  data: { actionId, revertActionId, requestedBy },
 });

@@ -7,11 +7,13 @@ import { describe, test } from "node:test";
 import {
   ActionNotFound,
   ActionNotPending,
+  ActionNotRevertible,
   ActionStateConflict,
   type Command,
   DependenciesUndecided,
   DuplicateLocalId,
   decide,
+  InvalidField,
   ReasonRequired,
   UnknownBinding,
   UnknownDependency,
@@ -29,7 +31,9 @@ import {
   given,
   latched,
   observed,
+  refused,
   rejected,
+  reverted,
   rule,
   submitted,
 } from "./decider-helpers.ts";
@@ -41,6 +45,8 @@ interface Row {
   when: Command;
   expect?: Ev[];
   error?: { type: new (...args: never[]) => Error; message?: RegExp };
+  /** With `error`: the events the refusal carries to record (ApprovalError.recorded); default none. */
+  recorded?: Ev[];
 }
 
 const base: Ev[] = [created, binding("MEM"), binding("GIT")]; // revisions 0..2
@@ -61,6 +67,41 @@ const submit = (b: string, localId: string, dependsOn: string[] = [], over = des
   executionId: "x1",
 });
 const autoNext = (b: string): Command => ({ type: "AutoApproveNext", binding: b });
+const latchedOnMem: Ev[] = [observed("MEM", true), latched(3, "MEM")]; // revisions 3..4 after base
+const egress = desc({ egress: true, title: "git push main" });
+const OTHER_BINDING =
+  /binding "GIT": the workspace read restricted data through "MEM" and is latched; writes to other bindings are refused for good \(start a new workspace/;
+const EGRESS =
+  /the workspace read restricted data through "MEM" and is latched; writes that send data out of the workspace \(egress, e\.g\. git push\) are refused on every binding for good \(start a new workspace/;
+/** The reason an ActionRefused records: the WorkspaceLatched message for that write. */
+const reasonOf = (when: Command, state: Ev[]): string => {
+  try {
+    decide(when, given(state));
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error("expected a refusal");
+};
+const revert = (actionId: number, localId = "r1", over = desc({ title: "revert" })): Command => ({
+  type: "RequestRevert",
+  actionId,
+  requestedBy: "user:bob",
+  localId,
+  description: over,
+  payloadJson: '{"revert":true}',
+});
+const revertSubmitted = (b: string, localId: string, of: number): Ev => ({
+  type: "ActionSubmitted",
+  data: {
+    binding: b,
+    localId,
+    description: desc({ title: "revert", implementsRevert: of }),
+    dependsOn: [],
+    payloadJson: '{"revert":true}',
+    executionId: "",
+  },
+});
+const appliedMem: Ev[] = [submitted("MEM", "a"), approved(3), applying(3), applied(3)]; // action 3, revisions 3..6
 
 const rows: Row[] = [
   // ---- cascade ----
@@ -288,22 +329,157 @@ const rows: Row[] = [
     expect: [observed("MEM", true), latched(3, "MEM")],
   },
   {
-    name: "after the latch a submission to another binding is refused",
-    given: [...base, observed("MEM", true), latched(3, "MEM")],
+    name: "after the latch a submission to another binding is refused and recorded as ActionRefused",
+    given: [...base, ...latchedOnMem],
     when: submit("GIT", "a"),
-    error: { type: WorkspaceLatched, message: /binding "GIT".*"MEM"/ },
+    error: { type: WorkspaceLatched, message: OTHER_BINDING },
+    recorded: [refused("GIT", "a", reasonOf(submit("GIT", "a"), [...base, ...latchedOnMem]))],
   },
   {
     name: "after the latch the binding that read the restricted data may still submit",
-    given: [...base, observed("MEM", true), latched(3, "MEM")],
+    given: [...base, ...latchedOnMem],
     when: submit("MEM", "a"),
     expect: [submitted("MEM", "a")],
+  },
+  {
+    name: "after the latch an egress write is refused even on the latched binding, and recorded with the reason",
+    given: [...base, ...latchedOnMem],
+    when: submit("MEM", "push", [], egress),
+    error: { type: WorkspaceLatched, message: new RegExp(`^binding "MEM": ${EGRESS.source}`) },
+    recorded: [
+      refused("MEM", "push", reasonOf(submit("MEM", "push", [], egress), [...base, ...latchedOnMem]), egress),
+    ],
+  },
+  {
+    name: "after the latch an egress write to another binding is refused as egress and recorded",
+    given: [...base, ...latchedOnMem],
+    when: submit("GIT", "push", [], egress),
+    error: { type: WorkspaceLatched, message: new RegExp(`^binding "GIT": ${EGRESS.source}`) },
+    recorded: [
+      refused("GIT", "push", reasonOf(submit("GIT", "push", [], egress), [...base, ...latchedOnMem]), egress),
+    ],
+  },
+  {
+    name: "an egress write before any latch is submitted like any other",
+    given: [...base, observed("MEM")],
+    when: submit("GIT", "push", [], egress),
+    expect: [submitted("GIT", "push", [], egress)],
+  },
+  {
+    name: "a refused write is not an action: its local id is free and it cannot be depended on",
+    given: [...base, ...latchedOnMem, refused("MEM", "push", "latched", egress)],
+    when: submit("MEM", "next", ["push"]),
+    error: { type: UnknownDependency, message: /depends_on: "push"/ },
   },
   {
     name: "after the latch approving a pending action of another binding is refused",
     given: [...base, submitted("GIT", "a"), observed("MEM", true), latched(4, "MEM")],
     when: approve([3]),
-    error: { type: WorkspaceLatched },
+    error: { type: WorkspaceLatched, message: /^action 3 \(binding "GIT"\): .*writes to other bindings/ },
+  },
+  {
+    name: "after the latch approving a pending egress action is refused even on the latched binding (nothing recorded)",
+    given: [...base, submitted("MEM", "push", [], egress), observed("MEM", true), latched(4, "MEM")],
+    when: approve([3]),
+    error: { type: WorkspaceLatched, message: new RegExp(`^action 3 \\(binding "MEM"\\): ${EGRESS.source}`) },
+  },
+  {
+    name: "after the latch a batch with an egress action is refused as a whole",
+    given: [
+      ...base,
+      submitted("MEM", "a"),
+      submitted("MEM", "push", [], egress),
+      observed("MEM", true),
+      latched(5, "MEM"),
+    ],
+    when: approve([3, 4]),
+    error: { type: WorkspaceLatched, message: /^action 4 / },
+  },
+  {
+    name: "after the latch a non-egress action of the latched binding may still be approved",
+    given: [...base, submitted("MEM", "a"), observed("MEM", true), latched(4, "MEM")],
+    when: approve([3]),
+    expect: [approved(3)],
+  },
+  // ---- revert ----
+  {
+    name: "a revert of an applied action is submitted on its binding with implementsRevert, plus ActionReverted",
+    given: [...base, ...appliedMem],
+    when: revert(3),
+    expect: [revertSubmitted("MEM", "r1", 3), reverted(3, 7, "user:bob")],
+  },
+  {
+    name: "a revert of a pending action is refused: reject it instead",
+    given: [...base, submitted("MEM", "a")],
+    when: revert(3),
+    error: {
+      type: ActionNotRevertible,
+      message: /^action 3 cannot be reverted: it is still pending.*reject it instead/,
+    },
+  },
+  {
+    name: "a revert of a rejected action is refused",
+    given: [...base, submitted("MEM", "a"), rejected(3)],
+    when: revert(3),
+    error: { type: ActionNotRevertible, message: /it was rejected/ },
+  },
+  {
+    name: "a revert of an apply with unknown outcome is refused and says to check the external system",
+    given: [...base, submitted("MEM", "a"), approved(3), applying(3), failed(3, true)],
+    when: revert(3),
+    error: { type: ActionNotRevertible, message: /unknown outcome \(check the external system/ },
+  },
+  {
+    name: "a second revert while the first is pending is refused, naming the revert action",
+    given: [...base, ...appliedMem, revertSubmitted("MEM", "r1", 3), reverted(3, 7)],
+    when: revert(3, "r2"),
+    error: { type: ActionNotRevertible, message: /already reverted by action 7, which is pending/ },
+  },
+  {
+    name: "a second revert after the first was applied is refused",
+    given: [
+      ...base,
+      ...appliedMem,
+      revertSubmitted("MEM", "r1", 3),
+      reverted(3, 7),
+      approved(7),
+      applying(7),
+      applied(7),
+    ],
+    when: revert(3, "r2"),
+    error: { type: ActionNotRevertible, message: /already reverted by action 7, which is applied/ },
+  },
+  {
+    name: "a revert may be asked for again once the previous revert was rejected",
+    given: [...base, ...appliedMem, revertSubmitted("MEM", "r1", 3), reverted(3, 7), rejected(7)],
+    when: revert(3, "r2"),
+    expect: [revertSubmitted("MEM", "r2", 3), reverted(3, 10, "user:bob")],
+  },
+  {
+    name: "a revert the gatekeeper says implements another action is refused",
+    given: [...base, ...appliedMem],
+    when: revert(3, "r1", desc({ title: "revert", implementsRevert: 99 })),
+    error: { type: InvalidField, message: /^description\.implements_revert: .*action 99, not action 3/ },
+  },
+  {
+    name: "an egress revert after the latch is refused and recorded like any egress write",
+    given: [...base, ...appliedMem, observed("MEM", true), latched(7, "MEM")],
+    when: revert(3, "r1", desc({ title: "revert", egress: true })),
+    error: { type: WorkspaceLatched, message: EGRESS },
+    recorded: [
+      refused(
+        "MEM",
+        "r1",
+        reasonOf(revert(3, "r1", desc({ title: "revert", egress: true })), [
+          ...base,
+          ...appliedMem,
+          observed("MEM", true),
+          latched(7, "MEM"),
+        ]),
+        desc({ title: "revert", egress: true, implementsRevert: 3 }),
+        "",
+      ),
+    ],
   },
   // ---- apply claim ----
   {
@@ -333,6 +509,11 @@ describe("approval decider", () => {
               `expected ${row.error!.type.name}, got ${err.name}: ${err.message}`,
             );
             if (row.error!.message) assert.match(err.message, row.error!.message);
+            const recorded = (err as { recorded?: Array<{ type: string; data: unknown }> }).recorded ?? [];
+            assert.deepEqual(
+              recorded.map((e) => ({ type: e.type, data: e.data })),
+              row.recorded ?? [],
+            );
             return true;
           },
         );

@@ -1,5 +1,6 @@
 /** Process configuration from environment variables, validated with zod (names the wrong variable). */
 import { join } from "node:path";
+import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
 import { z } from "zod";
 import { parseDurationMs } from "./duration.ts";
@@ -23,6 +24,8 @@ const EnvSchema = z.object({
       (s) => s === undefined || parseDurationMs(s) !== undefined,
       'expected a duration such as "7d", "12h", "90s" or milliseconds',
     ),
+  /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
+  GATEKEEPER_ADDRESSES: z.string().default(""),
   METRICS_ADDR: hostPort.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -36,6 +39,8 @@ export interface ApprovalConfig {
   temporal: { address: string; namespace: string };
   /** Pending time-to-live of actions, in ms (GATEHOUSE_ACTION_TTL, default 7 days). */
   actionTtlMs: number;
+  /** Gatekeeper kind -> "host:port" (GATEKEEPER_ADDRESSES), for RequestRevert's PrepareRevert. */
+  gatekeepers: Record<string, string>;
   metrics: { host: string; port: number } | undefined;
   logLevel: string;
 }
@@ -53,6 +58,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     throw new Error(`invalid approval configuration:\n  ${lines.join("\n  ")}`);
   }
   const e = parsed.data;
+  let gatekeepers: Record<string, string>;
+  try {
+    gatekeepers = parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES);
+  } catch (err) {
+    throw new Error(`invalid approval configuration:\n  ${(err as Error).message}`);
+  }
   const { host, port } = split(e.APPROVAL_ADDR);
   return {
     host,
@@ -64,6 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
       e.GATEHOUSE_ACTION_TTL === undefined
         ? DEFAULT_ACTION_TTL_MS
         : (parseDurationMs(e.GATEHOUSE_ACTION_TTL) ?? DEFAULT_ACTION_TTL_MS),
+    gatekeepers,
     metrics: e.METRICS_ADDR ? split(e.METRICS_ADDR) : undefined,
     logLevel: e.LOG_LEVEL,
   };

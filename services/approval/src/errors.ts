@@ -7,6 +7,7 @@
 import {
   ActionNotFound,
   ActionNotPending,
+  ActionNotRevertible,
   ActionStateConflict,
   ApprovalError,
   DependenciesUndecided,
@@ -23,6 +24,7 @@ import { CallerTokenInvalid } from "@gatehouse/caller-token";
 import { WrongExpectedRevision } from "@gatehouse/event-store";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
+import { RevertNotPrepared } from "./revert.ts";
 
 /** A gRPC status for `err`; `expected` is false when the error is a bug or an outage worth logging. */
 export function toStatus(err: unknown): { code: status; details: string; expected: boolean } {
@@ -33,6 +35,12 @@ export function toStatus(err: unknown): { code: status; details: string; expecte
     return { code: status.UNAVAILABLE, details: err.message, expected: false };
   if (err instanceof ActionLifecycleFailed)
     return { code: status.INTERNAL, details: err.message, expected: false };
+  if (err instanceof RevertNotPrepared) {
+    if (err.kind === "refused")
+      return { code: status.FAILED_PRECONDITION, details: err.message, expected: true };
+    if (err.kind === "invalid") return { code: status.INTERNAL, details: err.message, expected: false };
+    return { code: status.UNAVAILABLE, details: err.message, expected: false };
+  }
   if (err instanceof WrongExpectedRevision) {
     return {
       code: status.ABORTED,
@@ -55,7 +63,8 @@ function domainCode(err: ApprovalError): status {
   if (
     err instanceof DependenciesUndecided ||
     err instanceof WorkspaceLatched ||
-    err instanceof ActionStateConflict
+    err instanceof ActionStateConflict ||
+    err instanceof ActionNotRevertible
   ) {
     return status.FAILED_PRECONDITION;
   }

@@ -3,9 +3,11 @@
  * DESIGN.md "Approval semantics" and "Orchestration"; contracts in proto/gatehouse/v1/approval.proto
  * and @gatehouse/approval-core/lifecycle-contract. The lifecycle engine is Temporal: this service is
  * a Temporal client; the lifecycle worker (@gatehouse/worker) applies actions and calls gatekeepers.
+ * The one gatekeeper call this service makes itself is Gatekeeper.PrepareRevert (RequestRevert),
+ * which stages a revert and touches no external system.
  */
 
-import { WorkspaceStreams } from "@gatehouse/approval-core";
+import { type GatekeeperReverter, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
@@ -18,12 +20,14 @@ import { ActionWorkflows } from "./adapters/action-workflows.ts";
 import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 import { TemporalLifecycle } from "./lifecycle/temporal.ts";
 import { createMetrics } from "./metrics.ts";
+import { RevertRequests } from "./revert.ts";
 import { approvalQueueHandlers, decisionsHandlers } from "./server.ts";
 
 export * from "@gatehouse/approval-core";
 export { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecycle.ts";
 export { TemporalLifecycle } from "./lifecycle/temporal.ts";
+export { RevertNotPrepared, RevertRequests } from "./revert.ts";
 
 /** Where the Temporal server is. */
 export interface TemporalTarget {
@@ -41,6 +45,12 @@ export interface ApprovalServiceOptions {
   callerTokenSecret: string;
   /** The Temporal server running the lifecycle (a worker must poll its task queue for decisions to apply). */
   temporal: TemporalTarget;
+  /**
+   * The gatekeepers RequestRevert asks to stage reverts (Gatekeeper.PrepareRevert): gatekeeper kind
+   * -> "host:port" (as GATEKEEPER_ADDRESSES), or a client (not closed by `close()`). Default none:
+   * RequestRevert then fails with UNAVAILABLE naming the missing kind.
+   */
+  gatekeepers?: Record<string, string> | GatekeeperReverter;
   /** Pending time-to-live of new actions before they expire, in ms (default DEFAULT_ACTION_TTL_MS, 7 days). */
   actionTtlMs?: number;
   /**
@@ -88,6 +98,10 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   }
   const streams = new WorkspaceStreams(options.store);
   const metrics = createMetrics();
+  const ownGatekeepers = !isReverter(options.gatekeepers);
+  const gatekeepers = isReverter(options.gatekeepers)
+    ? options.gatekeepers
+    : new GrpcGatekeeperApplier(options.gatekeepers ?? {});
   const lifecycle = new TemporalLifecycle({
     streams,
     workflows: new ActionWorkflows({
@@ -102,10 +116,12 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const server = new Server();
   try {
     if (!options.skipRecovery) await lifecycle.recover();
-    const deps = { streams, lifecycle, callerTokenSecret: options.callerTokenSecret, logger };
+    const reverts = new RevertRequests({ streams, lifecycle, gatekeepers, logger });
+    const deps = { streams, lifecycle, reverts, callerTokenSecret: options.callerTokenSecret, logger };
     server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
     server.addService(DecisionsService, decisionsHandlers(deps));
   } catch (err) {
+    if (ownGatekeepers) gatekeepers.close();
     await connection.close();
     throw err;
   }
@@ -115,6 +131,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     port = await listenGrpc(server, host, options.port ?? 0);
   } catch (err) {
     await lifecycle.idle();
+    if (ownGatekeepers) gatekeepers.close();
     await connection.close();
     throw err;
   }
@@ -127,8 +144,13 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       // Open WatchLog streams never end on their own: give calls a moment, then force.
       await stopGrpc(server);
       await lifecycle.idle();
+      if (ownGatekeepers) gatekeepers.close();
       await connection.close();
       logger.info({ event: "stopped" });
     },
   };
+}
+
+function isReverter(g: ApprovalServiceOptions["gatekeepers"]): g is GatekeeperReverter {
+  return typeof (g as GatekeeperReverter | undefined)?.prepareRevert === "function";
 }

@@ -1,7 +1,8 @@
 /**
  * Process entry of the approval service: configuration from the environment (config.ts), the
  * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, the Temporal client to
- * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE, gRPC on $APPROVAL_ADDR, optional
+ * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE, gRPC on $APPROVAL_ADDR, gatekeepers for RequestRevert
+ * from $GATEKEEPER_ADDRESSES ("mcp=host:port,git=host:port"), optional
  * /healthz + /metrics on $METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
  */
 import { mkdirSync } from "node:fs";
@@ -29,6 +30,7 @@ logger.info(
     eventsPath: config.eventsPath,
     temporal: config.temporal,
     actionTtlMs: config.actionTtlMs,
+    gatekeepers: config.gatekeepers,
     metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
   },
   "approval configuration",
@@ -43,6 +45,7 @@ try {
     callerTokenSecret: config.callerTokenSecret,
     temporal: config.temporal,
     actionTtlMs: config.actionTtlMs,
+    gatekeepers: config.gatekeepers,
     host: config.host,
     port: config.port,
     logger,

@@ -60,7 +60,8 @@ export async function verifyWorkspace(
 
 /** The log id an event changes, if any. */
 function touchedId(e: StoredEvent): number | undefined {
-  if (e.type === "ObservationRecorded" || e.type === "ActionSubmitted") return e.revision;
+  if (e.type === "ObservationRecorded" || e.type === "ActionSubmitted" || e.type === "ActionRefused")
+    return e.revision;
   const data = e.data as { actionId?: number; observationId?: number } | null;
   return data?.actionId ?? data?.observationId;
 }

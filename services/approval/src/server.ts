@@ -1,7 +1,8 @@
 /**
  * Thin gRPC handlers for ApprovalQueue (gatekeeper-facing, caller-token authenticated) and
  * Decisions (people-facing) of proto/gatehouse/v1/approval.proto: decode, authorize, call the
- * domain/lifecycle, map errors in one place (errors.ts).
+ * domain/lifecycle, map errors in one place (errors.ts). A submission the restricted-data latch
+ * refuses is recorded (ActionRefused) before SubmitAction fails with FAILED_PRECONDITION.
  */
 
 import {
@@ -30,11 +31,14 @@ import type { Logger } from "pino";
 import { toServiceError, toStatus } from "./errors.ts";
 import type { ActionLifecycle } from "./lifecycle/action-lifecycle.ts";
 import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from "./queries.ts";
+import type { RevertRequests } from "./revert.ts";
 
 /** What the handlers need. */
 export interface HandlerDeps {
   streams: WorkspaceStreams;
   lifecycle: ActionLifecycle;
+  /** RequestRevert: PrepareRevert at the binding's gatekeeper, then submission of the revert. */
+  reverts: RevertRequests;
   /** HMAC secret shared with the kernel (≥ 32 bytes). */
   callerTokenSecret: string;
   logger: Logger;
@@ -98,6 +102,7 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
             },
             s,
           ),
+        // A latch refusal is appended as ActionRefused first, then thrown (FAILED_PRECONDITION).
         { caller: t.caller, correlationId: t.executionId },
       );
       const actionId = events[0]?.revision ?? 0;
@@ -141,6 +146,9 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
         req.decidedBy,
         req.reason,
       ),
+    })),
+    requestRevert: unary(deps, "RequestRevert", async (req) => ({
+      revert: await deps.reverts.request(requireWorkspace(req.workspaceId), req.actionId, req.requestedBy),
     })),
     setAutoApprovalRule: unary(deps, "SetAutoApprovalRule", async (req) => ({
       drained: await lifecycle.setAutoApprovalRule(requireWorkspace(req.workspaceId), {

@@ -42,3 +42,15 @@ test("a missing TEMPORAL_ADDRESS or a bad GATEHOUSE_ACTION_TTL is refused, namin
     /GATEHOUSE_ACTION_TTL: expected a duration/,
   );
 });
+
+test("GATEKEEPER_ADDRESSES (for RequestRevert) is parsed per kind, defaults to none, and a bad part is named", () => {
+  assert.deepEqual(loadConfig(base).gatekeepers, {});
+  assert.deepEqual(
+    loadConfig({ ...base, GATEKEEPER_ADDRESSES: "mcp=127.0.0.1:7003, git=127.0.0.1:7004" }).gatekeepers,
+    { mcp: "127.0.0.1:7003", git: "127.0.0.1:7004" },
+  );
+  assert.throws(
+    () => loadConfig({ ...base, GATEKEEPER_ADDRESSES: "mcp=127.0.0.1:7003,git" }),
+    /GATEKEEPER_ADDRESSES: "git" is not kind=host:port/,
+  );
+});

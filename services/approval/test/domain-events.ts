@@ -41,6 +41,7 @@ function desc(auto?: string): ActionDescription {
     autoApprovable: auto !== undefined,
     actionKind: auto ? { tag: auto, label: auto } : undefined,
     classifiedBy: "test",
+    egress: false,
   };
 }
 

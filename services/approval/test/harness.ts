@@ -126,7 +126,8 @@ export function newWorkspaceId(): string {
 }
 
 /**
- * A fresh workspace (bindings MEM and GIT by default) and an approval service on the stack.
+ * A fresh workspace (bindings MEM and GIT by default) and an approval service on the stack, whose
+ * RequestRevert reaches the stack's RecordingGatekeeper for gatekeeper kind `gatekeeperKind`.
  * `ws` reuses an existing workspace (a second approval process on the same store).
  */
 export async function startHarness(
@@ -148,6 +149,7 @@ export async function startHarness(
       store,
       callerTokenSecret: SECRET,
       temporal: { address: stack.temporal.address },
+      gatekeepers: { [options.gatekeeperKind ?? "mcp"]: `127.0.0.1:${stack.gatekeeper.port}` },
       port: 0,
       ...options.service,
     });
@@ -217,6 +219,7 @@ export function description(over: Partial<ActionDescription> = {}): ActionDescri
     autoApprovable: false,
     actionKind: undefined,
     classifiedBy: "test",
+    egress: false,
     ...over,
   };
 }

@@ -178,20 +178,25 @@ test("Replay up to a revision serializes byte-identically to the live GetLog at 
   }
 });
 
-test("after restricted data is read, writes to other bindings are refused and nothing is appended", async () => {
+/** Records an observation of `binding` carrying restricted data (latches the workspace). */
+async function readRestricted(h: Awaited<ReturnType<typeof startHarness>>, binding: string): Promise<void> {
+  await call(h.queue, "authorizeObservation", {
+    callerToken: h.token(binding),
+    description: {
+      title: "Read HR",
+      description: "",
+      containsRestrictedData: true,
+      kind: "mcp.tool.read",
+      page: 0,
+    },
+  });
+}
+
+test("after restricted data is read, writes to other bindings are refused and recorded as refusals, never staged", async () => {
   const h = await startHarness(stack);
   try {
     const git = await submit(h, "GIT", "g1");
-    await call(h.queue, "authorizeObservation", {
-      callerToken: h.token("MEM"),
-      description: {
-        title: "Read HR",
-        description: "",
-        containsRestrictedData: true,
-        kind: "mcp.tool.read",
-        page: 0,
-      },
-    });
+    await readRestricted(h, "MEM");
     const before = await revision(h);
     await rejects(
       call(h.queue, "submitAction", {
@@ -203,16 +208,85 @@ test("after restricted data is read, writes to other bindings are refused and no
       status.FAILED_PRECONDITION,
       /binding "GIT".*latched/,
     );
-    assert.equal(await revision(h), before);
+    assert.equal(await revision(h), before + 1, "one ActionRefused, nothing else");
+    const [refusal] = await h.store.readStream(`workspace-${h.ws}`, { fromRevision: before + 1 });
+    assert.equal(refusal?.type, "ActionRefused");
     await rejects(
       call(h.decisions, "approve", { workspaceId: h.ws, actionId: git, decidedBy: "user:alice" }),
       status.FAILED_PRECONDITION,
       /latched/,
     );
+    assert.equal(await revision(h), before + 1, "a refused approval appends nothing");
     assert.equal(h.gatekeeper.appliedIn(h.ws).length, 0);
     await submit(h, "MEM", "m1"); // the binding that read it may still write
     const log = await call<unknown, LogView>(h.decisions, "getLog", { workspaceId: h.ws });
     assert.equal(log.latched, true);
+    const actions = await call<unknown, { actions: ActionRecord[] }>(h.decisions, "listActions", {
+      workspaceId: h.ws,
+      pendingOnly: true,
+    });
+    assert.deepEqual(
+      actions.actions.map((a) => a.localId),
+      ["g1", "m1"],
+      "a refusal is never a pending action",
+    );
+  } finally {
+    await h.close();
+  }
+});
+
+test("after the latch an egress write is refused even on the latched binding; the refusal shows in GetLog and Replay alike", async () => {
+  const h = await startHarness(stack);
+  try {
+    const early = await submit(h, "MEM", "push-early", [], { egress: true, title: "git push main" });
+    await readRestricted(h, "MEM");
+    const before = await revision(h);
+    const err = await rejects(
+      call(h.queue, "submitAction", {
+        callerToken: h.token("MEM"),
+        localId: "push-1",
+        description: description({ egress: true, title: "git push main" }),
+        payloadJson: JSON.stringify({ ref: "main" }),
+      }),
+      status.FAILED_PRECONDITION,
+      /binding "MEM": the workspace read restricted data through "MEM" and is latched; writes that send data out of the workspace \(egress, e\.g\. git push\) are refused on every binding.*start a new workspace/,
+    );
+    // Approving the egress write submitted before the latch is refused too (a plain error).
+    await rejects(
+      call(h.decisions, "approve", { workspaceId: h.ws, actionId: early, decidedBy: "user:alice" }),
+      status.FAILED_PRECONDITION,
+      new RegExp(`^action ${early} \\(binding "MEM"\\): .*egress`),
+    );
+    assert.equal(h.gatekeeper.appliedIn(h.ws).length, 0);
+    // An ordinary write of the latched binding is still held for approval.
+    const ok = await submit(h, "MEM", "m1");
+    const live = await call<unknown, LogView>(h.decisions, "getLog", { workspaceId: h.ws });
+    const entry = live.entries.find((e) => e.id === before + 1);
+    assert.ok(entry?.entry?.$case === "refusal", `expected a refusal at ${before + 1}`);
+    const refusal = entry.entry.refusal;
+    assert.equal(refusal.binding, "MEM");
+    assert.equal(refusal.localId, "push-1");
+    assert.equal(refusal.description?.title, "git push main");
+    assert.equal(refusal.description?.egress, true);
+    assert.equal(refusal.reason, err.details);
+    assert.deepEqual(refusal.caller, { kind: "agent", id: "chat-1" });
+    assert.equal(refusal.executionId, "exec-1");
+    assert.deepEqual(
+      live.entries.map((e) => e.entry?.$case),
+      ["action", "observation", "refusal", "action"],
+    );
+    assert.equal(live.entries.at(-1)?.id, ok);
+    const replay = await call<unknown, LogView>(h.decisions, "replay", { workspaceId: h.ws });
+    assert.deepEqual(
+      Buffer.from(LogView.encode(replay).finish()),
+      Buffer.from(LogView.encode(live).finish()),
+      "the replayed log equals the live one byte for byte",
+    );
+    const asOfRefusal = await call<unknown, LogView>(h.decisions, "replay", {
+      workspaceId: h.ws,
+      untilRevision: before + 1,
+    });
+    assert.equal(asOfRefusal.entries.at(-1)?.entry?.$case, "refusal");
   } finally {
     await h.close();
   }

@@ -1,7 +1,8 @@
 /**
  * FAKE gatekeeper process: a real gRPC Gatekeeper server on 127.0.0.1 that records the
- * ApplyAction and ActionRejected calls the lifecycle worker makes, and answers as configured. It
- * stands in for gatekeeper-mcp (exercised with a real MCP server in the cross-service suite).
+ * ApplyAction and ActionRejected calls the lifecycle worker makes and the PrepareRevert calls of
+ * the approval service, and answers as configured. It stands in for gatekeeper-mcp (exercised with
+ * a real MCP server in the cross-service suite) and for a gatekeeper that can revert.
  */
 import {
   type ActionRejectedRequest,
@@ -9,12 +10,23 @@ import {
   type ApplyActionResponse,
   type GatekeeperServer,
   GatekeeperService,
+  type PrepareRevertRequest,
+  type PrepareRevertResponse,
 } from "@gatehouse/proto";
 import { Server, ServerCredentials, status } from "@grpc/grpc-js";
 
 export class RecordingGatekeeper {
   readonly applied: ApplyActionRequest[] = [];
   readonly rejected: ActionRejectedRequest[] = [];
+  readonly revertsPrepared: PrepareRevertRequest[] = [];
+  /**
+   * PrepareRevert answers by "<workspaceId>/<actionId>" (set with `answerRevert`): a response, or
+   * a refusal `{ code, details }`. Default: FAILED_PRECONDITION "this gatekeeper cannot revert …".
+   */
+  private readonly revertAnswers = new Map<
+    string,
+    PrepareRevertResponse | { code: status; details: string }
+  >();
   /** Delay before answering ApplyAction, in ms. */
   delayMs = 0;
   /** Answers by "<workspaceId>/<actionId>" (set with `answer`); default ok with `{"applied": <id>}`. */
@@ -52,6 +64,17 @@ export class RecordingGatekeeper {
         this.rejected.push(call.request);
         cb(null, {});
       },
+      prepareRevert: (call, cb) => {
+        const req = call.request;
+        this.revertsPrepared.push(req);
+        const answer = this.revertAnswers.get(`${req.workspaceId}/${req.actionId}`) ?? {
+          code: status.FAILED_PRECONDITION,
+          details: `this gatekeeper cannot revert action ${req.actionId}`,
+        };
+        if ("code" in answer) cb(Object.assign(new Error(answer.details), answer), null);
+        else cb(null, answer);
+      },
+      checkObserver: unimplemented as GatekeeperServer["checkObserver"],
     };
     this.server.addService(GatekeeperService, impl);
     this.port = await new Promise<number>((resolve, reject) =>
@@ -65,6 +88,20 @@ export class RecordingGatekeeper {
   /** Sets the answer to ApplyAction for one action. */
   answer(workspaceId: string, actionId: number, response: ApplyActionResponse): void {
     this.answers.set(`${workspaceId}/${actionId}`, response);
+  }
+
+  /** Sets the answer to PrepareRevert for one action: the staged revert, or a refusal. */
+  answerRevert(
+    workspaceId: string,
+    actionId: number,
+    answer: PrepareRevertResponse | { code: status; details: string },
+  ): void {
+    this.revertAnswers.set(`${workspaceId}/${actionId}`, answer);
+  }
+
+  /** PrepareRevert calls recorded for one workspace, in call order. */
+  revertsPreparedIn(workspaceId: string): PrepareRevertRequest[] {
+    return this.revertsPrepared.filter((r) => r.workspaceId === workspaceId);
   }
 
   /** Clears the per-test settings (delay, hook); answers are per workspace and stay. */

@@ -1,7 +1,9 @@
 /**
  * The gatekeeper caller used by the lifecycle: ApplyAction and the best-effort ActionRejected
- * notice (proto/gatehouse/v1/gatekeeper.proto). An interface so tests can use an in-process one;
- * `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind.
+ * notice (proto/gatehouse/v1/gatekeeper.proto); and by the approval service for
+ * Gatekeeper.PrepareRevert (RequestRevert). Interfaces so tests can use in-process ones;
+ * `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind (a binding's
+ * `ResourceIntroduced.gatekeeper`).
  */
 
 import {
@@ -9,6 +11,8 @@ import {
   type ApplyActionRequest,
   type ApplyActionResponse,
   GatekeeperClient,
+  type PrepareRevertRequest,
+  type PrepareRevertResponse,
 } from "@gatehouse/proto";
 import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 
@@ -18,13 +22,30 @@ export class GatekeeperCallError extends Error {
   /**
    * @param requestMaybeSent false only when the request certainly never reached the gatekeeper
    *   (no address configured, connection never became ready); true means the outcome is unknown.
+   * @param code the gRPC status the gatekeeper answered with; undefined when no answer came back
+   *   (not configured, unreachable).
    */
   constructor(
     message: string,
     readonly requestMaybeSent: boolean,
+    readonly code?: status,
   ) {
     super(message);
   }
+}
+
+/** Asks gatekeepers, by kind, to stage the inverse of an applied action. */
+export interface GatekeeperReverter {
+  /**
+   * Gatekeeper.PrepareRevert: stages the revert of an applied action without touching the
+   * external system. Resolves with the revert's local id, description and payload.
+   * @throws GatekeeperCallError — `code` FAILED_PRECONDITION (with the gatekeeper's reason) when it
+   *   cannot revert that action, UNIMPLEMENTED when the gatekeeper has no PrepareRevert, undefined
+   *   when it was not configured or could not be reached.
+   */
+  prepareRevert(gatekeeper: string, request: PrepareRevertRequest): Promise<PrepareRevertResponse>;
+  /** Releases connections. */
+  close(): void;
 }
 
 /** Calls gatekeepers by kind ("mcp", "git", ...). */
@@ -53,6 +74,8 @@ export interface GrpcGatekeeperApplierOptions {
   applyTimeoutMs?: number;
   /** Deadline of the ActionRejected notice (default 5000). */
   noticeTimeoutMs?: number;
+  /** Deadline of PrepareRevert (default 30000). */
+  revertTimeoutMs?: number;
 }
 
 /** Status codes by which a server says it refused the request before acting on it. */
@@ -64,12 +87,33 @@ const REFUSED_BEFORE_ACTING = new Set<number>([
   status.NOT_FOUND,
 ]);
 
+/**
+ * Parses "mcp=127.0.0.1:7003,git=127.0.0.1:7004" (GATEKEEPER_ADDRESSES) into
+ * `{ mcp: "127.0.0.1:7003", git: "127.0.0.1:7004" }`; blank parts are skipped.
+ * @throws Error naming the part that is not kind=host:port.
+ */
+export function parseGatekeeperAddresses(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
+    const [kind, address, ...rest] = part.split("=");
+    if (!kind || !address || rest.length > 0 || !/^[^\s:]+:\d{1,5}$/.test(address)) {
+      throw new Error(`GATEKEEPER_ADDRESSES: "${part}" is not kind=host:port (e.g. mcp=127.0.0.1:7003)`);
+    }
+    out[kind] = address;
+  }
+  return out;
+}
+
 /** The real gatekeeper caller: one insecure (loopback/cluster-internal) gRPC channel per kind. */
-export class GrpcGatekeeperApplier implements GatekeeperApplier {
+export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperReverter {
   private readonly clients = new Map<string, GatekeeperClient>();
   private readonly connectTimeoutMs: number;
   private readonly applyTimeoutMs: number;
   private readonly noticeTimeoutMs: number;
+  private readonly revertTimeoutMs: number;
 
   /** @param addresses gatekeeper kind -> "host:port", e.g. `{ mcp: "127.0.0.1:7003" }`. */
   constructor(
@@ -79,6 +123,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
     this.applyTimeoutMs = options.applyTimeoutMs ?? 60_000;
     this.noticeTimeoutMs = options.noticeTimeoutMs ?? 5000;
+    this.revertTimeoutMs = options.revertTimeoutMs ?? 30_000;
   }
 
   async ready(gatekeeper: string): Promise<void> {
@@ -99,6 +144,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
             new GatekeeperCallError(
               `gatekeeper "${gatekeeper}" ApplyAction failed with ${status[err.code] ?? err.code}: ${err.details}`,
               maybeSent,
+              err.code,
             ),
           );
         },
@@ -122,6 +168,25 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier {
                 ),
               )
             : resolve(),
+      );
+    });
+  }
+
+  async prepareRevert(gatekeeper: string, request: PrepareRevertRequest): Promise<PrepareRevertResponse> {
+    const client = await this.connect(gatekeeper);
+    return new Promise((resolve, reject) => {
+      client.prepareRevert(
+        request,
+        new Metadata(),
+        { deadline: Date.now() + this.revertTimeoutMs },
+        (err: ServiceError | null, res: PrepareRevertResponse) => {
+          if (!err) return resolve(res);
+          const answer =
+            err.code === status.UNIMPLEMENTED
+              ? "does not implement PrepareRevert (it cannot revert actions)"
+              : `answered ${status[err.code] ?? err.code}: ${err.details}`;
+          reject(new GatekeeperCallError(`gatekeeper "${gatekeeper}" ${answer}`, true, err.code));
+        },
       );
     });
   }

@@ -11,7 +11,7 @@ import {
   StreamNotFound,
   WrongExpectedRevision,
 } from "@gatehouse/event-store";
-import { WorkspaceNotFound } from "../domain/errors.ts";
+import { ApprovalError, WorkspaceNotFound } from "../domain/errors.ts";
 import { encodeEventData, type PlannedEvent } from "../domain/events.ts";
 import { evolve, initialState, type WorkspaceState } from "../domain/state.ts";
 import { KeyedQueue } from "./keyed-queue.ts";
@@ -53,8 +53,11 @@ export class WorkspaceStreams {
   /**
    * Reads the caught-up state, asks `decideFn` for events, appends them at the state's revision,
    * and folds them in. On WrongExpectedRevision (another process appended) it re-reads and
-   * re-decides. `decideFn` must be pure; its typed errors propagate and nothing is appended.
+   * re-decides. `decideFn` must be pure; its typed errors propagate and nothing is appended —
+   * except a refusal the log must show: an ApprovalError with `recorded` events (ActionRefused) has
+   * those appended the same way, and is thrown once they are stored.
    * @returns the stored events (empty when `decideFn` returned none) and the state after them.
+   * @throws the error of `decideFn`; WrongExpectedRevision after repeated conflicts; store errors.
    */
   execute(
     workspaceId: string,
@@ -64,21 +67,33 @@ export class WorkspaceStreams {
     return this.locks.run(workspaceId, async () => {
       for (let attempt = 1; ; attempt++) {
         const state = await this.catchUp(workspaceId);
-        const planned = decideFn(state);
+        let planned: PlannedEvent[];
+        let refusal: ApprovalError | undefined;
+        try {
+          planned = decideFn(state);
+        } catch (err) {
+          if (!(err instanceof ApprovalError) || err.recorded.length === 0) throw err;
+          refusal = err;
+          planned = err.recorded;
+        }
         if (planned.length === 0) return { events: [], state };
+        let stored: StoredEvent[];
         try {
           const result = await this.store.append(
             workspaceStreamId(workspaceId),
             planned.map((e) => toNewEvent(e, context)),
             state.revision,
           );
-          let next = state;
-          for (const e of result.events) next = evolve(next, e);
-          this.cache.set(workspaceId, next);
-          return { events: result.events, state: next };
+          stored = result.events;
         } catch (err) {
           if (!(err instanceof WrongExpectedRevision) || attempt >= MAX_ATTEMPTS) throw err;
+          continue;
         }
+        let next = state;
+        for (const e of stored) next = evolve(next, e);
+        this.cache.set(workspaceId, next);
+        if (refusal) throw refusal;
+        return { events: stored, state: next };
       }
     });
   }

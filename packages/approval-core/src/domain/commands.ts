@@ -12,7 +12,11 @@ export interface RecordObservation {
   executionId: string;
 }
 
-/** A gatekeeper write held for approval (ApprovalQueue.SubmitAction). */
+/**
+ * A gatekeeper write held for approval (ApprovalQueue.SubmitAction). Once the workspace is latched,
+ * a write to a binding that did not read the restricted data, or any write with
+ * `description.egress`, is refused and recorded as ActionRefused (see `ApprovalError.recorded`).
+ */
 export interface SubmitAction {
   type: "SubmitAction";
   binding: string;
@@ -80,6 +84,26 @@ export interface SetAutoApprovalRule {
   setBy: string;
 }
 
+/**
+ * A person asks to revert an applied action (Decisions.RequestRevert). The action's gatekeeper
+ * already staged the inverse write (Gatekeeper.PrepareRevert); the decider submits it as a new
+ * pending action of the same binding, with `description.implementsRevert` = `actionId`, and
+ * records ActionReverted — one append.
+ */
+export interface RequestRevert {
+  type: "RequestRevert";
+  /** The applied action to revert. */
+  actionId: number;
+  /** "user:<id>" of the person asking. */
+  requestedBy: string;
+  /** From PrepareRevertResponse: the gatekeeper-local id of the revert action. */
+  localId: string;
+  /** From PrepareRevertResponse: the revert action's description. */
+  description: ActionDescription | undefined;
+  /** From PrepareRevertResponse: the staged payload. */
+  payloadJson: string;
+}
+
 export type Command =
   | RecordObservation
   | SubmitAction
@@ -89,4 +113,5 @@ export type Command =
   | ClaimApply
   | RecordApplied
   | RecordApplyFailed
-  | SetAutoApprovalRule;
+  | SetAutoApprovalRule
+  | RequestRevert;

@@ -15,12 +15,14 @@ import type {
   RecordApplyFailed,
   RecordObservation,
   Reject,
+  RequestRevert,
   SetAutoApprovalRule,
   SubmitAction,
 } from "./commands.ts";
 import {
   ActionNotFound,
   ActionNotPending,
+  ActionNotRevertible,
   ActionStateConflict,
   DependenciesUndecided,
   DuplicateLocalId,
@@ -41,7 +43,9 @@ export const SERVICE_ACTOR = "service:approval";
  * Decides a command against the folded state.
  * @returns the events to append, in order (possibly none).
  * @throws WorkspaceNotFound, ActionNotFound, ActionNotPending, DependenciesUndecided, ReasonRequired,
- *   WorkspaceLatched, DuplicateLocalId, UnknownBinding, UnknownDependency, InvalidField, ActionStateConflict.
+ *   WorkspaceLatched, DuplicateLocalId, UnknownBinding, UnknownDependency, InvalidField,
+ *   ActionStateConflict, ActionNotRevertible. A WorkspaceLatched thrown for a submission carries
+ *   the ActionRefused event to record in `recorded` (see ApprovalError.recorded).
  */
 export function decide(command: Command, state: WorkspaceState): PlannedEvent[] {
   if (!state.exists) throw new WorkspaceNotFound(state.workspaceId || "(unknown)");
@@ -64,6 +68,8 @@ export function decide(command: Command, state: WorkspaceState): PlannedEvent[] 
       return recordApplyFailed(command, state);
     case "SetAutoApprovalRule":
       return setRule(command, state);
+    case "RequestRevert":
+      return requestRevert(command, state);
   }
 }
 
@@ -72,9 +78,28 @@ export function isLatched(state: WorkspaceState): boolean {
   return state.latchedBindings.length > 0;
 }
 
-/** True when the latch forbids writes through `binding` (DESIGN.md "Restricted-data latch"). */
-export function latchForbids(state: WorkspaceState, binding: string): boolean {
-  return isLatched(state) && !state.latchedBindings.includes(binding);
+/**
+ * True when the latch forbids a write through `binding` (DESIGN.md "Restricted-data latch"): the
+ * workspace is latched and either the binding did not read the restricted data, or the write is
+ * an egress write (`description.egress`), which is refused on every binding.
+ */
+export function latchForbids(state: WorkspaceState, binding: string, egress = false): boolean {
+  return isLatched(state) && (egress || !state.latchedBindings.includes(binding));
+}
+
+/**
+ * The latch's refusal of a write through `binding`, or undefined when the latch allows it.
+ * @param egress the write's `description.egress`.
+ * @param actionId the pending action an approval names (0 for a submission); used in the message.
+ */
+export function latchRefusal(
+  state: WorkspaceState,
+  binding: string,
+  egress: boolean,
+  actionId = 0,
+): WorkspaceLatched | undefined {
+  if (!latchForbids(state, binding, egress)) return undefined;
+  return new WorkspaceLatched(binding, [...state.latchedBindings], egress, actionId);
 }
 
 function requireBinding(state: WorkspaceState, binding: string): void {
@@ -144,7 +169,24 @@ function submitAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
   if (!c.description)
     throw new InvalidField("description", "an action needs a description; set description.title");
   requireBinding(state, c.binding);
-  if (latchForbids(state, c.binding)) throw new WorkspaceLatched(c.binding, state.latchedBindings);
+  const refusal = latchRefusal(state, c.binding, c.description.egress === true);
+  if (refusal) {
+    // Refused, and recorded so the log shows what was tried and why (nothing is staged).
+    refusal.recorded = [
+      planned(
+        "ActionRefused",
+        {
+          binding: c.binding,
+          localId: c.localId,
+          description: c.description,
+          reason: refusal.message,
+          executionId: c.executionId,
+        },
+        SERVICE_ACTOR,
+      ),
+    ];
+    throw refusal;
+  }
   const existing = state.localIds.get(localIdKey(c.binding, c.localId));
   if (existing !== undefined) throw new DuplicateLocalId(c.binding, c.localId, existing);
   const dependsOn: number[] = [];
@@ -221,7 +263,8 @@ function approvalPlan(c: Approve, state: WorkspaceState): number[] {
   const ordered = [...plan].sort((x, y) => x - y);
   for (const id of ordered) {
     const a = requireAction(state, id);
-    if (latchForbids(state, a.binding)) throw new WorkspaceLatched(a.binding, state.latchedBindings);
+    const refusal = latchRefusal(state, a.binding, a.description?.egress === true, a.id);
+    if (refusal) throw refusal;
   }
   return ordered;
 }
@@ -340,4 +383,96 @@ function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] 
       c.setBy,
     ),
   ];
+}
+
+/** Why an applied action's latest revert blocks a new one, or undefined when it does not. */
+function revertBlocks(revert: ActionState): string | undefined {
+  const by = `it was already reverted by action ${revert.id}`;
+  switch (revert.status) {
+    case ActionStatus.ACTION_STATUS_PENDING:
+      return `${by}, which is pending (approve or reject action ${revert.id})`;
+    case ActionStatus.ACTION_STATUS_APPROVED:
+    case ActionStatus.ACTION_STATUS_APPLYING:
+      return `${by}, which is approved and being applied`;
+    case ActionStatus.ACTION_STATUS_APPLIED:
+      return `${by}, which is applied`;
+    case ActionStatus.ACTION_STATUS_FAILED:
+      return revert.outcomeUnknown
+        ? `${by}, whose apply ended with an unknown outcome (check the external system first)`
+        : undefined;
+    default:
+      return undefined; // rejected: the revert never happened, a new one may be asked for
+  }
+}
+
+/**
+ * The action `actionId` when a revert of it may be requested: it is applied, and no earlier revert
+ * of it is pending, approved, applied or of unknown outcome (a rejected or failed revert allows a
+ * new request).
+ * @throws ActionNotFound; ActionNotRevertible saying why and what to do instead.
+ */
+export function revertible(state: WorkspaceState, actionId: number): ActionState {
+  const a = requireAction(state, actionId);
+  switch (a.status) {
+    case ActionStatus.ACTION_STATUS_APPLIED:
+      break;
+    case ActionStatus.ACTION_STATUS_PENDING:
+      throw new ActionNotRevertible(a.id, "it is still pending, so it never took effect (reject it instead)");
+    case ActionStatus.ACTION_STATUS_APPROVED:
+    case ActionStatus.ACTION_STATUS_APPLYING:
+      throw new ActionNotRevertible(a.id, "it is approved but not applied yet (wait for its outcome)");
+    case ActionStatus.ACTION_STATUS_REJECTED:
+      throw new ActionNotRevertible(a.id, "it was rejected, so it never took effect");
+    case ActionStatus.ACTION_STATUS_FAILED:
+      throw new ActionNotRevertible(
+        a.id,
+        a.outcomeUnknown
+          ? "its apply ended with an unknown outcome (check the external system and undo it there if it took effect)"
+          : "its apply failed, so it never took effect",
+      );
+    default:
+      throw new ActionNotRevertible(a.id, "it is not applied");
+  }
+  const previous = a.revertActionId ? state.actions.get(a.revertActionId) : undefined;
+  const blocked = previous && revertBlocks(previous);
+  if (blocked) throw new ActionNotRevertible(a.id, blocked);
+  return a;
+}
+
+function requestRevert(c: RequestRevert, state: WorkspaceState): PlannedEvent[] {
+  if (!c.requestedBy) throw new InvalidField("requested_by", 'say who asks, e.g. "user:alice"');
+  const original = revertible(state, c.actionId);
+  if (!c.description) {
+    throw new InvalidField(
+      "description",
+      "the gatekeeper's revert needs a description; set description.title",
+    );
+  }
+  const claimed = c.description.implementsRevert;
+  if (claimed !== 0 && claimed !== original.id) {
+    throw new InvalidField(
+      "description.implements_revert",
+      `the gatekeeper's revert says it reverts action ${claimed}, not action ${original.id}; leave it 0 or set ${original.id}`,
+    );
+  }
+  const revertId = state.revision + 1;
+  const events = submitAction(
+    {
+      type: "SubmitAction",
+      binding: original.binding,
+      localId: c.localId,
+      description: { ...c.description, implementsRevert: original.id },
+      payloadJson: c.payloadJson,
+      executionId: "",
+    },
+    state,
+  );
+  events.push(
+    planned(
+      "ActionReverted",
+      { actionId: original.id, revertActionId: revertId, requestedBy: c.requestedBy },
+      c.requestedBy,
+    ),
+  );
+  return events;
 }

@@ -3,10 +3,18 @@
  * how to fix the request. They never include payloads, tokens or external data.
  * gRPC status codes are assigned in one place: `src/errors.ts`.
  */
+import type { PlannedEvent } from "./events.ts";
 
 /** Base class: `code` is a stable machine name used by the status mapping. */
 export abstract class ApprovalError extends Error {
   abstract readonly code: string;
+  /**
+   * Events the log must show although the command was refused (an `ActionRefused` for a write the
+   * restricted-data latch forbids). Empty for most refusals. `WorkspaceStreams.execute` appends
+   * them with the expected revision and then throws the error; a caller that only validates
+   * (calls `decide` without appending) just sees the error.
+   */
+  recorded: PlannedEvent[] = [];
 }
 
 /** The workspace stream does not exist (no WorkspaceCreated). */
@@ -72,16 +80,32 @@ export class ReasonRequired extends ApprovalError {
   }
 }
 
-/** The restricted-data latch forbids this write. */
+/**
+ * The restricted-data latch forbids this write: either it goes to a binding other than those that
+ * read restricted data, or it is an egress write (`description.egress`, e.g. a git push), which is
+ * refused on every binding, the latched ones included.
+ */
 export class WorkspaceLatched extends ApprovalError {
   readonly code = "WorkspaceLatched";
   override name = "WorkspaceLatched";
+  /**
+   * @param binding the binding of the refused write.
+   * @param latchedBindings the bindings that read restricted data (non-empty).
+   * @param egress true when the write was refused because it sends data out of the workspace.
+   * @param actionId the pending action an approval named, 0 for a submission.
+   */
   constructor(
     readonly binding: string,
     readonly latchedBindings: string[],
+    readonly egress = false,
+    readonly actionId = 0,
   ) {
+    const through = latchedBindings.map((b) => `"${b}"`).join(", ");
+    const subject = actionId ? `action ${actionId} (binding "${binding}")` : `binding "${binding}"`;
     super(
-      `binding "${binding}": the workspace read restricted data through ${latchedBindings.map((b) => `"${b}"`).join(", ")} and is latched; writes to other bindings are refused for good (start a new workspace to write there)`,
+      egress
+        ? `${subject}: the workspace read restricted data through ${through} and is latched; writes that send data out of the workspace (egress, e.g. git push) are refused on every binding for good (start a new workspace, without the restricted data, for work that must send data out)`
+        : `${subject}: the workspace read restricted data through ${through} and is latched; writes to other bindings are refused for good (start a new workspace to write there)`,
     );
   }
 }
@@ -140,6 +164,22 @@ export class InvalidField extends ApprovalError {
 export class ActionStateConflict extends ApprovalError {
   readonly code = "ActionStateConflict";
   override name = "ActionStateConflict";
+}
+
+/**
+ * RequestRevert named an action that cannot be reverted: not applied (pending, approved, rejected,
+ * failed), or already reverted by a revert action that is not rejected or failed.
+ */
+export class ActionNotRevertible extends ApprovalError {
+  readonly code = "ActionNotRevertible";
+  override name = "ActionNotRevertible";
+  /** @param detail why, with the way forward, e.g. "it is still pending; reject it instead". */
+  constructor(
+    readonly actionId: number,
+    readonly detail: string,
+  ) {
+    super(`action ${actionId} cannot be reverted: ${detail}; nothing was changed`);
+  }
 }
 
 /** The caller token is not for this action's binding (GetActionForCaller). */

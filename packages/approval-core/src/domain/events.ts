@@ -8,7 +8,9 @@ import {
   ActionApplyFailed,
   ActionApplying,
   ActionApproved,
+  ActionRefused,
   ActionRejected,
+  ActionReverted,
   ActionSubmitted,
   AutoApprovalRuleSet,
   BindingRemoved,
@@ -26,11 +28,13 @@ export const EVENT_CODECS = {
   ObservationRecorded,
   RestrictedDataLatched,
   ActionSubmitted,
+  ActionRefused,
   ActionApproved,
   ActionRejected,
   ActionApplying,
   ActionApplied,
   ActionApplyFailed,
+  ActionReverted,
   AutoApprovalRuleSet,
 } as const;
 

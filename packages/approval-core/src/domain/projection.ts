@@ -2,8 +2,8 @@
  * The action-log view of a folded WorkspaceState, as the proto messages of approval.proto.
  * Deterministic: equal states give equal messages, hence equal bytes (LogView.encode).
  */
-import type { ActionRecord, LogEntry, LogView, ObservationRecord } from "@gatehouse/proto";
-import type { ActionState, ObservationState, WorkspaceState } from "./state.ts";
+import type { ActionRecord, LogEntry, LogView, ObservationRecord, RefusalRecord } from "@gatehouse/proto";
+import type { ActionState, ObservationState, RefusalState, WorkspaceState } from "./state.ts";
 
 /** The ActionRecord of one folded action. */
 export function toActionRecord(state: WorkspaceState, a: ActionState): ActionRecord {
@@ -40,21 +40,39 @@ export function toObservationRecord(o: ObservationState): ObservationRecord {
   };
 }
 
-/** The log entry with log id `id`, or undefined when no observation/action has it. */
+/** The RefusalRecord of one refused write. */
+export function toRefusalRecord(r: RefusalState): RefusalRecord {
+  return {
+    id: r.id,
+    binding: r.binding,
+    localId: r.localId,
+    description: r.description,
+    reason: r.reason,
+    caller: r.caller,
+    refusedAt: r.refusedAt,
+    executionId: r.executionId,
+  };
+}
+
+/** The log entry with log id `id`, or undefined when no observation, action or refusal has it. */
 export function toLogEntry(state: WorkspaceState, id: number): LogEntry | undefined {
   const a = state.actions.get(id);
   if (a) return { id, entry: { $case: "action", action: toActionRecord(state, a) } };
   const o = state.observations.get(id);
   if (o) return { id, entry: { $case: "observation", observation: toObservationRecord(o) } };
+  const r = state.refusals.get(id);
+  if (r) return { id, entry: { $case: "refusal", refusal: toRefusalRecord(r) } };
   return undefined;
 }
 
 /**
- * The LogView: observations and actions in log-id order, the enabled rules sorted by
- * (binding, tag), the latch flag and the revision of the last folded event.
+ * The LogView: observations, actions and refused writes in log-id order, the enabled rules sorted
+ * by (binding, tag), the latch flag and the revision of the last folded event.
  */
 export function toLogView(state: WorkspaceState): LogView {
-  const ids = [...state.actions.keys(), ...state.observations.keys()].sort((x, y) => x - y);
+  const ids = [...state.actions.keys(), ...state.observations.keys(), ...state.refusals.keys()].sort(
+    (x, y) => x - y,
+  );
   const rules = [...state.rules.values()]
     .map((r) => ({ binding: r.binding, actionKindTag: r.actionKindTag }))
     .sort((x, y) =>

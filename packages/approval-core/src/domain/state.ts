@@ -4,7 +4,8 @@
  * same function and cannot disagree (STYLE.md "Event-sourced domain as a decider").
  *
  * Log ids are stream revisions: an observation's id is the revision of its ObservationRecorded,
- * an action's id the revision of its ActionSubmitted (DESIGN.md "Events").
+ * an action's id the revision of its ActionSubmitted, a refused write's id the revision of its
+ * ActionRefused (DESIGN.md "Events").
  */
 import {
   type ActionDescription,
@@ -43,7 +44,21 @@ export interface ActionState {
   outcomeUnknown: boolean;
   /** Instance id holding the apply claim (ActionApplying.claimedBy), "" when none. */
   claimedBy: string;
+  /** The latest action staged to revert this one (ActionReverted.revertActionId), 0 when none. */
+  revertActionId: number;
   lastRevision: number;
+}
+
+/** A write refused at submission (ActionRefused): nothing was staged, it has no status. */
+export interface RefusalState {
+  id: number;
+  binding: string;
+  localId: string;
+  description: ActionDescription | undefined;
+  reason: string;
+  executionId: string;
+  caller: Caller | undefined;
+  refusedAt: string;
 }
 
 /** One observation as folded from the stream. */
@@ -67,6 +82,8 @@ export interface WorkspaceState {
   /** Actions by id; Map insertion order is submission order. */
   actions: Map<number, ActionState>;
   observations: Map<number, ObservationState>;
+  /** Refused writes by id (never pending, never in `localIds`). */
+  refusals: Map<number, RefusalState>;
   /** `${binding}\u0000${localId}` -> action id. */
   localIds: Map<string, number>;
   /** Enabled auto-approval rules, keyed `${binding}\u0000${tag}`, in the order they were enabled. */
@@ -92,6 +109,7 @@ export function initialState(): WorkspaceState {
     bindings: new Map(),
     actions: new Map(),
     observations: new Map(),
+    refusals: new Map(),
     localIds: new Map(),
     rules: new Map(),
     latchedBindings: [],
@@ -180,9 +198,30 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
         resultJson: "",
         outcomeUnknown: false,
         claimedBy: "",
+        revertActionId: 0,
         lastRevision: stored.revision,
       });
       state.localIds.set(localIdKey(d.binding, d.localId), stored.revision);
+      break;
+    }
+    case "ActionRefused": {
+      const d = event.data;
+      state.refusals.set(stored.revision, {
+        id: stored.revision,
+        binding: d.binding,
+        localId: d.localId,
+        description: d.description,
+        reason: d.reason,
+        executionId: d.executionId,
+        caller: callerOf(stored.metadata),
+        refusedAt: at,
+      });
+      break;
+    }
+    case "ActionReverted": {
+      // The original record does not change (the revert is its own action): no touch().
+      const a = state.actions.get(event.data.actionId);
+      if (a) a.revertActionId = event.data.revertActionId;
       break;
     }
     case "ActionApproved": {

@@ -3,7 +3,8 @@
  * The one engine is Temporal: `TemporalLifecycle` validates with the domain and hands decisions to
  * the per-action workflow; the lifecycle worker's activities append the decision events
  * (ActionApproved, ActionRejected, ActionApplying, ActionApplied, ActionApplyFailed) and call the
- * gatekeeper. Nothing in this service calls a gatekeeper.
+ * gatekeeper. Deciding never calls a gatekeeper from this service (its one gatekeeper call is
+ * RequestRevert's PrepareRevert, src/revert.ts, which stages and applies nothing).
  */
 import type { ActionRecord } from "@gatehouse/proto";
 

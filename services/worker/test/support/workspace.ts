@@ -45,6 +45,7 @@ export function description(over: Partial<ActionDescription> = {}): ActionDescri
     autoApprovable: false,
     actionKind: undefined,
     classifiedBy: "test",
+    egress: false,
     ...over,
   };
 }
