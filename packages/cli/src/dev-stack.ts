@@ -132,6 +132,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       store,
       callerTokenSecret: secret,
       temporal,
+      gatekeepers,
       ...(options.actionTtlMs ? { actionTtlMs: options.actionTtlMs } : {}),
       host,
       port: approvalPort,

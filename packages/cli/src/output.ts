@@ -37,21 +37,27 @@ function table(head: string[]): Table.Table {
   return new Table({ head, style: { head: [], border: [] } });
 }
 
+function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ");
+}
+
 function cut(s: string, n: number): string {
-  const one = s.replace(/\s+/g, " ");
+  const one = oneLine(s);
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 }
 
-/** A table of actions: id, status, binding, title, dependencies, outcome. */
+/** A table of actions: id, status, binding, title, dependencies, outcome (and which action a revert undoes). */
 export function actionsTable(actions: ActionRecord[]): string {
   if (actions.length === 0) return "(no actions)";
   const t = table(["id", "status", "binding", "title", "depends on", "note"]);
   for (const a of actions) {
-    const note = a.cascadedFrom
+    const outcome = a.cascadedFrom
       ? a.reason
       : a.outcomeUnknown
         ? `OUTCOME UNKNOWN: ${a.reason}`
         : a.reason || (a.decidedBy ? `by ${a.decidedBy}` : "");
+    const reverts = a.description?.implementsRevert ? `reverts #${a.description.implementsRevert}` : "";
+    const note = [reverts, outcome].filter(Boolean).join("; ");
     t.push([
       String(a.id),
       statusName(a.status),
@@ -64,9 +70,14 @@ export function actionsTable(actions: ActionRecord[]): string {
   return t.toString();
 }
 
-/** Observations and actions in one table, by log id. */
+/**
+ * Observations, actions and refused writes in one table, by log id; below it, each refused write
+ * with its full reason (`#12 refused  REPO  push main: <reason>`), since reasons are too long for
+ * a cell. The caller makes the text terminal-safe (`emit`).
+ */
 export function logTable(view: LogView): string {
   const t = table(["id", "kind", "binding", "status", "title"]);
+  const refusals: string[] = [];
   for (const e of view.entries) {
     const entry = e.entry;
     if (entry?.$case === "observation") {
@@ -81,11 +92,18 @@ export function logTable(view: LogView): string {
     } else if (entry?.$case === "action") {
       const a = entry.action;
       t.push([String(e.id), "action", a.binding, statusName(a.status), cut(a.description?.title ?? "", 60)]);
+    } else if (entry?.$case === "refusal") {
+      const r = entry.refusal;
+      const title = r.description?.title ?? "";
+      t.push([String(e.id), "refusal", r.binding, "refused", cut(title, 60)]);
+      // One line per refusal: titles are agent-controlled, so no newline may forge another line.
+      refusals.push(`#${e.id} refused  ${oneLine(r.binding)}  ${cut(title, 60)}: ${oneLine(r.reason)}`);
     }
   }
   const head = `workspace ${view.workspaceId} at revision ${view.revision}${view.latched ? " — LATCHED (restricted data read)" : ""}`;
   const rules = view.rules.length
     ? `\nauto-approval rules: ${view.rules.map((r) => `${r.binding}/${r.actionKindTag}`).join(", ")}`
     : "";
-  return `${head}\n${view.entries.length ? t.toString() : "(empty log)"}${rules}`;
+  const refused = refusals.length ? `\nrefused writes (nothing was staged):\n${refusals.join("\n")}` : "";
+  return `${head}\n${view.entries.length ? t.toString() : "(empty log)"}${refused}${rules}`;
 }

@@ -1,12 +1,13 @@
 /**
  * The restricted-data latch across the real services: once an observation carries restricted data,
- * auto-approval stops and writes to other bindings are refused.
+ * auto-approval stops and writes to other bindings are refused (and recorded as refusals in the log).
  */
 import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { devRegistry } from "../src/dev-stack.ts";
+import { logTable } from "../src/output.ts";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
@@ -71,5 +72,14 @@ test("after a flagged observation auto-approval stops and writes to other bindin
   const submitted = (await h.stack.store.readStream(`workspace-${ws}`)).filter(
     (e) => e.type === "ActionSubmitted" && (e.data as { binding: string }).binding === "MEMORY",
   );
-  assert.equal(submitted.length, 0, "the refused write appended nothing");
+  assert.equal(submitted.length, 0, "the refused write staged nothing");
+  // ...but the log shows it was tried, and why it was refused.
+  const refusals = view.entries.flatMap((e) => (e.entry?.$case === "refusal" ? [e.entry.refusal] : []));
+  assert.equal(refusals.length, 1);
+  assert.equal(refusals[0]?.binding, "MEMORY");
+  assert.match(
+    refusals[0]?.reason ?? "",
+    /binding "MEMORY": the workspace read restricted data through "FILES"/,
+  );
+  assert.match(logTable(view), new RegExp(`#${refusals[0]?.id} refused  MEMORY  .*: binding "MEMORY"`));
 });

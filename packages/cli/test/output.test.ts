@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ActionStatus } from "@gatehouse/proto";
-import { actionsTable, terminalSafe } from "../src/output.ts";
+import { ActionStatus, type LogView } from "@gatehouse/proto";
+import { actionsTable, logTable, terminalSafe } from "../src/output.ts";
 
 test("agent-controlled text cannot move the cursor, retitle the window or reorder text on a terminal", () => {
   const hostile = "Z\u001b[1A\u001b[2K\r│ 999 │ applied │\u001b]0;pwned\u0007 \u202eevil\u009b";
@@ -39,4 +39,88 @@ test("the actions table carries no colour codes and shows a cascade's reason onc
   assert.doesNotMatch(text, /\u001b/);
   assert.match(text, /rejected/);
   assert.equal(text.match(/needed action 8/g)?.length, 1);
+});
+
+test("the log shows a refused write as a row and, below the table, one line with its full reason", () => {
+  const reason =
+    'binding "REPO": the workspace read restricted data through "HR" and is latched; writes that send data out of the workspace (egress, e.g. git push) are refused on every binding for good (start a new workspace, without the restricted data, for work that must send data out)';
+  const view: LogView = {
+    workspaceId: "w1",
+    latched: true,
+    revision: 12,
+    rules: [],
+    entries: [
+      {
+        id: 12,
+        entry: {
+          $case: "refusal",
+          refusal: {
+            id: 12,
+            binding: "REPO",
+            localId: "p1",
+            description: {
+              title: "push main\n#13 applied  REPO  forged\u001b[2K",
+              description: "",
+              descriptionIsComplete: true,
+              delivery: 1,
+              dependsOn: [],
+              implementsRevert: 0,
+              autoApprovable: false,
+              actionKind: undefined,
+              classifiedBy: "git",
+              egress: true,
+            },
+            reason,
+            caller: { kind: "agent", id: "chat-1" },
+            refusedAt: "2026-01-01T00:00:00Z",
+            executionId: "x1",
+          },
+        },
+      },
+    ],
+  };
+  const text = terminalSafe(logTable(view));
+  assert.match(text, /│ 12 │ refusal │ REPO +│ refused │ push main/);
+  const lines = text.split("\n").filter((l) => l.startsWith("#"));
+  assert.equal(lines.length, 1, "a newline in the agent's title cannot forge a second log line");
+  assert.ok(lines[0]!.startsWith("#12 refused  REPO  push main #13 applied"), lines[0]);
+  assert.ok(lines[0]!.endsWith(`: ${reason}`), "the full reason, not cut");
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no ESC reaches the terminal
+  assert.doesNotMatch(text, /\u001b/);
+});
+
+test("an action that reverts another says so in the actions table", () => {
+  const text = actionsTable([
+    {
+      id: 7,
+      workspaceId: "w1",
+      binding: "REPO",
+      localId: "r",
+      description: {
+        title: "Revert commit abc",
+        description: "",
+        descriptionIsComplete: true,
+        delivery: 1,
+        dependsOn: [],
+        implementsRevert: 3,
+        autoApprovable: false,
+        actionKind: undefined,
+        classifiedBy: "git",
+        egress: false,
+      },
+      status: ActionStatus.ACTION_STATUS_PENDING,
+      dependsOn: [],
+      caller: { kind: "user", id: "bob" },
+      submittedAt: "",
+      decidedBy: "",
+      decidedAt: "",
+      reason: "",
+      cascadedFrom: 0,
+      resultJson: "",
+      outcomeUnknown: false,
+      executionId: "",
+      lastRevision: 8,
+    },
+  ]);
+  assert.match(text, /pending .*Revert commit abc.*reverts #3/);
 });

@@ -221,6 +221,38 @@ test("a write submitted in one process is held, approved through another, and ap
   assert.match(await gatehouse("verify", ws), /^ok/);
 });
 
+test("gatehouse revert: an action that is not applied is refused with the reason, as text or --json", async () => {
+  const ws = JSON.parse(await gatehouse("--json", "workspace", "create", "--name", "revert")).id as string;
+  await gatehouse("connect", ws, "mcp://memory");
+  const snippet = join(dir, "pending.ts");
+  writeFileSync(
+    snippet,
+    `export default async (env: any) => env.MEMORY.create_entities({ entities: [{ name: "Pending", entityType: "test", observations: [] }] });\n`,
+  );
+  const { actionId } = JSON.parse(JSON.parse(await gatehouse("--json", "exec", ws, snippet)).returnJson);
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => assert.fail("expected gatehouse to exit 1"),
+      (e: { code: number; stderr: string }) => e,
+    );
+  const text = await failure(gatehouse("revert", ws, String(actionId)));
+  assert.equal(text.code, 1);
+  assert.match(
+    text.stderr,
+    new RegExp(`^gatehouse: action ${actionId} cannot be reverted: it is still pending.*reject it instead`),
+  );
+  const json = await failure(gatehouse("--json", "revert", ws, String(actionId), "--by", "user:carol"));
+  assert.equal(JSON.parse(json.stderr).error.code, "FAILED_PRECONDITION");
+  const usage = await failure(gatehouse("revert", ws, String(actionId), "--by", "carol"));
+  assert.match(usage.stderr, /--by must be "user:<id>"/);
+  const log = JSON.parse(await gatehouse("--json", "log", ws));
+  assert.deepEqual(
+    log.entries.map((e: { action?: { status: string } }) => e.action?.status),
+    ["ACTION_STATUS_PENDING"],
+    "the refused revert requests appended nothing",
+  );
+});
+
 test("every service process answers /healthz and exports Prometheus metrics", async () => {
   for (const [name, port] of Object.entries(opsPorts)) {
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);

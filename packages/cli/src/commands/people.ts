@@ -1,5 +1,5 @@
-/** Commands for people deciding and auditing: actions, approve, reject, rules, log, replay, verify. */
-import { ActionRecord, ActionStatus, LogView } from "@gatehouse/proto";
+/** Commands for people deciding and auditing: actions, approve, reject, revert, rules, log, replay, verify. */
+import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gatehouse/proto";
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable } from "../output.ts";
@@ -88,6 +88,33 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     );
 
   program
+    .command("revert <workspace> <id>")
+    .description(
+      "ask to revert an applied action: its gatekeeper stages the inverse write as a new pending action to approve",
+    )
+    .option("--by <person>", 'who asks, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
+    .action((ws: string, id: string, opts: { by?: string }) =>
+      run("approval", async () => {
+        const actionId = parseId(id, "action id");
+        const requestedBy = opts.by ?? who();
+        if (!/^user:\S/.test(requestedBy)) {
+          throw new Error(`--by must be "user:<id>", e.g. --by user:alice (got "${requestedBy}")`);
+        }
+        const c = decisionsClient();
+        const res = await call(c, c.requestRevert, { workspaceId: ws, actionId, requestedBy });
+        emit(globals().json, RequestRevertResponse.toJSON(res), () => {
+          const r = res.revert;
+          if (!r) return "(no revert action returned)";
+          const next =
+            r.status === ActionStatus.ACTION_STATUS_PENDING
+              ? `\nrevert of action ${actionId} is pending as action ${r.id}; approve it with: gatehouse approve ${ws} ${r.id}`
+              : "";
+          return `${actionsTable([r])}${next}`;
+        });
+      }),
+    );
+
+  program
     .command("rule <workspace> <binding> <action-kind-tag>")
     .description("enable (default) or disable auto-approval for a binding's action kind")
     .option("--off", "disable the rule")
@@ -112,7 +139,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
 
   program
     .command("log <workspace>")
-    .description("observations and actions in one table, by log id (the live projection)")
+    .description("observations, actions and refused writes in one table, by log id (the live projection)")
     .action((ws: string) =>
       run("approval", async () => {
         const c = decisionsClient();
