@@ -6,7 +6,7 @@
 import { type ApprovalQueue, inlineSafe, type PageDescription } from "@gatehouse/gatekeeper-kit";
 import { InvalidRequest, ScopeViolation } from "./errors.ts";
 import type { RemoteRule } from "./remotes.ts";
-import { branchExists, headBranch, resolveCommit } from "./repo.ts";
+import { branchCommit, headBranch, resolveCommit } from "./repo.ts";
 import { type GitResource, isValidBranchName } from "./resource-url.ts";
 import type { BindingState } from "./state.ts";
 import type { Upstream } from "./upstream.ts";
@@ -120,11 +120,16 @@ export class Binding {
     const name = (ref as string | undefined) ?? scoped ?? (await headBranch(this.gitDir)) ?? "HEAD";
     const views = pendingViews(this.state.overlay);
     const pendingBranch = views.get(name)?.createdAt;
-    if (pendingBranch && !(await branchExists(this.gitDir, name))) {
+    if (pendingBranch && (await branchCommit(this.gitDir, name)) === undefined) {
       return { commit: pendingBranch.commit, branch: name, view: viewOf(views, name) };
     }
-    const commit = await resolveCommit(this.gitDir, name);
-    const branch = (await branchExists(this.gitDir, name)) ? name : undefined;
-    return { commit, branch, view: viewOf(views, branch) };
+    // One rev-parse when `name` is a branch (the common case); otherwise a commit sha.
+    const onBranch = await branchCommit(this.gitDir, name);
+    if (onBranch !== undefined) return { commit: onBranch, branch: name, view: viewOf(views, name) };
+    return {
+      commit: await resolveCommit(this.gitDir, name),
+      branch: undefined,
+      view: viewOf(views, undefined),
+    };
   }
 }

@@ -19,7 +19,7 @@ import {
   readBlob,
   readBlobRange,
 } from "./repo.ts";
-import { checkScopedPath, resolveInScope } from "./scope.ts";
+import { checkScopedPath, resolveEntryInScope } from "./scope.ts";
 import { pendingViews, viewOf } from "./view.ts";
 
 /** One page of a listing. */
@@ -134,17 +134,16 @@ async function locateFile(
   b: Binding,
   r: ResolvedRef,
   path: string,
-): Promise<{ pending: string } | { sha: string; size: number }> {
+): Promise<{ pending: string } | { sha: string }> {
   if (r.view.changes.has(path)) {
     const c = r.view.changes.get(path);
     if (c === null || c === undefined)
       throw new NotFound(`${path} does not exist (deleted by a pending commit)`);
     return { pending: c };
   }
-  const real = await resolveInScope(b.gitDir, r.commit, b.prefix, path);
-  const [entry] = (await lsPaths(b.gitDir, r.commit, [real])).filter((e) => e.path === real);
+  const { entry } = await resolveEntryInScope(b.gitDir, r.commit, b.prefix, path);
   if (entry?.type !== "blob") throw new NotFound(`${path} is not a file at ${r.branch ?? r.commit}`);
-  return { sha: entry.sha, size: await objectSize(b.gitDir, entry.sha) };
+  return { sha: entry.sha };
 }
 
 /** Reads a text file whole (at most `maxFileBytes`); observed before it is returned. */
@@ -156,12 +155,15 @@ export async function readFile(b: Binding, args?: unknown): Promise<string> {
   let content: string;
   if ("pending" in where) content = where.pending;
   else {
-    if (where.size > b.limits.maxFileBytes) {
+    // One streamed read of at most limit + 1 bytes: more means too large (then ask for the size).
+    const head = await readBlobRange(b.gitDir, where.sha, 0, b.limits.maxFileBytes + 1);
+    if (head.length > b.limits.maxFileBytes) {
+      const size = await objectSize(b.gitDir, where.sha);
       throw new FileTooLarge(
-        `${path} is ${where.size} bytes, over the read limit of ${b.limits.maxFileBytes} bytes; nothing was read. Read it in pages with readFilePage({ path, page })`,
+        `${path} is ${size} bytes, over the read limit of ${b.limits.maxFileBytes} bytes; nothing was read. Read it in pages with readFilePage({ path, page })`,
       );
     }
-    content = (await readBlob(b.gitDir, where.sha)).toString("utf8");
+    content = head.toString("utf8");
   }
   await b.approval.authorizeObservation(b.ctx.callerToken, {
     ...b.observation(
@@ -203,7 +205,8 @@ export async function readFilePage(b: Binding, args?: unknown): Promise<FileChun
     page,
     async () => {
       const where = await locateFile(b, r, path);
-      const total = "pending" in where ? Buffer.byteLength(where.pending) : where.size;
+      const total =
+        "pending" in where ? Buffer.byteLength(where.pending) : await objectSize(b.gitDir, where.sha);
       const lo = page * size;
       const hi = Math.min(lo + size, total);
       if (lo >= total && !(page === 0 && total === 0)) {

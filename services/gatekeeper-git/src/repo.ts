@@ -32,6 +32,22 @@ export async function resolveCommit(gitDir: string, ref: string): Promise<string
   }
 }
 
+/** Commit sha of branch `name` (refs/heads/<name>), or undefined when there is no such branch. */
+export async function branchCommit(gitDir: string, name: string): Promise<string | undefined> {
+  try {
+    return await gitText(gitDir, [
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      "--end-of-options",
+      `refs/heads/${name}^{commit}`,
+    ]);
+  } catch (e) {
+    if (e instanceof GitFailed) return undefined;
+    throw e;
+  }
+}
+
 /** The branch HEAD points at, or undefined when detached. */
 export async function headBranch(gitDir: string): Promise<string | undefined> {
   try {

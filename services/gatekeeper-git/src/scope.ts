@@ -6,7 +6,7 @@
  */
 import { posix } from "node:path";
 import { ScopeViolation } from "./errors.ts";
-import { lsPaths, readBlob } from "./repo.ts";
+import { lsPaths, readBlob, type TreeEntry } from "./repo.ts";
 import { cleanRelPath } from "./resource-url.ts";
 
 /**
@@ -41,13 +41,26 @@ export async function resolveInScope(
   prefix: string,
   path: string,
 ): Promise<string> {
+  return (await resolveEntryInScope(gitDir, commit, prefix, path)).path;
+}
+
+/**
+ * As `resolveInScope`, also returning the tree entry found at the resolved path (undefined when
+ * nothing is there), from the same `ls-tree` call.
+ */
+export async function resolveEntryInScope(
+  gitDir: string,
+  commit: string,
+  prefix: string,
+  path: string,
+): Promise<{ path: string; entry: TreeEntry | undefined }> {
   let current = path;
   for (let hop = 0; hop < 8; hop++) {
     const parts = current.split("/");
     const ancestors = parts.map((_, i) => parts.slice(0, i + 1).join("/"));
     const entries = await lsPaths(gitDir, commit, ancestors);
     const link = ancestors.map((a) => entries.find((e) => e.path === a)).find((e) => e?.mode === "120000");
-    if (!link) return current;
+    if (!link) return { path: current, entry: entries.find((e) => e.path === current) };
     const target = (await readBlob(gitDir, link.sha)).toString("utf8");
     const rest = current.slice(link.path.length);
     const joined = target.startsWith("/")

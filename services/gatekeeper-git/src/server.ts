@@ -3,15 +3,8 @@
  * the kit), ApplyAction, ActionRejected (drops the write and those built on it from the overlay),
  * PrepareRevert (revert.ts) and CheckObserver (observers.ts, strategy B).
  */
-import {
-  type ApprovalQueue,
-  checkOpenFields,
-  GatekeeperError,
-  serveSession,
-  toServiceError,
-} from "@gatehouse/gatekeeper-kit";
+import { type ApprovalQueue, checkOpenFields, serveSession, unaryHandler } from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
-import { type handleUnaryCall, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { applyAction, gitWhy } from "./apply.ts";
 import { Binding, type Limits } from "./binding.ts";
@@ -82,39 +75,9 @@ export async function resolveResource(
   };
 }
 
-function unary<Req, Res>(
-  method: string,
-  deps: ServerDeps,
-  fn: (req: Req) => Promise<Res>,
-): handleUnaryCall<Req, Res> {
-  return (call, callback) => {
-    const stop = deps.metrics.rpcSeconds.startTimer({ method });
-    fn(call.request).then(
-      (res) => {
-        stop();
-        deps.metrics.rpcs.inc({ method, code: "OK" });
-        callback(null, res);
-      },
-      (err: unknown) => {
-        stop();
-        const se = toServiceError(err);
-        deps.metrics.rpcs.inc({ method, code: status[se.code ?? status.INTERNAL] ?? "UNKNOWN" });
-        if (!(err instanceof GatekeeperError)) {
-          const e = err as Error;
-          deps.logger.error(
-            { component: "grpc", event: "rpc.internal_error", method, errName: e?.name },
-            "unexpected error",
-          );
-        }
-        callback(se);
-      },
-    );
-  };
-}
-
 export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
   return {
-    resolveResource: unary("ResolveResource", deps, (req) => resolveResource(req, deps)),
+    resolveResource: unaryHandler("ResolveResource", deps, (req) => resolveResource(req, deps)),
     openSession: (call) => {
       deps.metrics.rpcs.inc({ method: "OpenSession", code: "STARTED" });
       serveSession(call, {
@@ -143,10 +106,10 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         },
       });
     },
-    applyAction: unary("ApplyAction", deps, (req) =>
+    applyAction: unaryHandler("ApplyAction", deps, (req) =>
       applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
-    actionRejected: unary("ActionRejected", deps, async (req) => {
+    actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
       const dropped = deps.state.binding(req.workspaceId, req.binding).overlay.drop(req.localId);
       deps.logger.info(
         { event: "action.rejected", actionId: req.actionId, dropped },
@@ -154,10 +117,10 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
       );
       return {};
     }),
-    prepareRevert: unary("PrepareRevert", deps, (req) =>
+    prepareRevert: unaryHandler("PrepareRevert", deps, (req) =>
       prepareRevert(req, { policy: deps.policy, state: deps.state, limits: deps.limits }),
     ),
-    checkObserver: unary("CheckObserver", deps, async (req) => {
+    checkObserver: unaryHandler("CheckObserver", deps, async (req) => {
       const res = await checkObserver(req, deps.policy);
       deps.logger.info(
         { event: "observer.checked", observer: req.observer, allowed: res.allowed },
