@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
-import { startGitGatekeeper } from "@gatehouse/gatekeeper-git";
+import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { startKernel } from "@gatehouse/kernel";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
@@ -32,6 +32,11 @@ export interface DevStackOptions {
   actionTtlMs?: number;
   /** Directories whose git repositories `git+file://` resources may name (default `<dataDir>/repos`). */
   gitAllowedRoots?: string[];
+  /**
+   * Remote git prefixes with credentials (default: from the YAML file named by
+   * GATEKEEPER_GIT_REMOTES when set, else none). Mirrors live in `<dataDir>/git-cache`.
+   */
+  gitRemotes?: RemoteRule[];
   /** "auto" uses gVisor when runsc is installed. */
   sandbox?: "auto" | "gvisor" | "none";
   logger?: Logger;
@@ -114,6 +119,10 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     for (const root of gitRoots) mkdirSync(root, { recursive: true });
     const git = await startGitGatekeeper({
       allowedRoots: gitRoots,
+      remotes:
+        options.gitRemotes ??
+        (process.env.GATEKEEPER_GIT_REMOTES ? loadRemotesFile(process.env.GATEKEEPER_GIT_REMOTES) : []),
+      cacheDir: join(resolve(dataDir), "git-cache"),
       approvalAddress: `${host}:${approvalPort}`,
       host,
       port: 0,

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { RegistryConfig } from "@gatehouse/gatekeeper-mcp";
 import { DecisionsClient, type ExecuteResult, KernelClient } from "@gatehouse/proto";
 import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
-import { type DevStack, startDevStack } from "../src/dev-stack.ts";
+import { type DevStack, type DevStackOptions, startDevStack } from "../src/dev-stack.ts";
 
 export interface Harness {
   dir: string;
@@ -37,9 +37,12 @@ export function unary<Req, Res>(
   );
 }
 
-export async function startHarness(registry?: (dir: string) => RegistryConfig): Promise<Harness> {
+export async function startHarness(
+  registry?: (dir: string) => RegistryConfig,
+  extra: Pick<DevStackOptions, "gitRemotes"> = {},
+): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));
-  const stack = await startDevStack({ dataDir: dir, registry: registry?.(dir) });
+  const stack = await startDevStack({ dataDir: dir, registry: registry?.(dir), ...extra });
   const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
   const decisions = new DecisionsClient(stack.addresses.approval, credentials.createInsecure());
   const h: Harness = {

@@ -3,20 +3,26 @@
  * auto-approval stops and writes to other bindings are refused (and recorded as refusals in the log).
  */
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { createRemotes } from "@gatehouse/gatekeeper-git";
 import { devRegistry } from "../src/dev-stack.ts";
 import { logTable } from "../src/output.ts";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
 before(async () => {
-  h = await startHarness((dir) => {
-    const registry = devRegistry(dir);
-    registry.servers.files!.restrictedTools = ["read_text_file"];
-    return registry;
-  });
+  h = await startHarness(
+    (dir) => {
+      const registry = devRegistry(dir);
+      registry.servers.files!.restrictedTools = ["read_text_file"];
+      return registry;
+    },
+    // An allowed remote for the git push test; the latch refuses before anything is sent to it.
+    { gitRemotes: createRemotes({ remotes: [{ url: "http://127.0.0.1:9/" }] }) },
+  );
 });
 after(async () => {
   await h.close();
@@ -83,3 +89,66 @@ test("after a flagged observation auto-approval stops and writes to other bindin
   );
   assert.match(logTable(view), new RegExp(`#${refusals[0]?.id} refused  MEMORY  .*: binding "MEMORY"`));
 });
+
+test("after the latch, git push is refused on the repository's own binding; the refusal is in the log and local reads go on", async () => {
+  writeFileSync(join(h.dir, "files", "secret.txt"), "restricted\n");
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", args, {
+      cwd,
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "t",
+        GIT_AUTHOR_EMAIL: "t@x",
+        GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@x",
+      },
+    });
+  const work = mkdtempSync(join(h.dir, "work-"));
+  git(work, "init", "-q", "-b", "main");
+  writeFileSync(join(work, "notes.md"), "notes\n");
+  git(work, "add", ".");
+  git(work, "commit", "-q", "-m", "initial");
+  const bare = join(h.dir, "repos", "latched.git");
+  git(h.dir, "clone", "-q", "--bare", work, bare);
+  git(bare, "remote", "set-url", "origin", "http://127.0.0.1:9/up.git");
+  const ws = await h.workspace("mcp://files", `git+file://${bare}`);
+  const before = returned<string>(
+    await h.exec(ws, `export default async (env: any) => (await env.REPO.push({ branch: "main" })).id`),
+  );
+  assert.equal(before, "~1", "before the latch a push is staged for approval");
+  await unary(h.decisions, h.decisions.reject, {
+    workspaceId: ws,
+    actionId: (await pendingIds(ws))[0]!,
+    decidedBy: "user:t",
+    reason: "not now",
+  });
+  const out = returned<{ push: string; readme: string }>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        await env.FILES.read_text_file({ path: ${dirOf} + "/secret.txt" });
+        let push = "staged";
+        try { await env.REPO.push({ branch: "main" }); } catch (e: any) { push = "refused: " + e.message; }
+        const readme = await env.REPO.readFile({ path: "notes.md" });
+        return { push, readme };
+      }`,
+    ),
+  );
+  assert.match(out.push, /^refused: .*restricted data/);
+  assert.equal(out.readme, "notes\n", "local reads go on after the latch");
+  const view = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
+  assert.equal(view.latched, true);
+  const refusal = view.entries.flatMap((e) => (e.entry?.$case === "refusal" ? [e.entry.refusal] : []));
+  assert.equal(refusal.length, 1);
+  assert.equal(refusal[0]?.binding, "REPO");
+  assert.equal(refusal[0]?.description?.actionKind?.tag, "git.push");
+  assert.equal(refusal[0]?.description?.egress, true);
+  assert.match(logTable(view), new RegExp(`#${refusal[0]?.id} refused  REPO  `));
+  assert.deepEqual(await pendingIds(ws), [], "nothing was staged");
+});
+
+async function pendingIds(ws: string): Promise<number[]> {
+  const res = await unary(h.decisions, h.decisions.listActions, { workspaceId: ws, pendingOnly: true });
+  return res.actions.map((a) => a.id);
+}
