@@ -104,3 +104,44 @@ test("rejecting A rejects B with cascadedFrom A and the repository never sees ei
   assert.equal(rb?.cascadedFrom, a);
   assert.equal(git(bare, "log", "--format=%s", "main"), "initial");
 });
+
+test("revert: a person reverts an applied commit; the revert is a new pending action, applied only when approved", async () => {
+  const bare = makeRepo("reverted");
+  const ws = await h.workspace(`git+file://${bare}`);
+  returned(
+    await h.exec(
+      ws,
+      `export default async (env: any) => env.REPO.commit({ branch: "main", message: "A", changes: [{ path: "docs/readme.md", content: "changed\\n" }] })`,
+    ),
+  );
+  const [a] = await pending(ws);
+  await unary(h.decisions, h.decisions.approve, {
+    workspaceId: ws,
+    actionId: a!,
+    decidedBy: "user:t",
+    includeDependencies: false,
+  });
+  assert.equal(git(bare, "show", "main:docs/readme.md"), "changed");
+  const { revert } = await unary(h.decisions, h.decisions.requestRevert, {
+    workspaceId: ws,
+    actionId: a!,
+    requestedBy: "user:t",
+  });
+  assert.ok(revert);
+  assert.equal(revert.status, ActionStatus.ACTION_STATUS_PENDING);
+  assert.equal(revert.description?.implementsRevert, a);
+  assert.match(revert.description?.description ?? "", /-changed\n\+hello/);
+  assert.equal(git(bare, "log", "--format=%s", "main"), "A\ninitial", "nothing written before approval");
+  await assert.rejects(
+    unary(h.decisions, h.decisions.requestRevert, { workspaceId: ws, actionId: a!, requestedBy: "user:t" }),
+    (err: ServiceError) => /already/.test(err.details),
+  );
+  await unary(h.decisions, h.decisions.approve, {
+    workspaceId: ws,
+    actionId: revert.id,
+    decidedBy: "user:u",
+    includeDependencies: false,
+  });
+  assert.equal(git(bare, "show", "main:docs/readme.md"), "hello");
+  assert.equal(git(bare, "log", "--format=%s", "main"), 'Revert "A"\nA\ninitial');
+});
