@@ -4,9 +4,9 @@
  * write → approve → apply cycle across them against the real memory MCP server.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -72,7 +72,7 @@ function service(name: string, entry: string, vars: Record<string, string>): Chi
 }
 
 before(async () => {
-  const ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => freePort()));
+  const ports = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map(() => freePort()));
   const [kernel, approval, mcp, runner, m1, m2, m3, m4] = ports as [
     number,
     number,
@@ -84,7 +84,18 @@ before(async () => {
     number,
   ];
   const m5 = ports[8] as number;
-  opsPorts = { "gatekeeper-mcp": m1, "sandbox-runner": m2, kernel: m3, approval: m4, worker: m5 };
+  const gitPort = ports[9] as number;
+  const m6 = ports[10] as number;
+  opsPorts = {
+    "gatekeeper-mcp": m1,
+    "sandbox-runner": m2,
+    kernel: m3,
+    approval: m4,
+    worker: m5,
+    "gatekeeper-git": m6,
+  };
+  const gatekeepers = `mcp=127.0.0.1:${mcp},git=127.0.0.1:${gitPort}`;
+  mkdirSync(join(dir, "repos"), { recursive: true });
   const secret = randomBytes(32).toString("hex");
   const memoryFile = join(dir, "memory.jsonl");
   const registry = join(dir, "registry.yaml");
@@ -113,7 +124,7 @@ before(async () => {
         ...common,
         APPROVAL_ADDR: `127.0.0.1:${approval}`,
         METRICS_ADDR: `127.0.0.1:${m4}`,
-        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+        GATEKEEPER_ADDRESSES: gatekeepers,
       }),
       approval,
     ],
@@ -128,10 +139,21 @@ before(async () => {
       mcp,
     ],
     [
+      "gatekeeper-git",
+      service("gatekeeper-git", "services/gatekeeper-git/src/main.ts", {
+        GATEKEEPER_GIT_ADDR: `127.0.0.1:${gitPort}`,
+        APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
+        GATEKEEPER_GIT_ALLOWED_ROOTS: join(dir, "repos"),
+        GATEKEEPER_GIT_CACHE_DIR: join(dir, "git-cache"),
+        GATEKEEPER_GIT_METRICS_ADDR: `127.0.0.1:${m6}`,
+      }),
+      gitPort,
+    ],
+    [
       "worker",
       service("worker", "services/worker/src/main.ts", {
         ...common,
-        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+        GATEKEEPER_ADDRESSES: gatekeepers,
         WORKER_METRICS_ADDR: `127.0.0.1:${m5}`,
       }),
       m5,
@@ -150,7 +172,7 @@ before(async () => {
         ...common,
         KERNEL_ADDR: `127.0.0.1:${kernel}`,
         KERNEL_METRICS_ADDR: `127.0.0.1:${m3}`,
-        GATEKEEPER_ADDRESSES: `mcp=127.0.0.1:${mcp}`,
+        GATEKEEPER_ADDRESSES: gatekeepers,
         SANDBOX_RUNNER_ADDRESS: `127.0.0.1:${runner}`,
       }),
       kernel,
@@ -260,4 +282,44 @@ test("every service process answers /healthz and exports Prometheus metrics", as
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     assert.match(metrics, /^# HELP /m, `${name} /metrics`);
   }
+});
+
+test("git in split mode: a commit from a snippet is held, approved through the CLI, and written by the gatekeeper-git process", async () => {
+  const git = (cwd: string, ...args: string[]) =>
+    execFileSync("git", args, {
+      cwd,
+      encoding: "utf8",
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "t",
+        GIT_AUTHOR_EMAIL: "t@x",
+        GIT_COMMITTER_NAME: "t",
+        GIT_COMMITTER_EMAIL: "t@x",
+      },
+    }).trim();
+  const work = join(dir, "git-work");
+  mkdirSync(work);
+  git(work, "init", "-q", "-b", "main");
+  writeFileSync(join(work, "a.md"), "a\n");
+  git(work, "add", ".");
+  git(work, "commit", "-q", "-m", "initial");
+  const bare = join(dir, "repos", "split.git");
+  git(dir, "clone", "-q", "--bare", work, bare);
+  const ws = JSON.parse(await gatehouse("--json", "workspace", "create", "--name", "split-git")).id as string;
+  await gatehouse("connect", ws, `git+file://${bare}`);
+  const snippet = join(dir, "commit.ts");
+  writeFileSync(
+    snippet,
+    `export default async (env: any) => env.REPO.commit({ branch: "main", message: "from split", changes: [{ path: "b.md", content: "b\\n" }] });\n`,
+  );
+  const exec = JSON.parse(await gatehouse("--json", "exec", ws, snippet));
+  assert.equal(exec.ok, true, JSON.stringify(exec.error));
+  assert.equal(git(bare, "log", "--format=%s", "main"), "initial");
+  const pending = JSON.parse(await gatehouse("--json", "actions", ws, "--pending"));
+  const id = (pending.actions ?? pending)[0].id as number;
+  await gatehouse("approve", ws, String(id));
+  assert.equal(git(bare, "log", "--format=%s", "main"), "from split\ninitial");
+  assert.equal(git(bare, "show", "main:b.md"), "b");
+  const metrics = await (await fetch(`http://127.0.0.1:${opsPorts["gatekeeper-git"]}/metrics`)).text();
+  assert.match(metrics, /gatekeeper_git_rpcs_total\{method="ApplyAction",code="OK"\} 1/);
 });
