@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything Gatehouse needs on a fresh Debian/Ubuntu machine, only what is missing:
-#   - Debian packages: runsc (gVisor), build tools for the native npm modules (better-sqlite3, isolated-vm)
+#   - Debian packages: runsc (gVisor), build tools for the native npm modules (better-sqlite3, isolated-vm),
+#     openssh (the git gatekeeper tests run a real sshd on loopback)
 #   - the Temporal CLI (its dev server), built with `go install` when missing
 #   - npm packages (npm ci), then builds the generated code (proto → TypeScript, the sandbox bundle).
 # Safe to run again; it skips what is already there.
@@ -16,6 +17,9 @@ command -v make >/dev/null 2>&1 || missing+=(make)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# sshd and ssh: the git gatekeeper's ssh remote tests run a real sshd on loopback.
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"
