@@ -13,11 +13,12 @@ import {
   type ObservationDescription,
   type SubmitActionRequest,
   type SubmitActionResponse,
+  type UnappliedAction,
 } from "@gatehouse/proto";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import { ApprovalRefused } from "./errors.ts";
 
-/** The three ApprovalQueue calls a gatekeeper makes (plus `close`). */
+/** The ApprovalQueue calls a gatekeeper makes (plus `close`). */
 export interface ApprovalQueue {
   /**
    * Appends ObservationRecorded; resolves to the observation's log id (a positive integer).
@@ -37,6 +38,14 @@ export interface ApprovalQueue {
   ): Promise<number>;
   /** The action record as the caller's binding may see it. @throws ApprovalRefused (e.g. NOT_FOUND). */
   getActionForCaller(callerToken: string, actionId: number): Promise<ActionRecord>;
+  /**
+   * The caller's binding's writes not yet applied, failed or rejected, in submission order, with
+   * their staged payloads, and every local id the binding used (to rebuild an overlay and the
+   * provisional-id counter after a restart). @throws ApprovalRefused.
+   */
+  listUnappliedForCaller(
+    callerToken: string,
+  ): Promise<{ actions: UnappliedAction[]; usedLocalIds: string[] }>;
   /** Closes the gRPC channel; later calls fail. */
   close(): void;
 }
@@ -86,6 +95,14 @@ export function connectApprovalQueue(address: string): ApprovalQueue {
     },
     getActionForCaller(callerToken, actionId) {
       return call("GetActionForCaller", client.getActionForCaller.bind(client), { callerToken, actionId });
+    },
+    async listUnappliedForCaller(callerToken) {
+      const res = await call<{ callerToken: string }, { actions: UnappliedAction[]; usedLocalIds: string[] }>(
+        "ListUnappliedForCaller",
+        client.listUnappliedForCaller.bind(client),
+        { callerToken },
+      );
+      return { actions: res.actions, usedLocalIds: res.usedLocalIds };
     },
     close() {
       client.close();

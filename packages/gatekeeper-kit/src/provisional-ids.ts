@@ -24,6 +24,14 @@ export class ProvisionalIds {
     return `~${this.#next++}`;
   }
 
+  /**
+   * Marks `id` as already used (e.g. by this binding before a restart): `next` never hands it out
+   * again. Ids that are not provisional are ignored.
+   */
+  reserve(id: string): void {
+    if (isProvisionalId(id)) this.#next = Math.max(this.#next, Number(id.slice(1)) + 1);
+  }
+
   /** True when `id` was handed out by this session. */
   issued(id: string): boolean {
     return isProvisionalId(id) && Number(id.slice(1)) < this.#next;

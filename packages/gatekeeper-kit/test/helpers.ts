@@ -90,6 +90,8 @@ export class RecordingApprovalQueue {
         this.submissions.push({ callerToken: r.callerToken, localId: r.localId, payloadJson: r.payloadJson });
         cb(null, { actionId: this.#next++, status: ActionStatus.ACTION_STATUS_PENDING });
       },
+      // Not used by these tests: the MCP gatekeeper keeps no overlay to rebuild.
+      listUnappliedForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
       getActionForCaller: (call, cb) => {
         if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
         const rec: ActionRecord = {

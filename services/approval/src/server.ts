@@ -9,6 +9,7 @@ import {
   ActionNotFound,
   decide,
   InvalidField,
+  localIdKey,
   NotCallersAction,
   toActionRecord,
   type WorkspaceStreams,
@@ -117,6 +118,24 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       // One answer for "no such action" and "another binding's action", so an agent cannot probe ids.
       if (!a || a.binding !== t.binding) throw new NotCallersAction(req.actionId, t.binding);
       return toActionRecord(state, a);
+    }),
+    listUnappliedForCaller: unary(deps, "ListUnappliedForCaller", async (req) => {
+      const t = claimsOf(req.callerToken);
+      const state = await streams.state(t.workspaceId);
+      const open = new Set([
+        ActionStatus.ACTION_STATUS_PENDING,
+        ActionStatus.ACTION_STATUS_APPROVED,
+        ActionStatus.ACTION_STATUS_APPLYING,
+      ]);
+      const actions = [...state.actions.values()]
+        .filter((a) => a.binding === t.binding && open.has(a.status))
+        .sort((x, y) => x.id - y.id)
+        .map((a) => ({ action: toActionRecord(state, a), payloadJson: a.payloadJson }));
+      const prefix = localIdKey(t.binding, "");
+      const usedLocalIds = [...state.localIds.keys()]
+        .filter((k) => k.startsWith(prefix))
+        .map((k) => k.slice(prefix.length));
+      return { actions, usedLocalIds };
     }),
   };
 }

@@ -351,6 +351,38 @@ test("GetActionForCaller returns only actions of the token's binding", async () 
   }
 });
 
+test("ListUnappliedForCaller: the binding's open writes in submission order with payloads, and every local id it used", async () => {
+  const h = await startHarness(stack);
+  try {
+    const a = await submit(h, "MEM", "a");
+    const b = await submit(h, "MEM", "b", ["a"]);
+    await submit(h, "GIT", "g");
+    const c = await submit(h, "MEM", "c");
+    await call(h.decisions, "reject", {
+      workspaceId: h.ws,
+      actionId: c,
+      decidedBy: "user:alice",
+      reason: "no",
+    });
+    const res = await call<
+      unknown,
+      { actions: { action: ActionRecord; payloadJson: string }[]; usedLocalIds: string[] }
+    >(h.queue, "listUnappliedForCaller", { callerToken: h.token("MEM") });
+    assert.deepEqual(
+      res.actions.map((u) => [u.action.id, u.action.localId, u.action.dependsOn]),
+      [
+        [a, "a", []],
+        [b, "b", [a]],
+      ],
+      "another binding's write and the rejected one are left out",
+    );
+    assert.ok(res.actions.every((u) => typeof u.payloadJson === "string" && u.payloadJson !== ""));
+    assert.deepEqual([...res.usedLocalIds].sort(), ["a", "b", "c"]);
+  } finally {
+    await h.close();
+  }
+});
+
 test("WatchLog delivers the catch-up and then live changes", async () => {
   const h = await startHarness(stack);
   try {

@@ -13,7 +13,6 @@ import {
   countCommits,
   type LogEntry,
   logCommits,
-  lsPaths,
   lsRecursive,
   objectSize,
   readBlob,

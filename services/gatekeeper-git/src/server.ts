@@ -15,6 +15,7 @@ import { GitFailed, gitText } from "./git.ts";
 import type { GitGatekeeperMetrics } from "./metrics.ts";
 import { checkObserver } from "./observers.ts";
 import { type GitResource, parseGitResource, type ResourcePolicy } from "./resource-url.ts";
+import { restoreOnce } from "./restore.ts";
 import { prepareRevert } from "./revert.ts";
 import type { GitState } from "./state.ts";
 import { GIT_METHODS, GitRepoTarget } from "./target.ts";
@@ -87,6 +88,8 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         async start(open) {
           checkOpenFields(open);
           const resource = await openResource(open.url, deps);
+          const state = deps.state.binding(open.workspaceId, open.binding);
+          await restoreOnce(state, deps.approval, open.callerToken);
           const svc = new GitBindingService(
             new Binding(
               {
@@ -95,7 +98,7 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
                 callerToken: open.callerToken,
                 resource,
               },
-              deps.state.binding(open.workspaceId, open.binding),
+              state,
               deps.approval,
               deps.limits,
               upstreamFor(resource, deps.state.fetches),

@@ -63,6 +63,8 @@ export interface BindingState {
   ids: ProvisionalIds;
   /** Tail of the binding's commit queue: commits are built and submitted one at a time, in call order. */
   queue: Promise<unknown>;
+  /** Set once the overlay was rebuilt from the approval service (restore.ts). */
+  restored?: Promise<void> | undefined;
 }
 
 /** Runs `fn` after the binding's earlier queued work (so a commit sees every earlier pending commit). */

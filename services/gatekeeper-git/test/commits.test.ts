@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, test } from "node:test";
 import { Delivery } from "@gatehouse/proto";
 import { type Harness, makeRepo, rejects, sh, startHarness, type TestRepo } from "./helpers.ts";
@@ -263,4 +264,28 @@ test("grep searches scoped text files with pending commits overlaid, each page o
     [0, 0],
   );
   await rejects(r.grep({ pattern: "" }), /grep.pattern must be/);
+});
+
+test("after a gatekeeper restart, pending commits are rebuilt from the approval service: reads show them, new ids never repeat", async () => {
+  const first = h.open(repo.url).repo;
+  await first.commit(commitA);
+  await first.commit(commitB);
+  assert.equal((await h.apply(repo.url, "~1")).ok, true);
+  await h.restart();
+  const { repo: r } = h.open(repo.url);
+  assert.equal(await r.readFile({ path: "docs/c.md" }), "c\n", "B (still pending) is shown again");
+  assert.equal(await r.readFile({ path: "README.md" }), "one\nTWO\nthree\n", "A is applied");
+  const c = await r.commit({
+    branch: "main",
+    message: "C",
+    changes: [{ path: "docs/c.md", content: "C\n" }],
+  });
+  assert.equal(c.id, "~3", "~1 and ~2 are used; the counter continues");
+  const sc = h.approval.submissions.find((s) => s.localId === "~3")!;
+  assert.deepEqual(sc.description.dependsOn, ["~2"], "C builds on the restored B");
+  const blobOfC = createHash("sha1").update("blob 2\u0000c\n").digest("hex");
+  assert.equal(JSON.parse(sc.payloadJson).base["docs/c.md"], blobOfC, "its base is B's content");
+  assert.equal((await h.apply(repo.url, "~2")).ok, true);
+  assert.equal((await h.apply(repo.url, "~3")).ok, true);
+  assert.deepEqual(repo.subjects(), ["C", "B: add c, drop b", "A: edit readme", "initial"]);
 });

@@ -103,6 +103,8 @@ export class FakeApprovalQueue {
     description: ActionDescription;
     payloadJson: string;
   }[] = [];
+  /** Action ids applied or rejected (left out of ListUnappliedForCaller). */
+  readonly settled = new Set<number>();
   port = 0;
   #next = 1;
   #server = new Server();
@@ -125,6 +127,34 @@ export class FakeApprovalQueue {
         cb(null, { actionId, status: ActionStatus.ACTION_STATUS_PENDING });
       },
       getActionForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
+      listUnappliedForCaller: (_call, cb) => {
+        const byLocal = new Map(this.submissions.map((s) => [s.localId, s.actionId]));
+        const actions = this.submissions
+          .filter((s) => !this.settled.has(s.actionId))
+          .map((s) => ({
+            action: {
+              id: s.actionId,
+              workspaceId: "ws-1",
+              binding: "REPO",
+              localId: s.localId,
+              description: s.description,
+              status: ActionStatus.ACTION_STATUS_PENDING,
+              dependsOn: s.description.dependsOn.map((l) => byLocal.get(l) ?? 0),
+              caller: undefined,
+              submittedAt: "",
+              decidedBy: "",
+              decidedAt: "",
+              reason: "",
+              cascadedFrom: 0,
+              resultJson: "",
+              outcomeUnknown: false,
+              executionId: "",
+              lastRevision: s.actionId,
+            },
+            payloadJson: s.payloadJson,
+          }));
+        cb(null, { actions, usedLocalIds: this.submissions.map((s) => s.localId) });
+      },
     };
     this.#server.addService(ApprovalQueueService, impl);
     this.port = await new Promise<number>((res, rej) =>
@@ -167,6 +197,8 @@ export interface Harness {
   open(url: string, binding?: string): { repo: RepoApi; close(): void };
   apply(url: string, localId: string, binding?: string): Promise<ApplyActionResponse>;
   reject(localId: string, binding?: string): Promise<void>;
+  /** Stops the gatekeeper (its in-memory state is gone) and starts a new one on the same approval queue. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -183,23 +215,24 @@ export async function startHarness(
   extras: HarnessExtras = {},
 ): Promise<Harness> {
   const approval = await new FakeApprovalQueue().start();
-  const gk = await startGitGatekeeper({
-    allowedRoots,
-    ...extras,
-    approvalAddress: `127.0.0.1:${approval.port}`,
-    host: "127.0.0.1",
-    port: 0,
-    ...(limits ? { limits } : {}),
-    logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
-  });
-  const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
+  const startGk = () =>
+    startGitGatekeeper({
+      allowedRoots,
+      ...extras,
+      approvalAddress: `127.0.0.1:${approval.port}`,
+      host: "127.0.0.1",
+      port: 0,
+      ...(limits ? { limits } : {}),
+      logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
+    });
   const sessions: { close(): void }[] = [];
-  return {
+  const gk = await startGk();
+  const h: Harness = {
     gk,
     approval,
-    client,
+    client: new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure()),
     open(url, binding = "REPO") {
-      const s = connectSession<RepoApi & Record<string, never>>(client.openSession(), {
+      const s = connectSession<RepoApi & Record<string, never>>(h.client.openSession(), {
         workspaceId: "ws-1",
         binding,
         url,
@@ -210,11 +243,11 @@ export async function startHarness(
       sessions.push(s);
       return { repo: s.stub as unknown as RepoApi, close: () => s.close() };
     },
-    apply(url, localId, binding = "REPO") {
+    async apply(url, localId, binding = "REPO") {
       const sub = approval.submissions.find((s) => s.localId === localId);
       if (!sub) throw new Error(`no submission ${localId}`);
-      return new Promise((res, rej) =>
-        client.applyAction(
+      const res = await new Promise<ApplyActionResponse>((ok, ko) =>
+        h.client.applyAction(
           {
             workspaceId: "ws-1",
             binding,
@@ -224,25 +257,37 @@ export async function startHarness(
             localId,
             payloadJson: sub.payloadJson,
           },
-          (e, r) => (e ? rej(e) : res(r)),
+          (e, r) => (e ? ko(e) : ok(r)),
         ),
       );
+      approval.settled.add(sub.actionId);
+      return res;
     },
     reject(localId, binding = "REPO") {
       const sub = approval.submissions.find((s) => s.localId === localId);
+      if (sub) approval.settled.add(sub.actionId);
       return new Promise((res, rej) =>
-        client.actionRejected({ workspaceId: "ws-1", binding, actionId: sub?.actionId ?? 0, localId }, (e) =>
-          e ? rej(e) : res(),
+        h.client.actionRejected(
+          { workspaceId: "ws-1", binding, actionId: sub?.actionId ?? 0, localId },
+          (e) => (e ? rej(e) : res()),
         ),
       );
     },
+    async restart() {
+      for (const s of sessions.splice(0)) s.close();
+      h.client.close();
+      await h.gk.close();
+      h.gk = await startGk();
+      h.client = new GatekeeperClient(`127.0.0.1:${h.gk.port}`, credentials.createInsecure());
+    },
     async close() {
       for (const s of sessions) s.close();
-      client.close();
-      await gk.close();
+      h.client.close();
+      await h.gk.close();
       approval.close();
     },
   };
+  return h;
 }
 
 /** assert.rejects for capnweb RpcPromises (thenables, not Promises). */

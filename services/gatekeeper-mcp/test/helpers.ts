@@ -129,6 +129,8 @@ export class FakeApprovalQueue {
         });
         cb(null, { actionId: id, status: ActionStatus.ACTION_STATUS_PENDING });
       },
+      // Not used by these tests: the MCP gatekeeper keeps no overlay to rebuild.
+      listUnappliedForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
       getActionForCaller: (call, cb) => {
         const rec = this.records.get(call.request.actionId);
         if (!rec) {
