@@ -52,7 +52,7 @@ export async function benchSandboxRunner(
     const runnerSamples: number[] = [];
     for (let i = 0; i < iterations + 2; i++) {
       const began = performance.now();
-      const result = await executeSnippet(address, { executionId: `bench-${i}`, code });
+      const result = await executeSnippet(address, { executionId: `bench-${i}`, workspaceId: "ws-test", code });
       if (!result.ok) throw new Error(`bench snippet failed: ${result.error?.name}`);
       if (i >= 2) runnerSamples.push(performance.now() - began);
     }

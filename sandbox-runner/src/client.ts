@@ -11,6 +11,8 @@ export interface ServedBinding {
 /** Input of executeSnippet. */
 export interface ExecuteSnippetRequest {
   executionId: string;
+  /** The workspace the execution belongs to (its sandbox is never shared with another workspace). */
+  workspaceId: string;
   code: string;
   /** Granted bindings by name; each gets its own capnweb session over the stream. */
   bindings?: Record<string, ServedBinding>;
@@ -93,6 +95,7 @@ export function executeSnippet(
         $case: "start",
         start: {
           executionId: request.executionId,
+          workspaceId: request.workspaceId,
           code: request.code,
           bindings: Object.entries(request.bindings ?? {}).map(([name, b]) => ({
             name,

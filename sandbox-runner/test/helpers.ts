@@ -34,6 +34,7 @@ export function run(
   counter++;
   return executeSnippet(`127.0.0.1:${runner.port}`, {
     executionId: `test-${counter}`,
+    workspaceId: "ws-test",
     code,
     bindings,
     limits,

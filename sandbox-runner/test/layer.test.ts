@@ -20,6 +20,7 @@ test("without runsc on PATH, auto mode runs isolate-only and every result carrie
     assert.equal(runner.mode, "none");
     const r = await executeSnippet(`127.0.0.1:${runner.port}`, {
       executionId: "layer-1",
+      workspaceId: "ws-test",
       code: "export default () => 7",
     });
     assert.equal(r.returnJson, "7");

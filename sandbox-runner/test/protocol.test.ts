@@ -34,6 +34,7 @@ const start = (
     $case: "start" as const,
     start: {
       executionId: "p-1",
+      workspaceId: "ws-protocol",
       code: "export default async () => 1",
       bindings: [],
       limits: undefined,
@@ -71,6 +72,7 @@ describe("Execute stream contract", () => {
     await assert.rejects(
       executeSnippet(`127.0.0.1:${runner.port}`, {
         executionId: "p-2",
+        workspaceId: "ws-test",
         code: "export default () => 1",
         limits: { heapMb: 100_000 },
       }),
@@ -82,6 +84,7 @@ describe("Execute stream contract", () => {
   test("a snippet without a default export function gets a SnippetShapeError", async () => {
     const r = await executeSnippet(`127.0.0.1:${runner.port}`, {
       executionId: "p-3",
+      workspaceId: "ws-test",
       code: "export const x = 1;",
     });
     assert.equal(r.ok, false);
@@ -91,6 +94,7 @@ describe("Execute stream contract", () => {
   test("metrics count executions and kills by reason", async () => {
     await executeSnippet(`127.0.0.1:${runner.port}`, {
       executionId: "p-4",
+      workspaceId: "ws-test",
       code: "export default async () => { for (;;) {} }",
       limits: { wallTimeMs: 200 },
     });

@@ -183,6 +183,7 @@ class FrameRelay {
           $case: "start",
           start: {
             executionId: this.executionId,
+            workspaceId: this.workspaceId,
             code,
             bindings: [...this.byName.values()].map((b) => ({ name: b.name, methods: b.methods })),
             limits,
