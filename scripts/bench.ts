@@ -2,9 +2,10 @@
  * `npm run bench`: Gatehouse's numbers, each next to a baseline measured in the same run, with the
  * ratio. Prints a table and writes the same as JSON to bench-results/latest.json.
  *
- *  1. executeCode of a trivial snippet through the real services (kernel -> sandbox runner -> isolate
- *     host [-> gVisor]) vs a bare isolated-vm call in this process; plus the runner alone
- *     (`benchSandboxRunner`) vs bare, to split runner cost from kernel cost.
+ *  1. executeCode of a trivial snippet through the real services (kernel -> sandbox runner -> the
+ *     workspace's sandbox [gVisor] -> fresh isolate) vs a bare isolated-vm call in this process; plus the
+ *     runner alone (`benchSandboxRunner`): warm workspace sandbox vs bare, first execution of a new
+ *     workspace with a warm pool vs a cold sandbox start, executions per second vs bare isolates per second.
  *  2. One MCP read through the gatekeeper (sandbox -> kernel relay -> gatekeeper -> MCP server, plus
  *     the observation append), as (T_K - T_0) / K, vs a direct MCP SDK client call to its own
  *     server-memory process over stdio, on a copy of the same memory file.
@@ -15,7 +16,7 @@
  *
  * Env overrides (all positive integers):
  *   BENCH_ITERATIONS          executeCode runs and bare isolate runs (default 30)
- *   BENCH_RUNNER_ITERATIONS   benchSandboxRunner iterations per side (default BENCH_ITERATIONS)
+ *   BENCH_RUNNER_ITERATIONS   benchSandboxRunner latency samples per figure (default BENCH_ITERATIONS)
  *   BENCH_MCP_READS           K, reads per snippet and direct calls per repetition (default 200)
  *   BENCH_MCP_REPS            repetitions of the T_K / T_0 snippets and of the direct K calls (default 5)
  *   BENCH_APPEND_EVENTS       events per batch size in the append bench (default 3000)
@@ -414,10 +415,11 @@ async function main() {
     detail.kernelOverRunnerP50Ms = round(execStats.p50 - runner.runner.p50, 3);
     if (runner.mode !== sandboxMode)
       notes.push(`runner bench used ${runner.mode}, dev stack used ${sandboxMode}`);
+    const warmLabel = `warm workspace sandbox, ${runner.gapMs} ms apart`;
     rows.push(
       {
         id: "runner.p50",
-        measurement: `runner alone p50 (${runner.mode})`,
+        measurement: `runner alone p50 (${runner.mode}, ${warmLabel})`,
         value: runner.runner.p50,
         baseline: "bare isolate (runner bench) p50",
         baselineValue: runner.bareIsolate.p50,
@@ -426,12 +428,48 @@ async function main() {
       },
       {
         id: "runner.p99",
-        measurement: `runner alone p99 (${runner.mode})`,
+        measurement: `runner alone p99 (${runner.mode}, ${warmLabel})`,
         value: runner.runner.p99,
         baseline: "bare isolate (runner bench) p99",
         baselineValue: runner.bareIsolate.p99,
         unit: "ms",
         ratio: runner.runner.p99 / runner.bareIsolate.p99,
+      },
+      {
+        id: "runner.b2b.p50",
+        measurement: `runner alone p50 (${runner.mode}, warm workspace sandbox, back to back)`,
+        value: runner.runnerBackToBack.p50,
+        baseline: "bare isolate (runner bench) p50",
+        baselineValue: runner.bareIsolate.p50,
+        unit: "ms",
+        ratio: runner.runnerBackToBack.p50 / runner.bareIsolate.p50,
+      },
+      {
+        id: "runner.first.p50",
+        measurement: `first execution of a new workspace, warm pool p50 (${runner.mode})`,
+        value: runner.firstExecutionWarmPool.p50,
+        baseline: "same with no warm sandbox (cold sandbox start) p50",
+        baselineValue: runner.firstExecutionCold.p50,
+        unit: "ms",
+        ratio: runner.firstExecutionWarmPool.p50 / runner.firstExecutionCold.p50,
+      },
+      {
+        id: "runner.throughput.1ws",
+        measurement: `trivial executions per second, one workspace (${runner.mode})`,
+        value: runner.throughput.oneWorkspace,
+        baseline: "bare isolate+context+eval per second",
+        baselineValue: runner.throughput.bareIsolate,
+        unit: "/s",
+        ratio: runner.throughput.oneWorkspace / runner.throughput.bareIsolate,
+      },
+      {
+        id: "runner.throughput.parallel",
+        measurement: `trivial executions per second, ${runner.throughput.workspaces} workspaces at once (${runner.mode})`,
+        value: runner.throughput.parallel,
+        baseline: "bare isolate+context+eval per second",
+        baselineValue: runner.throughput.bareIsolate,
+        unit: "/s",
+        ratio: runner.throughput.parallel / runner.throughput.bareIsolate,
       },
     );
 

@@ -3,12 +3,25 @@ import { ConfigError } from "./errors.ts";
 
 const address = z.string().regex(/^[^:\s]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7004");
 
+const flag = z
+  .enum(["1", "0", "true", "false", ""])
+  .default("")
+  .transform((v) => v === "1" || v === "true");
+
 const schema = z.object({
   SANDBOX_RUNNER_ADDR: address.default("127.0.0.1:7004"),
   SANDBOX_RUNNER_METRICS_ADDR: address.default("127.0.0.1:9474"),
   SANDBOX_MODE: z.enum(["gvisor", "none", "auto"]).default("auto"),
   SANDBOX_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1024).default(16),
+  SANDBOX_INSECURE_NO_GVISOR: flag,
   SANDBOX_DATA_DIR: z.string().min(1).optional(),
+  SANDBOX_WARM: z.coerce.number().int().min(0).max(64).default(2),
+  SANDBOX_IDLE_MS: z.coerce.number().int().min(100).max(86_400_000).default(300_000),
+  SANDBOX_MAX_SANDBOXES: z.coerce.number().int().min(1).max(1024).default(16),
+  SANDBOX_MAX_FRAME_BYTES: z.coerce.number().int().min(1024).max(16_777_216).default(1_048_576),
+  SANDBOX_MAX_CALLS: z.coerce.number().int().min(1).max(10_000_000).default(10_000),
+  SANDBOX_MEMORY_MB: z.coerce.number().int().min(256).max(1_048_576).default(2_560),
+  SANDBOX_PIDS_MAX: z.coerce.number().int().min(64).max(1_000_000).default(512),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -22,10 +35,29 @@ export interface RunnerConfig {
   metricsPort: number;
   /** SANDBOX_MODE: gvisor | none | auto (default auto). */
   mode: "gvisor" | "none" | "auto";
-  /** SANDBOX_MAX_CONCURRENT (default 16). */
+  /**
+   * SANDBOX_INSECURE_NO_GVISOR=1|true (default false), or the `--insecure-no-gvisor` flag of main.ts: consent
+   * to run without gVisor (needed for SANDBOX_MODE=none, and for auto when runsc is absent).
+   */
+  insecureNoGvisor: boolean;
+  /** SANDBOX_MAX_CONCURRENT: executions queued or running at once (default 16). */
   maxConcurrent: number;
   /** SANDBOX_DATA_DIR: parent of the gVisor bundle template (default OS temp dir). */
   dataDir: string | undefined;
+  /** SANDBOX_WARM: pre-started unassigned sandboxes (default 2). */
+  warm: number;
+  /** SANDBOX_IDLE_MS: a workspace's sandbox is reaped after this long without executions, ms (default 300000). */
+  idleMs: number;
+  /** SANDBOX_MAX_SANDBOXES: most sandboxes at once, all states (default 16). */
+  maxSandboxes: number;
+  /** SANDBOX_MAX_FRAME_BYTES: largest capnweb message either way, bytes (default 1048576). */
+  maxFrameBytes: number;
+  /** SANDBOX_MAX_CALLS: most binding calls per execution (default 10000). */
+  maxCalls: number;
+  /** SANDBOX_MEMORY_MB: cgroup memory limit per gVisor sandbox, MiB, where cgroups are delegated (default 2560). */
+  memoryMb: number;
+  /** SANDBOX_PIDS_MAX: cgroup tasks limit per gVisor sandbox (gVisor's own threads count; default 512). */
+  pidsMax: number;
   /** LOG_LEVEL (default info). */
   logLevel: string;
 }
@@ -54,8 +86,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
     metricsHost,
     metricsPort,
     mode: c.SANDBOX_MODE,
+    insecureNoGvisor: c.SANDBOX_INSECURE_NO_GVISOR,
     maxConcurrent: c.SANDBOX_MAX_CONCURRENT,
     dataDir: c.SANDBOX_DATA_DIR,
+    warm: c.SANDBOX_WARM,
+    idleMs: c.SANDBOX_IDLE_MS,
+    maxSandboxes: c.SANDBOX_MAX_SANDBOXES,
+    maxFrameBytes: c.SANDBOX_MAX_FRAME_BYTES,
+    maxCalls: c.SANDBOX_MAX_CALLS,
+    memoryMb: c.SANDBOX_MEMORY_MB,
+    pidsMax: c.SANDBOX_PIDS_MAX,
     logLevel: c.LOG_LEVEL,
   };
 }

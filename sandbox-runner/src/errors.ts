@@ -35,3 +35,10 @@ export function toGrpcStatus(error: unknown): { code: status; details: string } 
   if (error instanceof SandboxRunnerError) return { code: error.code, details: error.message };
   return { code: status.INTERNAL, details: "internal error in the sandbox runner (see its logs)" };
 }
+
+/** Every sandbox slot is held by a workspace with work in progress; retrying later can succeed. */
+export class PoolExhaustedError extends SandboxRunnerError {
+  constructor(message: string) {
+    super(message, status.RESOURCE_EXHAUSTED);
+  }
+}

@@ -7,15 +7,28 @@ import { SandboxRunnerService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
+import type { ExecutionSettings } from "./execution.ts";
 import { ensureIsolateHost } from "./isolate-host-path.ts";
-import { createLauncher, type SandboxMode } from "./launcher.ts";
+import { type SandboxMode, selectBackend } from "./layer.ts";
 import { createMetrics, type RunnerMetrics } from "./metrics.ts";
+import { DEFAULT_POOL_OPTIONS, type PoolOptions, type SandboxDescription } from "./pool/options.ts";
+import { SandboxPool } from "./pool/pool.ts";
 import { sandboxRunnerHandlers } from "./server.ts";
 
 export { benchSandboxRunner, type SandboxBenchResult } from "./bench.ts";
 export { type ExecuteSnippetRequest, executeSnippet, type ServedBinding } from "./client.ts";
-export { GVISOR_DISABLED_WARNING, GVISOR_OFF_WARNING, type SandboxMode } from "./launcher.ts";
+export { GVISOR_DISABLED_WARNING, GVISOR_OFF_WARNING, type SandboxMode } from "./layer.ts";
 export { DEFAULT_LIMITS, MAX_LIMITS } from "./limits.ts";
+export type { SandboxBackend, SandboxExit, SandboxInstance } from "./pool/backend.ts";
+export type { PoolOptions, SandboxDescription } from "./pool/options.ts";
+
+/** Defaults of the runner-wide caps (SANDBOX_MAX_FRAME_BYTES, SANDBOX_MAX_CALLS, SANDBOX_MEMORY_MB, SANDBOX_PIDS_MAX). */
+export const DEFAULT_CAPS = {
+  maxFrameBytes: 1_048_576,
+  maxCalls: 10_000,
+  memoryMb: 2_560,
+  pidsMax: 512,
+} as const;
 
 /** Options of startSandboxRunner. */
 export interface SandboxRunnerOptions {
@@ -25,12 +38,31 @@ export interface SandboxRunnerOptions {
   port?: number;
   /** Sandbox layer, default "auto" (gVisor when runsc is on PATH). */
   mode?: SandboxMode;
+  /**
+   * Consent to run without gVisor (the `--insecure-no-gvisor` flag). Required for mode "none", and for
+   * mode "auto" on a machine without runsc; otherwise startSandboxRunner refuses. Default false.
+   */
+  insecureNoGvisor?: boolean;
   /** pino logger; default a pino logger at "info". */
   logger?: Logger;
-  /** Executions allowed at once (default 16). */
+  /** Executions allowed at once, queued or running (default 16). */
   maxConcurrent?: number;
   /** Parent dir for the gVisor bundle template (default the OS temp dir). */
   dataDir?: string;
+  /** Pool sizing and timing (warm count, idle reaping, cap); see PoolOptions for defaults. */
+  pool?: Partial<PoolOptions>;
+  /** Largest capnweb message either way, bytes (default 1 MiB). */
+  maxFrameBytes?: number;
+  /** Most binding calls per execution (default 10000). */
+  maxCalls?: number;
+  /**
+   * cgroup limits per gVisor sandbox, applied when the platform delegates cgroups (detected at start;
+   * otherwise runsc runs with --ignore-cgroups and a warning is logged). null disables them.
+   * Default {memoryMb: 2560, pidsMax: 512}.
+   */
+  cgroups?: { memoryMb: number; pidsMax: number } | null;
+  /** Time the isolate host gets past a deadline before its sandbox is killed, ms (default 5000). */
+  graceMs?: number;
 }
 
 /** A running runner. */
@@ -41,50 +73,96 @@ export interface SandboxRunnerHandle {
   mode: "gvisor" | "none";
   /** Prometheus metrics of this runner (registry at metrics.registry). */
   metrics: RunnerMetrics;
-  /** Stops accepting calls, ends in-flight ones, removes the bundle template. */
+  /** The sandbox pool: describe() lists every sandbox (id, pid, workspace, state, executions). */
+  pool: Pick<SandboxPool, "describe" | "waitFor" | "whenWarm">;
+  /** Status for /healthz-style pages: layer, cgroup limits in force, and every sandbox. */
+  status(): {
+    mode: "gvisor" | "none";
+    cgroups: { memoryMb: number; pidsMax: number } | null;
+    sandboxes: SandboxDescription[];
+  };
+  /** Stops accepting calls, ends in-flight ones, destroys every sandbox, removes the bundle template. */
   close(): Promise<void>;
 }
 
 /**
- * Starts the SandboxRunner gRPC service (insecure credentials: bind it to loopback or a pod network).
- * Builds dist/isolate-host.cjs first if it is missing.
- * @throws ConfigError when mode "gvisor" is requested without runsc; Error when the port cannot be bound.
+ * Starts the SandboxRunner gRPC service (insecure credentials: bind it to loopback or a pod network) and
+ * its sandbox pool (warm sandboxes start in the background). Builds dist/isolate-host.cjs first if missing.
+ * @throws ConfigError when the layer is refused (mode "gvisor" without runsc; no runsc, or mode "none",
+ *   without insecureNoGvisor); Error when the port cannot be bound.
  */
 export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Promise<SandboxRunnerHandle> {
   const logger = (options.logger ?? pino({ level: "info" })).child({ component: "sandbox-runner" });
   const isolateHost = await ensureIsolateHost();
-  const launcher = await createLauncher(options.mode ?? "auto", isolateHost, options.dataDir);
-  if (launcher.mode === "none") {
-    logger.warn({ event: "gvisor_off", warning: launcher.warnings[0] }, `!!! ${launcher.warnings[0]} !!!`);
+  const cgroups =
+    options.cgroups === undefined
+      ? { memoryMb: DEFAULT_CAPS.memoryMb, pidsMax: DEFAULT_CAPS.pidsMax }
+      : options.cgroups;
+  const backend = await selectBackend({
+    mode: options.mode ?? "auto",
+    insecureNoGvisor: options.insecureNoGvisor ?? false,
+    isolateHostPath: isolateHost,
+    dataDir: options.dataDir,
+    cgroups,
+    logger,
+  });
+  const cgroupsInForce = backend.resourceLimits;
+  if (backend.isolation === "none") {
+    logger.warn({ event: "gvisor_off", warning: backend.warnings[0] }, `!!! ${backend.warnings[0]} !!!`);
   } else {
-    logger.info({ event: "gvisor_on" }, "gVisor layer is ON: each execution runs in its own runsc container");
+    logger.info(
+      { event: "gvisor_on", cgroups: cgroupsInForce },
+      "gVisor layer is ON: each workspace gets its own runsc container",
+    );
   }
   const metrics = createMetrics();
+  const poolOptions: PoolOptions = { ...DEFAULT_POOL_OPTIONS, ...options.pool };
+  const pool = new SandboxPool(backend, poolOptions, logger, metrics);
+  pool.start();
+  const settings: ExecutionSettings = {
+    caps: {
+      maxFrameBytes: options.maxFrameBytes ?? DEFAULT_CAPS.maxFrameBytes,
+      maxCalls: options.maxCalls ?? DEFAULT_CAPS.maxCalls,
+    },
+    warnings: backend.warnings,
+    graceMs: options.graceMs ?? 5_000,
+  };
   const server = new Server();
   const runner = sandboxRunnerHandlers({
-    launcher,
+    pool,
+    isolation: backend.isolation,
+    settings,
     logger,
     metrics,
     maxConcurrent: options.maxConcurrent ?? 16,
   });
   server.addService(SandboxRunnerService, runner.handlers);
   const host = options.host ?? "127.0.0.1";
+  const shutdown = async () => {
+    await pool.close();
+    await backend.close();
+  };
   let port: number;
   try {
     port = await listenGrpc(server, host, options.port ?? 0);
   } catch (error) {
-    await launcher.close();
+    await shutdown();
     throw error;
   }
-  logger.info({ event: "listening", host, port, mode: launcher.mode }, "sandbox runner listening");
+  logger.info(
+    { event: "listening", host, port, mode: backend.isolation, pool: poolOptions, caps: settings.caps },
+    "sandbox runner listening",
+  );
   return {
     port,
-    mode: launcher.mode,
+    mode: backend.isolation,
     metrics,
+    pool,
+    status: () => ({ mode: backend.isolation, cgroups: cgroupsInForce, sandboxes: pool.describe() }),
     async close() {
       await stopGrpc(server);
       await runner.drain();
-      await launcher.close();
+      await shutdown();
     },
   };
 }

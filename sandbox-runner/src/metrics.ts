@@ -1,16 +1,35 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
-/** Reasons an execution was stopped from outside the snippet. */
-export type KillReason = "timeout" | "heap" | "crash" | "cancelled";
+/**
+ * Reasons an execution was stopped (or, for "output", cut) from outside the snippet:
+ * timeout (wall time), heap (isolate heap), output (console cut at the cap, or a return value too large),
+ * crash (the sandbox died), calls (binding call cap), message-size (capnweb frame cap), cancelled (caller left).
+ */
+export type KillReason = "timeout" | "heap" | "output" | "crash" | "calls" | "message-size" | "cancelled";
+
+/** The pool's share of the metrics. */
+export interface PoolMetrics {
+  /** Sandboxes by state: starting, warm (unassigned, ready), leased (a workspace's). */
+  sandboxes: Gauge<"state">;
+  /** All sandboxes (the pool size). */
+  size: Gauge;
+  /** Pool events: started, start_failed, reaped, evicted, crashed, killed. */
+  events: Counter<"event">;
+  /** Seconds from asking for a sandbox to its isolate host reporting ready. */
+  startSeconds: Histogram;
+}
 
 /** Prometheus metrics of one runner instance (own registry, so several runners can share a process). */
-export interface RunnerMetrics {
+export interface RunnerMetrics extends PoolMetrics {
   registry: Registry;
-  /** Seconds from `start` received to result sent, including sandbox start; label outcome=ok|error. */
+  /**
+   * Seconds from `start` received to result sent, including the wait in the workspace's queue and a
+   * sandbox start when there was no warm one; labels outcome=ok|error, sandbox=gvisor|none.
+   */
   executionSeconds: Histogram<"outcome" | "sandbox">;
-  /** Executions stopped by a limit or a crash, by reason. */
+  /** Executions stopped by a limit or a crash (or whose output was cut), by reason (see KillReason). */
   kills: Counter<"reason">;
-  /** Executions in flight. */
+  /** Executions in flight (queued or running). */
   active: Gauge;
 }
 
@@ -21,20 +40,43 @@ export function createMetrics(): RunnerMetrics {
     registry,
     executionSeconds: new Histogram({
       name: "gatehouse_sandbox_execution_seconds",
-      help: "Execution latency from start message to result, including sandbox start-up",
+      help: "Execution latency from start message to result, including queueing and any sandbox start",
       labelNames: ["outcome", "sandbox"],
-      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
     kills: new Counter({
       name: "gatehouse_sandbox_kills_total",
-      help: "Executions stopped by a limit or a crash, by reason",
+      help: "Executions stopped by a limit or a crash, or whose output was cut (reason=output), by reason",
       labelNames: ["reason"],
       registers: [registry],
     }),
     active: new Gauge({
       name: "gatehouse_sandbox_active_executions",
-      help: "Executions in flight",
+      help: "Executions in flight (queued or running)",
+      registers: [registry],
+    }),
+    sandboxes: new Gauge({
+      name: "gatehouse_sandbox_pool_sandboxes",
+      help: "Sandboxes by state: starting, warm (ready, unassigned) or leased (a workspace's)",
+      labelNames: ["state"],
+      registers: [registry],
+    }),
+    size: new Gauge({
+      name: "gatehouse_sandbox_pool_size",
+      help: "Sandboxes in the pool, all states",
+      registers: [registry],
+    }),
+    events: new Counter({
+      name: "gatehouse_sandbox_pool_events_total",
+      help: "Pool events: started, start_failed, reaped, evicted, crashed, killed",
+      labelNames: ["event"],
+      registers: [registry],
+    }),
+    startSeconds: new Histogram({
+      name: "gatehouse_sandbox_start_seconds",
+      help: "Seconds from asking for a sandbox to its isolate host being ready",
+      buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
       registers: [registry],
     }),
   };

@@ -1,8 +1,16 @@
 /**
- * JSON-lines protocol between the runner (host process) and one isolate host process.
+ * JSON-lines protocol between the runner (host process) and one isolate host process (a sandbox).
  * One JSON object per line on the isolate host's stdin (runner -> isolate host) and stdout
  * (isolate host -> runner). Nothing else is ever written to the isolate host's stdout.
+ *
+ * An isolate host lives for many executions, one at a time: it writes `{ready}` once, then for each
+ * `{start}` (carrying a sequence number `seq`) it runs the snippet in a fresh isolate and writes one
+ * `{result}` with the same `seq`. Frames and console lines carry the `seq` of their execution, so a
+ * late frame of an earlier execution is dropped instead of reaching the next one.
  */
+
+/** Largest return value accepted, bytes of JSON (checked by the isolate host and again by the runner). */
+export const MAX_RETURN_JSON_BYTES = 1024 * 1024;
 
 /** Effective limits, all filled in (see limits.ts for defaults and bounds). */
 export interface EffectiveLimits {
@@ -14,17 +22,28 @@ export interface EffectiveLimits {
   outputBytes: number;
 }
 
+/** Runner-wide caps on the capnweb traffic of one execution (runner configuration, not per request). */
+export interface FrameCaps {
+  /** Largest capnweb message (frame) in either direction, UTF-8 bytes. */
+  maxFrameBytes: number;
+  /** Most binding calls (capnweb "push"/"stream" messages from the snippet) one execution may make. */
+  maxCalls: number;
+}
+
 /** One granted binding: `env[name]` exposes exactly `methods`, each forwarding to the binding's capnweb stub. */
 export interface GrantedMethods {
   name: string;
   methods: string[];
 }
 
-/** First line sent to the isolate host. `bindings` are the granted bindings, already validated. */
+/** Starts one execution. `bindings` are the granted bindings, already validated. */
 export interface HostStart {
+  /** Execution sequence number within this sandbox (1, 2, ...); echoed on every message of the execution. */
+  seq: number;
   code: string;
   bindings: GrantedMethods[];
   limits: EffectiveLimits;
+  caps: FrameCaps;
 }
 
 /** The error shape reported for a failed execution; line/column are 1-based in the snippet, 0 = unknown. */
@@ -36,22 +55,31 @@ export interface WireError {
   column: number;
 }
 
-/** The last line an isolate host writes. `durationMs` covers transpile + compile + run. */
+/** The last line an isolate host writes for an execution. `durationMs` covers transpile + compile + run. */
 export interface HostResult {
+  seq: number;
   ok: boolean;
   returnJson: string;
   error: WireError | null;
   durationMs: number;
   outputTruncated: boolean;
+  /** Binding calls the snippet made (capnweb push/stream messages sent). */
+  calls: number;
 }
 
 /** Lines the runner writes to the isolate host. */
-export type ToIsolateHost = { start: HostStart } | { frame: { binding: string; data: string } };
+export type ToIsolateHost =
+  | { start: HostStart }
+  | { frame: { seq: number; binding: string; data: string } }
+  /** Ends execution `seq` now with this error (caller gone, inbound frame too large, ...). */
+  | { abort: { seq: number; name: string; message: string } };
 
 /** Lines the isolate host writes to the runner. */
 export type FromIsolateHost =
-  | { frame: { binding: string; data: string } }
-  | { console: { level: string; text: string } }
+  /** Written once, when isolated-vm is loaded and warmed up: the sandbox can take executions. */
+  | { ready: { pid: number } }
+  | { frame: { seq: number; binding: string; data: string } }
+  | { console: { seq: number; level: string; text: string } }
   | { result: HostResult };
 
 /** Encodes one protocol message as a single line (JSON never contains a raw newline). */
@@ -76,19 +104,43 @@ export class LineSplitter {
   /** Feeds a chunk (utf-8 text). */
   push(chunk: string): void {
     if (this.dead) return;
-    this.pending += chunk;
-    let index = this.pending.indexOf("\n");
-    while (index >= 0) {
-      const line = this.pending.slice(0, index);
-      this.pending = this.pending.slice(index + 1);
-      if (line.length > 0) this.onLine(line);
-      if (this.dead) return;
-      index = this.pending.indexOf("\n");
-    }
-    if (this.pending.length > this.maxLineBytes) {
-      this.dead = true;
+    let start = 0;
+    let index = chunk.indexOf("\n");
+    if (index >= 0) {
+      // Most lines arrive whole in one chunk: avoid re-scanning the pending text.
+      const first = this.pending + chunk.slice(0, index);
       this.pending = "";
-      this.onOverflow();
+      if (first.length > this.maxLineBytes) {
+        this.overflow();
+        return;
+      }
+      if (first.length > 0) this.onLine(first);
+      if (this.dead) return;
+      start = index + 1;
+      index = chunk.indexOf("\n", start);
+      while (index >= 0) {
+        if (index - start > this.maxLineBytes) {
+          this.overflow();
+          return;
+        }
+        if (index > start) this.onLine(chunk.slice(start, index));
+        if (this.dead) return;
+        start = index + 1;
+        index = chunk.indexOf("\n", start);
+      }
     }
+    this.pending += chunk.slice(start);
+    if (this.pending.length > this.maxLineBytes) this.overflow();
+  }
+
+  /** Stops delivering lines (the stream is abandoned). */
+  stop(): void {
+    this.dead = true;
+    this.pending = "";
+  }
+
+  private overflow(): void {
+    this.stop();
+    this.onOverflow();
   }
 }

@@ -3,17 +3,20 @@ import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { InvalidArgumentError, SandboxRunnerError, toGrpcStatus } from "./errors.ts";
-import { Execution } from "./execution.ts";
-import type { Launcher } from "./launcher.ts";
+import { Execution, type ExecutionOutcome, type ExecutionSettings } from "./execution.ts";
 import type { RunnerMetrics } from "./metrics.ts";
+import { type SandboxPool, TaskAbortedError } from "./pool/pool.ts";
 import { validateStart } from "./validate.ts";
 
 /** Options of the SandboxRunner gRPC handlers. */
 export interface SandboxRunnerHandlerOptions {
-  launcher: Launcher;
+  pool: SandboxPool;
+  /** Layer label for metrics: "gvisor" or "none". */
+  isolation: "gvisor" | "none";
+  settings: ExecutionSettings;
   logger: Logger;
   metrics: RunnerMetrics;
-  /** Executions allowed at once; more get RESOURCE_EXHAUSTED. */
+  /** Executions allowed at once (queued or running); more get RESOURCE_EXHAUSTED. */
   maxConcurrent: number;
 }
 
@@ -26,10 +29,10 @@ type Call = ServerDuplexStream<ExecuteClientMessage, ExecuteServerMessage>;
  */
 export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
   handlers: SandboxRunnerServer;
-  /** Resolves when every started execution has finished and its sandbox is torn down. */
+  /** Resolves when every started execution has finished. */
   drain(): Promise<void>;
 } {
-  const { launcher, logger, metrics } = options;
+  const { pool, logger, metrics } = options;
   let active = 0;
   const inFlight = new Set<Promise<unknown>>();
 
@@ -86,23 +89,27 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
           return;
         }
         const began = performance.now();
-        const log = logger.child({ executionId: start.executionId });
+        const log = logger.child({ executionId: start.executionId, workspaceId: start.workspaceId });
         log.info(
           { event: "execution_started", bindings: start.bindings.map((b) => b.name), limits: start.limits },
           "execution started",
         );
-        const current = new Execution(start, launcher, log, (binding, data) => {
+        const current = new Execution(start, options.settings, log, (binding, data) => {
           if (!finished) call.write({ msg: { $case: "frame", frame: { binding, data } } });
         });
         execution = current;
         active++;
         metrics.active.inc();
-        const done = current
-          .run()
+        const done = pool
+          .run(start.workspaceId, (sandbox) => current.run(sandbox), current.abortController.signal)
+          .catch((error: unknown): ExecutionOutcome => {
+            if (error instanceof TaskAbortedError) return current.cancelledOutcome();
+            throw error;
+          })
           .then(({ result, killReason }) => {
             if (killReason) metrics.kills.inc({ reason: killReason });
             metrics.executionSeconds.observe(
-              { outcome: result.ok ? "ok" : "error", sandbox: launcher.mode },
+              { outcome: result.ok ? "ok" : "error", sandbox: options.isolation },
               (performance.now() - began) / 1000,
             );
             log.info(
@@ -125,7 +132,6 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
             finished = true;
             fail(call, error);
           })
-          .then(() => current.finished())
           .finally(() => {
             active--;
             metrics.active.dec();

@@ -6,6 +6,8 @@ import type { EffectiveLimits, GrantedMethods } from "./protocol.ts";
 /** A checked `start` message. */
 export interface ValidStart {
   executionId: string;
+  /** The workspace whose sandbox runs the execution. */
+  workspaceId: string;
   code: string;
   /** Granted bindings in request order, unique names; `methods` are the only callable names on `env[name]`. */
   bindings: GrantedMethods[];
@@ -18,16 +20,22 @@ const MAX_BINDINGS = 64;
 const MAX_METHODS = 512;
 const BINDING_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 const EXECUTION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+const WORKSPACE_ID = EXECUTION_ID;
 
 /**
  * Checks an ExecuteStart and fills default limits.
- * @throws InvalidArgumentError naming the field (`start.execution_id`, `start.code`, `start.bindings[i].name`,
- *   `limits.*`) and the fix.
+ * @throws InvalidArgumentError naming the field (`start.execution_id`, `start.workspace_id`, `start.code`,
+ *   `start.bindings[i].name`, `limits.*`) and the fix.
  */
 export function validateStart(start: ExecuteStart): ValidStart {
   if (!EXECUTION_ID.test(start.executionId)) {
     throw new InvalidArgumentError(
       "start.execution_id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'; send the kernel's execution id",
+    );
+  }
+  if (!WORKSPACE_ID.test(start.workspaceId)) {
+    throw new InvalidArgumentError(
+      "start.workspace_id must be 1-128 characters of letters, digits, '_', '.', ':' or '-'; send the id of the workspace the execution belongs to (its sandbox is never shared with another workspace)",
     );
   }
   if (start.code.trim() === "") {
@@ -74,6 +82,7 @@ export function validateStart(start: ExecuteStart): ValidStart {
   });
   return {
     executionId: start.executionId,
+    workspaceId: start.workspaceId,
     code: start.code,
     bindings: granted,
     limits: effectiveLimits(start.limits),

@@ -59,7 +59,7 @@ describe("gVisor container (the one each isolate host runs in)", {
     }
   });
 
-  test("the container cannot read /etc/shadow or the repository, runs as uid 65534 and has a read-only root", async () => {
+  test("the container cannot read /etc/shadow or the repository, runs as uid 65534, has a read-only root and /scratch is its only writable dir", async () => {
     const { stdout } = await probe(
       template,
       `const fs = require("fs");
@@ -67,7 +67,8 @@ describe("gVisor container (the one each isolate host runs in)", {
        let write; try { fs.writeFileSync("/evil", "x"); write = "wrote"; } catch (e) { write = e.code; }
        console.log(JSON.stringify({ shadow: tryRead("/etc/shadow"), work: tryRead("/work"), repo: tryRead("/work/main/package.json"),
          uid: process.getuid(), gid: process.getgid(), root: fs.readdirSync("/").sort(), write,
-         tmp: (fs.writeFileSync("/tmp/ok", "x"), "writable") }));`,
+         tmp: (() => { try { fs.writeFileSync("/tmp/evil", "x"); return "writable"; } catch (e) { return e.code; } })(),
+         scratch: (fs.writeFileSync(process.env.GATEHOUSE_SCRATCH + "/ok", "x"), process.env.GATEHOUSE_SCRATCH) }));`,
     );
     const seen = JSON.parse(stdout.trim()) as Record<string, unknown>;
     assert.notEqual(seen.shadow, "readable");
@@ -76,7 +77,8 @@ describe("gVisor container (the one each isolate host runs in)", {
     assert.equal(seen.uid, 65534);
     assert.equal(seen.gid, 65534);
     assert.notEqual(seen.write, "wrote");
-    assert.equal(seen.tmp, "writable");
+    assert.notEqual(seen.tmp, "writable", "/tmp must not be writable: /scratch is the only writable place");
+    assert.equal(seen.scratch, "/scratch");
     assert.ok(!(seen.root as string[]).includes("work"), `root holds ${(seen.root as string[]).join(",")}`);
   });
 });

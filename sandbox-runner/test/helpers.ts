@@ -4,7 +4,7 @@ import { RpcTarget } from "capnweb";
 import pino from "pino";
 import { executeSnippet, type ServedBinding } from "../src/client.ts";
 import { findRunsc } from "../src/gvisor/detect.ts";
-import { type SandboxRunnerHandle, startSandboxRunner } from "../src/index.ts";
+import { type SandboxRunnerHandle, type SandboxRunnerOptions, startSandboxRunner } from "../src/index.ts";
 import { ensureIsolateHost } from "../src/isolate-host-path.ts";
 
 /** True when gVisor tests can run here. */
@@ -15,26 +15,45 @@ export const MODES: Array<"none" | "gvisor"> = HAS_RUNSC ? ["none", "gvisor"] : 
 
 let built: Promise<string> | null = null;
 
-/** Starts a real runner on 127.0.0.1:0, rebuilding the isolate host bundle once per test process. */
-export async function startTestRunner(mode: "none" | "gvisor"): Promise<SandboxRunnerHandle> {
+/**
+ * Starts a real runner on 127.0.0.1:0, rebuilding the isolate host bundle once per test process.
+ * Mode "none" passes the insecure opt-in (the runner refuses it otherwise). `options` override the rest.
+ */
+export async function startTestRunner(
+  mode: "none" | "gvisor",
+  options: Partial<SandboxRunnerOptions> = {},
+): Promise<SandboxRunnerHandle> {
+  await buildIsolateHostOnce();
+  return startSandboxRunner({
+    mode,
+    insecureNoGvisor: mode === "none",
+    host: "127.0.0.1",
+    port: 0,
+    logger: pino({ level: "silent" }),
+    ...options,
+  });
+}
+
+/** Rebuilds dist/isolate-host.cjs from the current sources, once per test process. */
+export function buildIsolateHostOnce(): Promise<string> {
   built ??= ensureIsolateHost(true);
-  await built;
-  return startSandboxRunner({ mode, host: "127.0.0.1", port: 0, logger: pino({ level: "silent" }) });
+  return built;
 }
 
 let counter = 0;
 
-/** Runs `code` through the runner's gRPC stream, serving `bindings` with real capnweb sessions. */
+/** Runs `code` through the runner's gRPC stream (as `workspaceId`), serving `bindings` with real capnweb sessions. */
 export function run(
   runner: SandboxRunnerHandle,
   code: string,
   bindings: Record<string, ServedBinding> = {},
   limits: Partial<Limits> = {},
+  workspaceId = "ws-test",
 ): Promise<ExecuteResult> {
   counter++;
   return executeSnippet(`127.0.0.1:${runner.port}`, {
     executionId: `test-${counter}`,
-    workspaceId: "ws-test",
+    workspaceId,
     code,
     bindings,
     limits,

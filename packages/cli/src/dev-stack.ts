@@ -37,7 +37,10 @@ export interface DevStackOptions {
    * GATEKEEPER_GIT_REMOTES when set, else none). Mirrors live in `<dataDir>/git-cache`.
    */
   gitRemotes?: RemoteRule[];
-  /** "auto" uses gVisor when runsc is installed. */
+  /**
+   * "auto" uses gVisor when runsc is installed and refuses to start without it; "none" runs without gVisor
+   * (passed to the runner as its --insecure-no-gvisor opt-in; every result then carries a warning).
+   */
   sandbox?: "auto" | "gvisor" | "none";
   logger?: Logger;
 }
@@ -101,6 +104,9 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       host,
       port: options.ports?.runner ?? 0,
       mode: options.sandbox ?? "auto",
+      // `--sandbox none` is the operator's explicit choice to run without gVisor; the runner requires it
+      // to be stated (it refuses "none", and "auto" without runsc, otherwise).
+      insecureNoGvisor: options.sandbox === "none",
       logger,
     });
     closers.push(() => runner.close());

@@ -1,6 +1,7 @@
 /**
- * Operations HTTP endpoint: `GET /metrics` (Prometheus text) and `GET /healthz` (200 "ok" while
- * serving, 503 while shutting down). Binds to loopback by default.
+ * Operations HTTP endpoint: `GET /metrics` (Prometheus text), `GET /healthz` (200 "ok" while
+ * serving, 503 while shutting down) and, when `status` is given, `GET /status` (its value as JSON).
+ * Binds to loopback by default.
  */
 import { createServer, type Server } from "node:http";
 import type { Registry } from "prom-client";
@@ -11,6 +12,8 @@ export async function startOpsHttp(opts: {
   port: number;
   registry: Registry;
   healthy: () => boolean;
+  /** Optional service status served as JSON at /status (never put secrets in it). */
+  status?: () => unknown;
 }): Promise<{ port: number; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     if (req.method === "GET" && req.url === "/metrics") {
@@ -30,7 +33,13 @@ export async function startOpsHttp(opts: {
       res.writeHead(ok ? 200 : 503, { "content-type": "text/plain" }).end(ok ? "ok" : "shutting down");
       return;
     }
-    res.writeHead(404, { "content-type": "text/plain" }).end("not found: use /metrics or /healthz");
+    if (req.method === "GET" && req.url === "/status" && opts.status) {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(opts.status()));
+      return;
+    }
+    res
+      .writeHead(404, { "content-type": "text/plain" })
+      .end(`not found: use /metrics or /healthz${opts.status ? " or /status" : ""}`);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -2,6 +2,7 @@ import { chmod, copyFile, mkdir, mkdtemp, realpath, rm, writeFile } from "node:f
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { type CgroupLimits, cgroupSpec } from "./cgroups.ts";
 import { linkedLibraries } from "./libraries.ts";
 
 /** Where the isolate host's files appear inside the container (read-only). */
@@ -10,6 +11,8 @@ export const SANDBOX_DIR = "/sandbox";
 export const SANDBOX_ENTRY = `${SANDBOX_DIR}/isolate-host.cjs`;
 /** uid/gid the container process runs as ("nobody"). */
 export const SANDBOX_UID = 65534;
+/** The tmpfs scratch dir inside the container: the only writable path; the isolate host empties it per execution. */
+export const SCRATCH_DIR = "/scratch";
 
 /** One read-only bind mount: host `source` appears at `destination` in the container. */
 export interface BindMount {
@@ -20,7 +23,7 @@ export interface BindMount {
 /**
  * The shared, read-only pieces every container of this runner uses, prepared once:
  * an empty root dir, a copy of the isolate host bundle plus isolated-vm's native module, the node binary
- * and the libraries it links. Per-execution state is only a config.json (see containerConfig).
+ * and the libraries it links. Per-container state is only a config.json (see containerConfig).
  */
 export interface BundleTemplate {
   /** Private working dir (0700) holding rootfs/, files/, state/ and run/. */
@@ -91,21 +94,41 @@ export async function removeBundleTemplate(template: BundleTemplate): Promise<vo
   await rm(template.dataDir, { recursive: true, force: true });
 }
 
+/** Per-container choices on top of the template. */
+export interface ContainerOptions {
+  /** Memory and pids limits through a cgroup of the container's own; null = no cgroup (runsc --ignore-cgroups). */
+  cgroups?: CgroupLimits | null;
+}
+
 /**
  * OCI runtime config for one container running `args` (args[0] is an absolute path inside the container):
- * read-only empty root, read-only binds of the template mounts, tmpfs /tmp (16 MiB), its own /proc,
- * uid/gid 65534, no capabilities, noNewPrivileges, fresh pid/net/ipc/uts/mount namespaces, empty env.
+ * read-only empty root, read-only binds of the template mounts, a tmpfs scratch dir at /scratch (16 MiB,
+ * noexec; HOME, cwd, TMPDIR and GATEHOUSE_SCRATCH point there; the only writable place: /tmp is an
+ * empty read-only tmpfs), its own /proc,
+ * uid/gid 65534, no capabilities, noNewPrivileges, fresh pid/net/ipc/uts/mount namespaces, at most 256
+ * open files, and with `options.cgroups` a cgroup limiting memory and pids.
  */
-export function containerConfig(template: BundleTemplate, args: string[]): object {
+export function containerConfig(
+  template: BundleTemplate,
+  args: string[],
+  options: ContainerOptions & { containerId?: string } = {},
+): object {
   const noCaps = { bounding: [], effective: [], inheritable: [], permitted: [], ambient: [] };
+  const cgroups =
+    options.cgroups && options.containerId ? cgroupSpec(options.containerId, options.cgroups) : null;
   return {
     ociVersion: "1.0.0",
     process: {
       terminal: false,
       user: { uid: SANDBOX_UID, gid: SANDBOX_UID },
       args,
-      env: ["HOME=/tmp", "LANG=C.UTF-8"],
-      cwd: "/tmp",
+      env: [
+        `HOME=${SCRATCH_DIR}`,
+        "LANG=C.UTF-8",
+        `GATEHOUSE_SCRATCH=${SCRATCH_DIR}`,
+        `TMPDIR=${SCRATCH_DIR}`,
+      ],
+      cwd: SCRATCH_DIR,
       capabilities: noCaps,
       noNewPrivileges: true,
       rlimits: [{ type: "RLIMIT_NOFILE", hard: 256, soft: 256 }],
@@ -115,10 +138,25 @@ export function containerConfig(template: BundleTemplate, args: string[]): objec
     mounts: [
       { destination: "/proc", type: "proc", source: "proc" },
       {
+        destination: SCRATCH_DIR,
+        type: "tmpfs",
+        source: "tmpfs",
+        options: [
+          "nosuid",
+          "nodev",
+          "noexec",
+          "size=16m",
+          "mode=0700",
+          `uid=${SANDBOX_UID}`,
+          `gid=${SANDBOX_UID}`,
+        ],
+      },
+      // runsc would otherwise add a writable /tmp of its own; this keeps /scratch the only writable path.
+      {
         destination: "/tmp",
         type: "tmpfs",
         source: "tmpfs",
-        options: ["nosuid", "nodev", "noexec", "size=16m"],
+        options: ["ro", "nosuid", "nodev", "noexec", "size=4k"],
       },
       ...template.mounts.map((m) => ({
         destination: m.destination,
@@ -129,6 +167,7 @@ export function containerConfig(template: BundleTemplate, args: string[]): objec
     ],
     linux: {
       namespaces: [{ type: "pid" }, { type: "network" }, { type: "ipc" }, { type: "uts" }, { type: "mount" }],
+      ...(cgroups ?? {}),
     },
   };
 }
@@ -138,9 +177,13 @@ export async function writeContainerBundle(
   template: BundleTemplate,
   id: string,
   args: string[],
+  options: ContainerOptions = {},
 ): Promise<string> {
   const dir = join(template.runDir, id);
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, "config.json"), JSON.stringify(containerConfig(template, args), null, 2));
+  await writeFile(
+    join(dir, "config.json"),
+    JSON.stringify(containerConfig(template, args, { ...options, containerId: id }), null, 2),
+  );
   return dir;
 }

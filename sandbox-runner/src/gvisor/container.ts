@@ -1,8 +1,11 @@
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { promisify } from "node:util";
-import { type BundleTemplate, writeContainerBundle } from "./bundle.ts";
+import { type BundleTemplate, type ContainerOptions, writeContainerBundle } from "./bundle.ts";
+import { removeSandboxCgroups } from "./cgroups.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -12,16 +15,24 @@ export interface Container {
   id: string;
   /** The `runsc run` process; its stdin/stdout/stderr are the container process's. */
   child: ChildProcessWithoutNullStreams;
+  /**
+   * Host pid of the sandbox process (`runsc-sandbox`; killing it kills the container), read from the pid
+   * file runsc writes before the container process starts. Null when it cannot be read (yet).
+   */
+  sandboxPid(): number | null;
   /** Force-deletes the container (`runsc delete -force`) and its bundle dir. Idempotent; never throws. */
   destroy(): Promise<void>;
 }
 
 /**
- * Global runsc flags used for every call: our own state root, no network stack at all, and no cgroup
- * setup (cgroups are unavailable / not delegated here). Platform stays the default (ptrace).
+ * Global runsc flags used for every call: our own state root and no network stack at all. Without
+ * cgroup limits runsc is told to skip cgroup setup (`--ignore-cgroups`, for hosts that do not delegate
+ * cgroups). Platform stays the default (ptrace).
  */
-export function runscGlobalFlags(template: BundleTemplate): string[] {
-  return [`--root=${template.stateDir}`, "--network=none", "--ignore-cgroups"];
+export function runscGlobalFlags(template: BundleTemplate, withCgroups = false): string[] {
+  const flags = [`--root=${template.stateDir}`, "--network=none"];
+  if (!withCgroups) flags.push("--ignore-cgroups");
+  return flags;
 }
 
 /**
@@ -32,10 +43,14 @@ export async function startContainer(
   runsc: string,
   template: BundleTemplate,
   args: string[],
+  options: ContainerOptions = {},
 ): Promise<Container> {
   const id = `gh-${randomBytes(8).toString("hex")}`;
-  const bundle = await writeContainerBundle(template, id, args);
-  const child = spawn(runsc, [...runscGlobalFlags(template), "run", "--bundle", bundle, id], {
+  const withCgroups = Boolean(options.cgroups);
+  const flags = runscGlobalFlags(template, withCgroups);
+  const bundle = await writeContainerBundle(template, id, args, options);
+  const pidFile = join(bundle, "sandbox.pid");
+  const child = spawn(runsc, [...flags, "run", "--pid-file", pidFile, "--bundle", bundle, id], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
   });
@@ -43,12 +58,21 @@ export async function startContainer(
   const destroy = (): Promise<void> => {
     destroyed ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await execFileAsync(runsc, [...runscGlobalFlags(template), "delete", "-force", id]).catch(
-        () => undefined,
-      );
+      await execFileAsync(runsc, [...flags, "delete", "-force", id]).catch(() => undefined);
+      if (withCgroups) removeSandboxCgroups(id);
       await rm(bundle, { recursive: true, force: true }).catch(() => undefined);
     })();
     return destroyed;
   };
-  return { id, child, destroy };
+  const sandboxPid = () => {
+    let text = "";
+    try {
+      text = readFileSync(pidFile, "utf8");
+    } catch {
+      // not written (yet)
+    }
+    const pid = Number.parseInt(text, 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  };
+  return { id, child, sandboxPid, destroy };
 }

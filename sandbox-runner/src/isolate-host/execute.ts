@@ -1,8 +1,8 @@
-import capnwebSource from "virtual:capnweb-iife";
 import ivm from "isolated-vm";
-import type { HostResult, HostStart, WireError } from "../protocol.ts";
+import { FrameGuard } from "../frame-guard.ts";
+import { type HostStart, MAX_RETURN_JSON_BYTES, type WireError } from "../protocol.ts";
 import { snippetPosition } from "./locate.ts";
-import { GLOBALS_SOURCE, SETUP_SOURCE } from "./prelude.ts";
+import type { IsolateReserve, PreparedIsolate } from "./reserve.ts";
 import { SNIPPET_FILENAME, SnippetSyntaxError, stripTypes } from "./transpile.ts";
 
 /** What the execution needs from the process around it. */
@@ -13,6 +13,25 @@ export interface ExecutionIo {
   console(level: string, text: string): void;
   /** Registers the function that receives inbound frames; frames arriving earlier are queued by the caller. */
   onFrame(deliver: (binding: string, data: string) => void): void;
+}
+
+/** What executeSnippet resolves to (the host adds seq and the output flag). */
+export interface SnippetOutcome {
+  ok: boolean;
+  returnJson: string;
+  error: WireError | null;
+  /** Transpile + compile + run, milliseconds. */
+  durationMs: number;
+  /** Binding calls made. */
+  calls: number;
+}
+
+/** A running execution: its outcome, and a way to end it early with a given error. */
+export interface RunningSnippet {
+  /** Resolves once the isolate is gone; never rejects. */
+  outcome: Promise<SnippetOutcome>;
+  /** Disposes the isolate now; the outcome then carries this error (the first abort wins). */
+  abort(name: string, message: string): void;
 }
 
 const MAX_ERROR_TEXT = 16_384;
@@ -28,92 +47,130 @@ function wireError(name: string, message: string, stack = "", line = 0, column =
 }
 
 /**
- * Runs one snippet in a fresh isolate (memoryLimit = limits.heapMb) and resolves to its result; never
- * rejects. The wall-time limit covers transpile, compile and run: when it passes the isolate is disposed
- * and the result carries a "TimeoutError". Exceeding the heap gives "HeapLimitError".
+ * Starts one snippet in a fresh isolate (memoryLimit = limits.heapMb; the reserve's prepared one when it
+ * matches) whose context has never run a snippet, so nothing a previous execution left on globals is
+ * visible. The wall-time limit covers transpile, compile and run: when it passes the isolate is disposed
+ * and the outcome carries a "TimeoutError". Exceeding the heap gives "HeapLimitError"; a frame above
+ * `caps.maxFrameBytes` gives "MessageSizeError" and the `caps.maxCalls + 1`-th call gives
+ * "CallLimitError" (the offending frame is never sent). In every case only the isolate is disposed;
+ * the process stays usable for the next execution.
  */
-export async function executeSnippet(start: HostStart, io: ExecutionIo): Promise<HostResult> {
+export function startSnippet(start: HostStart, io: ExecutionIo, reserve: IsolateReserve): RunningSnippet {
   const began = performance.now();
-  const { limits } = start;
-  const isolate = new ivm.Isolate({ memoryLimit: limits.heapMb });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    if (!isolate.isDisposed) isolate.dispose();
-  }, limits.wallTimeMs);
-  const finish = (ok: boolean, returnJson: string, error: WireError | null): HostResult => ({
-    ok,
-    returnJson,
-    error,
-    durationMs: Math.round(performance.now() - began),
-    outputTruncated: false,
-  });
-  try {
-    const js = stripTypes(start.code);
-    const context = await isolate.createContext();
-    await context.eval(GLOBALS_SOURCE, { filename: "gatehouse-globals.js" });
-    // Wrapped in a function so the IIFE's `var capnweb` stays local (the snippet never sees it).
-    const capnweb: ivm.Reference = await context.eval(`(function(){${capnwebSource}\nreturn capnweb;})()`, {
-      filename: "capnweb.js",
-      reference: true,
+  let isolate: ivm.Isolate | null = null;
+  let killed: WireError | null = null;
+  const abort = (name: string, message: string) => {
+    killed ??= wireError(name, message);
+    if (isolate && !isolate.isDisposed) isolate.dispose();
+  };
+  const timer = setTimeout(
+    () =>
+      abort(
+        "TimeoutError",
+        `the snippet ran longer than the wall-time limit of ${start.limits.wallTimeMs} ms (limits.wall_time_ms); do less per execution or raise the limit`,
+      ),
+    start.limits.wallTimeMs,
+  );
+  const guard = new FrameGuard(start.caps);
+  const outcome = (async (): Promise<SnippetOutcome> => {
+    const finish = (ok: boolean, returnJson: string, error: WireError | null): SnippetOutcome => ({
+      ok: ok && !killed,
+      returnJson: killed ? "" : returnJson,
+      error: killed ?? error,
+      durationMs: Math.round(performance.now() - began),
+      calls: guard.calls,
     });
-    const setup: ivm.Reference = await context.eval(SETUP_SOURCE, {
-      filename: "gatehouse-prelude.js",
-      reference: true,
-    });
-    const sendRef = new ivm.Reference((binding: string, data: string) => {
-      if (typeof binding === "string" && typeof data === "string") io.sendFrame(binding, data);
-    });
-    const logRef = new ivm.Reference((level: string, text: string) => {
-      io.console(String(level), String(text));
-    });
-    const hooks: ivm.Reference = await setup.apply(
-      undefined,
-      [
-        capnweb.derefInto(),
-        sendRef,
-        logRef,
-        new ivm.ExternalCopy(start.bindings).copyInto(),
-        limits.outputBytes,
-      ],
-      { result: { reference: true } },
-    );
-    const deliverRef: ivm.Reference = await hooks.get("deliver", { reference: true });
-    const runRef: ivm.Reference = await hooks.get("run", { reference: true });
-    io.onFrame((binding, data) => {
-      if (!isolate.isDisposed) deliverRef.applyIgnored(undefined, [binding, data]);
-    });
-
-    const module = await isolate.compileModule(js, { filename: SNIPPET_FILENAME });
-    const imports = module.dependencySpecifiers;
-    if (imports.length > 0) {
-      const line = lineOfImport(start.code, imports[0]!);
+    let prepared: PreparedIsolate;
+    try {
+      prepared = reserve.take(start.limits.heapMb);
+    } catch (error) {
       return finish(
         false,
         "",
-        wireError(
-          "ImportError",
-          `imports are not available in the sandbox (found "${imports[0]}"); use only the bindings on env`,
-          "",
-          line,
-          line > 0 ? 1 : 0,
-        ),
+        wireError("HarnessError", `the isolate could not be created: ${(error as Error).message}`),
       );
     }
-    await module.instantiate(context, () => {
-      throw new Error("imports are not available in the sandbox");
-    });
-    await module.evaluate();
-    const outcomeJson = (await runRef.apply(undefined, [module.namespace.derefInto()], {
-      result: { promise: true, copy: true },
-    })) as string;
-    return finish(...parseOutcome(outcomeJson, limits));
-  } catch (error) {
-    return finish(false, "", classify(error, timedOut, isolate, start));
-  } finally {
-    clearTimeout(timer);
-    if (!isolate.isDisposed) isolate.dispose();
+    isolate = prepared.isolate;
+    try {
+      if (killed) return finish(false, "", null);
+      const [ok, returnJson, error] = await runIn(prepared, start, io, guard, abort, () => killed);
+      return finish(ok, returnJson, error);
+    } catch (error) {
+      return finish(false, "", classify(error, prepared.isolate, start));
+    } finally {
+      clearTimeout(timer);
+      // Disposed right after the result is written (freeing the heap costs ~1 ms under gVisor); it is
+      // never used again either way.
+      setImmediate(() => prepared.isolate.isDisposed || prepared.isolate.dispose());
+    }
+  })();
+  return { outcome, abort };
+}
+
+async function runIn(
+  prepared: PreparedIsolate,
+  start: HostStart,
+  io: ExecutionIo,
+  guard: FrameGuard,
+  abort: (name: string, message: string) => void,
+  killedBy: () => WireError | null,
+): Promise<[boolean, string, WireError | null]> {
+  const { isolate, context, capnweb, setup } = prepared;
+  const { limits } = start;
+  const js = stripTypes(start.code);
+  const sendRef = new ivm.Reference((binding: string, data: string) => {
+    if (typeof binding !== "string" || typeof data !== "string" || killedBy()) return;
+    const refusal = guard.check(data);
+    if (refusal) abort(refusal.name, refusal.message);
+    else io.sendFrame(binding, data);
+  });
+  const logRef = new ivm.Reference((level: string, text: string) => {
+    io.console(String(level), String(text));
+  });
+  // Harness steps run synchronously on this thread (no snippet code runs in them, and each async
+  // isolated-vm call costs a thread hop, expensive under gVisor); evaluate and run stay asynchronous so
+  // the wall-time timer can always fire.
+  const hooks: ivm.Reference = setup.applySync(
+    undefined,
+    [
+      capnweb.derefInto(),
+      sendRef,
+      logRef,
+      new ivm.ExternalCopy(start.bindings).copyInto(),
+      limits.outputBytes,
+    ],
+    { result: { reference: true } },
+  );
+  const deliverRef: ivm.Reference = hooks.getSync("deliver", { reference: true });
+  const runRef: ivm.Reference = hooks.getSync("run", { reference: true });
+  io.onFrame((binding, data) => {
+    if (!isolate.isDisposed) deliverRef.applyIgnored(undefined, [binding, data]);
+  });
+
+  const module = isolate.compileModuleSync(js, { filename: SNIPPET_FILENAME });
+  const imports = module.dependencySpecifiers;
+  if (imports.length > 0) {
+    const line = lineOfImport(start.code, imports[0]!);
+    return [
+      false,
+      "",
+      wireError(
+        "ImportError",
+        `imports are not available in the sandbox (found "${imports[0]}"); use only the bindings on env`,
+        "",
+        line,
+        line > 0 ? 1 : 0,
+      ),
+    ];
   }
+  module.instantiateSync(context, () => {
+    throw new Error("imports are not available in the sandbox");
+  });
+  await module.evaluate();
+  const outcomeJson = (await runRef.apply(undefined, [module.namespace.derefInto()], {
+    result: { promise: true, copy: true },
+  })) as string;
+  return parseOutcome(outcomeJson, limits);
 }
 
 /** Decodes the JSON the in-isolate `run` produced, defensively (the snippet may have tampered with globals). */
@@ -127,7 +184,17 @@ function parseOutcome(
       returnJson?: unknown;
       error?: { name?: unknown; message?: unknown; stack?: unknown };
     };
-    if (o.ok === true && typeof o.returnJson === "string") return [true, o.returnJson, null];
+    if (o.ok === true && typeof o.returnJson === "string") {
+      if (Buffer.byteLength(o.returnJson, "utf8") <= MAX_RETURN_JSON_BYTES) return [true, o.returnJson, null];
+      return [
+        false,
+        "",
+        wireError(
+          "ResultTooLargeError",
+          `the returned value is larger than ${MAX_RETURN_JSON_BYTES} bytes of JSON; return less data (or a summary)`,
+        ),
+      ];
+    }
     const e = o.error ?? {};
     const stack = typeof e.stack === "string" ? e.stack : "";
     const message = typeof e.message === "string" ? e.message : "";
@@ -160,13 +227,7 @@ function parseOutcome(
   }
 }
 
-function classify(error: unknown, timedOut: boolean, isolate: ivm.Isolate, start: HostStart): WireError {
-  if (timedOut) {
-    return wireError(
-      "TimeoutError",
-      `the snippet ran longer than the wall-time limit of ${start.limits.wallTimeMs} ms (limits.wall_time_ms); do less per execution or raise the limit`,
-    );
-  }
+function classify(error: unknown, isolate: ivm.Isolate, start: HostStart): WireError {
   if (error instanceof SnippetSyntaxError) {
     return wireError("SyntaxError", error.message, "", error.line, error.column);
   }

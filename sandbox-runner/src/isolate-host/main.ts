@@ -1,7 +1,9 @@
 /**
  * Isolate host process entry (bundled to dist/isolate-host.cjs). Protocol: see ../protocol.ts.
- * Reads `{start}` then `{frame}` lines on stdin; writes `{frame}`, `{console}` and finally one `{result}`
- * on stdout, then exits. If stdin closes before the result, the process exits at once (the runner is gone).
+ * Long-lived: loads isolated-vm, warms up with one trivial execution, writes `{ready}`, then runs the
+ * executions it is sent one at a time, each in a fresh isolate. Before each execution it empties the
+ * scratch directory named by GATEHOUSE_SCRATCH (a tmpfs in the sandbox). When stdin closes the process
+ * exits at once (the runner is gone).
  */
 
 import { OutputBuffer } from "../output.ts";
@@ -12,37 +14,85 @@ import {
   LineSplitter,
   type ToIsolateHost,
 } from "../protocol.ts";
-import { executeSnippet } from "./execute.ts";
+import { type RunningSnippet, startSnippet } from "./execute.ts";
+import { IsolateReserve } from "./reserve.ts";
+import { wipeScratch } from "./scratch.ts";
 
 const MAX_LINE = 64 * 1024 * 1024;
+const scratch = process.env.GATEHOUSE_SCRATCH;
+/** Heap size of the reserved isolate before any execution asked for one (the runner's default), MiB. */
+const DEFAULT_HEAP_MB = 128;
+const reserve = new IsolateReserve();
 
 function write(message: FromIsolateHost): void {
   process.stdout.write(encodeLine(message));
 }
 
-let started = false;
-const early: Array<[string, string]> = [];
-let deliver: ((binding: string, data: string) => void) | null = null;
+/** Exits without Node's teardown: after an isolate hit its memory limit, isolated-vm's native teardown can crash. */
+function exitNow(code: number): never {
+  return (process as unknown as { reallyExit(code: number): never }).reallyExit(code);
+}
+
+/** The execution in progress. */
+interface Current {
+  seq: number;
+  running: RunningSnippet | null;
+  /** Frames that arrived before the isolate's deliver hook existed. */
+  early: Array<[string, string]>;
+  deliver: ((binding: string, data: string) => void) | null;
+}
+
+let current: Current | null = null;
 
 function onStart(start: HostStart): void {
+  if (current) {
+    process.stderr.write("isolate host: start while an execution runs; ignored\n");
+    return;
+  }
+  try {
+    if (scratch) wipeScratch(scratch);
+  } catch (error) {
+    process.stderr.write(`isolate host: cannot wipe the scratch dir: ${(error as Error).message}\n`);
+    exitNow(4);
+  }
+  const seq = start.seq;
   const output = new OutputBuffer(start.limits.outputBytes);
-  void executeSnippet(start, {
-    sendFrame: (binding, data) => write({ frame: { binding, data } }),
-    console: (level, text) => {
-      const before = output.lines.length;
-      output.add(level, text);
-      for (const line of output.lines.slice(before)) write({ console: line });
+  const state: Current = { seq, running: null, early: [], deliver: null };
+  current = state;
+  state.running = startSnippet(
+    start,
+    {
+      sendFrame: (binding, data) => write({ frame: { seq, binding, data } }),
+      console: (level, text) => {
+        const before = output.lines.length;
+        output.add(level, text);
+        for (const line of output.lines.slice(before)) write({ console: { seq, ...line } });
+      },
+      onFrame: (fn) => {
+        state.deliver = fn;
+        for (const [binding, data] of state.early.splice(0)) fn(binding, data);
+      },
     },
-    onFrame: (fn) => {
-      deliver = fn;
-      for (const [binding, data] of early.splice(0)) fn(binding, data);
-    },
-  }).then((result) => {
-    write({ result: { ...result, outputTruncated: output.truncated } });
-    // stdout is a pipe (synchronous on Linux), so the result is out. Skip Node's teardown: after an
-    // isolate hit its memory limit, isolated-vm's native teardown can crash at exit.
-    (process as unknown as { reallyExit(code: number): never }).reallyExit(0);
+    reserve,
+  );
+  void state.running.outcome.then((outcome) => {
+    current = null;
+    write({ result: { seq, ...outcome, outputTruncated: output.truncated } });
+    reserve.refill(start.limits.heapMb);
   });
+}
+
+function onMessage(message: ToIsolateHost): void {
+  if ("start" in message) onStart(message.start);
+  else if ("frame" in message) {
+    const { seq, binding, data } = message.frame;
+    if (!current || current.seq !== seq) return; // a late frame of a finished execution
+    if (current.deliver) current.deliver(binding, data);
+    else current.early.push([binding, data]);
+  } else if ("abort" in message) {
+    const { seq, name, message: text } = message.abort;
+    if (current?.seq === seq) current.running?.abort(String(name), String(text));
+  }
 }
 
 const splitter = new LineSplitter(
@@ -54,22 +104,44 @@ const splitter = new LineSplitter(
       process.stderr.write("isolate host: ignoring a line that is not JSON\n");
       return;
     }
-    if ("start" in message && !started) {
-      started = true;
-      onStart(message.start);
-    } else if ("frame" in message) {
-      const { binding, data } = message.frame;
-      if (deliver) deliver(binding, data);
-      else early.push([binding, data]);
-    }
+    onMessage(message);
   },
   MAX_LINE,
   () => {
     process.stderr.write("isolate host: inbound line too long, exiting\n");
-    process.exit(2);
+    exitNow(2);
   },
 );
 
+/** One throwaway execution so the first real one finds V8, isolated-vm and the capnweb code cache warm. */
+async function warmUp(): Promise<void> {
+  const running = startSnippet(
+    {
+      seq: 0,
+      code: "export default async (env) => Object.keys(env).length",
+      bindings: [{ name: "WARM", methods: ["noop"] }],
+      limits: { wallTimeMs: 30_000, heapMb: 32, outputBytes: 1024 },
+      caps: { maxFrameBytes: 1024, maxCalls: 0 },
+    },
+    { sendFrame: () => undefined, console: () => undefined, onFrame: () => undefined },
+    reserve,
+  );
+  const outcome = await running.outcome;
+  if (!outcome.ok)
+    throw new Error(`warm-up execution failed: ${outcome.error?.name}: ${outcome.error?.message}`);
+}
+
 process.stdin.setEncoding("utf8");
-process.stdin.on("data", (chunk: string) => splitter.push(chunk));
-process.stdin.on("end", () => process.exit(started ? 3 : 0));
+process.stdin.on("end", () => exitNow(0));
+warmUp().then(
+  () => {
+    if (scratch) wipeScratch(scratch);
+    reserve.refill(DEFAULT_HEAP_MB);
+    write({ ready: { pid: process.pid } });
+    process.stdin.on("data", (chunk: string) => splitter.push(chunk));
+  },
+  (error: Error) => {
+    process.stderr.write(`isolate host: ${error.message}\n`);
+    exitNow(5);
+  },
+);

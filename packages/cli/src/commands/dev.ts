@@ -11,7 +11,11 @@ export function registerDevCommand(program: Command): void {
     .command("dev")
     .description("run every Gatehouse service in this process (gRPC on 127.0.0.1), data under ./.gatehouse/")
     .option("--registry <file>", "MCP server registry (YAML); default: memory + files servers from npm")
-    .option("--sandbox <mode>", "auto | gvisor | none (none = the isolate is the only wall)", "auto")
+    .option(
+      "--sandbox <mode>",
+      "auto (gVisor; refuses to start without runsc) | gvisor | none (insecure: the isolate is the only wall)",
+      "auto",
+    )
     .option("--insecure-no-gvisor", "same as --sandbox none")
     .option(
       "--port-base <n>",

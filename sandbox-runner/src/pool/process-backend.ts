@@ -1,0 +1,38 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { SandboxBackend, SandboxInstance } from "./backend.ts";
+import { childInstance } from "./child-instance.ts";
+
+/**
+ * INSECURE backend: each sandbox is a plain child process running the isolate host with an empty
+ * environment and its own scratch dir under the OS temp dir; the isolate is the only wall. Used only
+ * when the operator opted in (--insecure-no-gvisor); every result then carries `warning`.
+ */
+export function createProcessBackend(isolateHostPath: string, warning: string): SandboxBackend {
+  return {
+    kind: "process",
+    isolation: "none",
+    warnings: [warning],
+    resourceLimits: null,
+    async start(id: string): Promise<SandboxInstance> {
+      const scratch = await mkdtemp(join(tmpdir(), "gatehouse-scratch-"));
+      // Empty environment apart from the scratch dir: the isolate host inherits no secrets from the runner.
+      const child = spawn(process.execPath, ["--no-node-snapshot", isolateHostPath], {
+        stdio: ["pipe", "pipe", "pipe"],
+        env: { GATEHOUSE_SCRATCH: scratch },
+        cwd: scratch,
+      });
+      let destroyed: Promise<void> | null = null;
+      return childInstance(id, child, () => {
+        destroyed ??= (async () => {
+          if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+          await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+        })();
+        return destroyed;
+      });
+    },
+    close: async () => undefined,
+  };
+}
