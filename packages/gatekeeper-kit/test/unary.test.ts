@@ -93,6 +93,7 @@ test("any other error, thrown or rejected, becomes INTERNAL; the log names it wi
           actionId: 1,
           localId: "~1",
           payloadJson: "{}",
+          dependencyResults: {},
         },
         (e, r) => (e ? rej(e) : res(r)),
       ),

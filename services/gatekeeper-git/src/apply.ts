@@ -109,7 +109,9 @@ export function parseCommitPayload(json: string): CommitPayload {
       (c: FileChange) =>
         c &&
         typeof c.path === "string" &&
-        (("content" in c && typeof c.content === "string") || ("delete" in c && c.delete === true)) &&
+        (("content" in c && typeof c.content === "string") ||
+          ("delete" in c && c.delete === true) ||
+          ("blob" in c && SHA.test(c.blob) && (c.mode === "100644" || c.mode === "100755"))) &&
         (p.base as Record<string, unknown>)[c.path] !== undefined,
     );
   if (!ok)
@@ -123,6 +125,17 @@ export interface ApplyDeps {
   policy: ResourcePolicy;
   state: GitState;
   logger: Logger;
+}
+
+/** The commit sha in an applied commit's result_json, if any. */
+function shaOf(resultJson: string | undefined): string | undefined {
+  if (!resultJson) return undefined;
+  try {
+    const sha = (JSON.parse(resultJson) as { sha?: unknown }).sha;
+    return typeof sha === "string" && SHA.test(sha) ? sha : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function failed(error: string): ApplyActionResponse {
@@ -153,10 +166,12 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
   const run = deps.state.serialize(resource.gitDir, async () => {
     try {
       if (payload.kind === "createBranch") {
-        const from = payload.fromPending ? st.ids.permanentOf(payload.fromPending) : payload.fromCommit;
+        const from = payload.fromPending
+          ? (st.ids.permanentOf(payload.fromPending) ?? shaOf(req.dependencyResults[payload.fromPending]))
+          : payload.fromCommit;
         if (from === undefined) {
           return failed(
-            `the commit the branch starts from (${payload.fromPending}) was not applied by this gatekeeper process; nothing was created`,
+            `the commit the branch starts from (${payload.fromPending}) is not applied (no result for it in the request); nothing was created`,
           );
         }
         await up.refresh(true);
@@ -238,7 +253,13 @@ async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Prom
         `branch ${p.branch} moved and these paths changed since the commit was made: ${conflicts.join(", ")}; nothing was committed`,
       );
     }
-    const commit = await buildCommit(gitDir, p, tip);
+    let commit: string;
+    try {
+      commit = await buildCommit(gitDir, p, tip);
+    } catch (e) {
+      if (e instanceof PathRefused) return failed(e.message);
+      throw e;
+    }
     if ((await up.publish(p.branch, commit, tip)) === "ok") {
       return {
         ok: true,
@@ -272,23 +293,50 @@ async function conflictingPaths(gitDir: string, p: CommitPayload, tip: string): 
 }
 
 /** Writes the commit's objects on top of `tip` (no ref moves). @returns the new commit sha. */
+/** Raised when git silently left a staged path out of the tree (a name it does not allow). */
+class PathRefused extends Error {}
+
+/**
+ * Writes the commit's objects on top of `tip` (no ref moves). A changed file keeps its mode
+ * (an executable stays executable); new files are 100644; a restored blob brings its own mode.
+ * @returns the new commit sha. @throws PathRefused when git dropped a path from the tree.
+ */
 async function buildCommit(gitDir: string, p: CommitPayload, tip: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "gk-git-index-"));
   const env = { GIT_INDEX_FILE: join(dir, "index") };
   try {
     await git(gitDir, ["read-tree", tip], { env });
+    const before = await lsPaths(
+      gitDir,
+      tip,
+      p.changes.map((c) => c.path),
+    );
     // One --index-info batch (NUL-terminated): mode 0 removes an entry; works in bare repositories.
     const lines: string[] = [];
+    const expected = new Map<string, string | null>();
     for (const c of p.changes) {
       if ("delete" in c) {
         lines.push(`0 ${"0".repeat(40)}\t${c.path}`);
+        expected.set(c.path, null);
+      } else if ("blob" in c) {
+        lines.push(`${c.mode} ${c.blob}\t${c.path}`);
+        expected.set(c.path, c.blob);
       } else {
         const sha = await gitText(gitDir, ["hash-object", "-w", "--stdin"], { input: c.content });
-        lines.push(`100644 ${sha}\t${c.path}`);
+        const mode = before.find((e) => e.path === c.path)?.mode === "100755" ? "100755" : "100644";
+        lines.push(`${mode} ${sha}\t${c.path}`);
+        expected.set(c.path, sha);
       }
     }
     await git(gitDir, ["update-index", "-z", "--index-info"], { env, input: `${lines.join("\0")}\0` });
     const tree = await gitText(gitDir, ["write-tree"], { env });
+    // git's update-index skips names it refuses with only a warning: check every path landed.
+    const after = await lsPaths(gitDir, tree, [...expected.keys()]);
+    for (const [path, sha] of expected) {
+      if ((after.find((e) => e.path === path)?.sha ?? null) !== sha) {
+        throw new PathRefused(`git refused the path ${path}; nothing was committed`);
+      }
+    }
     return await gitText(gitDir, ["commit-tree", tree, "-p", tip], { input: p.message });
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -27,7 +27,13 @@ export async function unifiedDiff(
         complete = false;
         const what = "delete" in c ? "deleted" : "replaced";
         parts.push(
-          `--- a/${c.path}\n+++ ${"delete" in c ? "/dev/null" : `b/${c.path}`}\n(previous content is over ${maxFileBytes} bytes and is not shown; the file is ${what} entirely)\n`,
+          `--- a/${c.path}\n+++ ${"delete" in c ? "/dev/null" : `b/${c.path}`}\n(previous content is binary or over ${maxFileBytes} bytes and is not shown; the file is ${what} entirely)\n`,
+        );
+        continue;
+      }
+      if ("blob" in c) {
+        parts.push(
+          `--- a/${c.path}\n+++ b/${c.path}\n(restores blob ${c.blob}, mode ${c.mode}; content not shown)\n`,
         );
         continue;
       }
@@ -37,13 +43,14 @@ export async function unifiedDiff(
       await writeFile(a, before ?? "");
       await writeFile(b, after ?? "");
       const out = (
-        await git("", ["diff", "--no-index", "--no-color", "--no-ext-diff", "--text", "--", a, b], {
+        await git("", ["diff", "--no-index", "--no-color", "--no-ext-diff", "--", a, b], {
           okCodes: [0, 1],
         })
       ).toString("utf8");
       const hunks = out.slice(Math.max(0, out.indexOf("\n@@") + 1));
       const head = `--- ${before === null ? "/dev/null" : `a/${c.path}`}\n+++ ${after === null ? "/dev/null" : `b/${c.path}`}\n`;
-      parts.push(out.includes("\n@@") ? head + hunks : `${head}(no content change)\n`);
+      if (/^Binary files .* differ$/m.test(out)) parts.push(`${head}(binary content differs; not shown)\n`);
+      else parts.push(out.includes("\n@@") ? head + hunks : `${head}(no content change)\n`);
     }
     return { text: parts.join(""), complete };
   } finally {

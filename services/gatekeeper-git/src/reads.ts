@@ -86,10 +86,13 @@ function obj(v: unknown, what: string): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
+/** Largest page number accepted (the observation's page is a uint32). */
+export const MAX_PAGE = 1_000_000;
+
 function pageArg(v: unknown): number {
   if (v === undefined) return 0;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) {
-    throw new InvalidRequest("page must be a non-negative integer (0-based)");
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0 || v > MAX_PAGE) {
+    throw new InvalidRequest(`page must be an integer from 0 to ${MAX_PAGE} (0-based)`);
   }
   return v;
 }
@@ -162,6 +165,9 @@ export async function readFile(b: Binding, args?: unknown): Promise<string> {
         `${path} is ${size} bytes, over the read limit of ${b.limits.maxFileBytes} bytes; nothing was read. Read it in pages with readFilePage({ path, page })`,
       );
     }
+    if (head.includes(0)) {
+      throw new InvalidRequest(`${path} is a binary file; readFile returns text only`);
+    }
     content = head.toString("utf8");
   }
   await b.approval.authorizeObservation(b.ctx.callerToken, {
@@ -220,6 +226,8 @@ export async function readFilePage(b: Binding, args?: unknown): Promise<FileChun
         "pending" in where
           ? Buffer.from(where.pending).subarray(from, to)
           : await readBlobRange(b.gitDir, where.sha, from, to);
+      if (buf.includes(0))
+        throw new InvalidRequest(`${path} is a binary file; readFilePage returns text only`);
       const start = lo === 0 ? 0 : charStart(buf, from, lo);
       const end = hi >= total ? total : charStart(buf, from, hi);
       return {

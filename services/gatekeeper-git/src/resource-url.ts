@@ -64,7 +64,10 @@ export function cleanRelPath(path: string): string {
   for (const p of parts) {
     if (p === "..") throw new Error("must not contain '..' segments");
     if (p === "." || p === "") throw new Error("must not contain '.' or empty segments");
-    if (p === ".git") throw new Error("must not name .git");
+    // Every spelling git itself refuses for .git (case, trailing dots/spaces, the NTFS short name).
+    if (p.toLowerCase().replace(/[. ]+$/, "") === ".git" || /^git~\d+$/i.test(p)) {
+      throw new Error("must not name .git (in any spelling)");
+    }
   }
   return parts.join("/");
 }

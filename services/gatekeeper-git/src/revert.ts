@@ -12,7 +12,7 @@ import { inlineSafe } from "@gatehouse/gatekeeper-kit";
 import { Delivery, type PrepareRevertRequest, type PrepareRevertResponse } from "@gatehouse/proto";
 import { parseWritePayload } from "./apply.ts";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
-import { FileTooLarge, NotFound, NotRevertable } from "./errors.ts";
+import { NotFound, NotRevertable } from "./errors.ts";
 import { gitText } from "./git.ts";
 import { branchExists, lsPaths, objectSize, readBlob, resolveCommit } from "./repo.ts";
 import { parseGitResource, type ResourcePolicy } from "./resource-url.ts";
@@ -27,9 +27,10 @@ export interface RevertDeps {
 }
 
 /**
- * Builds the revert of applied action `req.actionId`.
- * @throws NotRevertable (not a commit, or no sha in its result), NotFound (commit or branch gone),
- *         FileTooLarge (a previous content over maxFileBytes), InvalidResourceUrl.
+ * Builds the revert of applied action `req.actionId`: each changed path gets back its exact
+ * earlier blob and mode (binary-safe), or is deleted if the commit added it.
+ * @throws NotRevertable (not a commit, no sha in its result, a path that was not a file),
+ *         NotFound (commit or branch gone), InvalidResourceUrl.
  */
 export async function prepareRevert(
   req: PrepareRevertRequest,
@@ -63,21 +64,37 @@ export async function prepareRevert(
   const paths = staged.changes.map((c) => c.path);
   const [before, after] = await Promise.all([lsPaths(gitDir, parentSha, paths), lsPaths(gitDir, sha, paths)]);
   const changes: FileChange[] = [];
+  /** What the approver sees: text diffs where both sides are text, a note otherwise. */
+  const shown: FileChange[] = [];
   const base: Record<string, string | null> = {};
   const old = new Map<string, string | null | undefined>();
   for (const path of paths) {
     const prev = before.find((e) => e.path === path);
     const wrote = after.find((e) => e.path === path);
     base[path] = wrote?.sha ?? null;
+    if (prev && prev.type !== "blob")
+      throw new NotRevertable(`${path} was not a file before the commit; revert it by hand`);
+    const textOf = async (sha: string) => {
+      if ((await objectSize(gitDir, sha)) > limits.maxFileBytes) return undefined;
+      const buf = await readBlob(gitDir, sha);
+      return buf.includes(0) ? undefined : buf.toString("utf8");
+    };
+    const wroteText = wrote ? await textOf(wrote.sha) : null;
+    old.set(path, wroteText);
     if (prev) {
-      if ((await objectSize(gitDir, prev.sha)) > limits.maxFileBytes) {
-        throw new FileTooLarge(
-          `${path} was over ${limits.maxFileBytes} bytes before the commit; revert it by hand`,
-        );
-      }
-      changes.push({ path, content: (await readBlob(gitDir, prev.sha)).toString("utf8") });
-    } else changes.push({ path, delete: true });
-    old.set(path, wrote ? (await readBlob(gitDir, wrote.sha)).toString("utf8") : null);
+      // The exact earlier blob and mode: binary files and the executable bit come back unchanged.
+      const mode = prev.mode === "100755" ? "100755" : "100644";
+      changes.push({ path, blob: prev.sha, mode });
+      const prevText = await textOf(prev.sha);
+      shown.push(
+        prevText !== undefined && wroteText !== undefined
+          ? { path, content: prevText }
+          : { path, blob: prev.sha, mode },
+      );
+    } else {
+      changes.push({ path, delete: true });
+      shown.push({ path, delete: true });
+    }
   }
   const subject = (await gitText(gitDir, ["log", "-1", "--format=%s", sha])).slice(0, 200);
   const payload: CommitPayload = {
@@ -91,7 +108,7 @@ export async function prepareRevert(
   const repoName = inlineSafe(resource.repoPath.split("/").pop() ?? "repo");
   const d = await describeCommit(
     { repoName, limits },
-    payload,
+    { ...payload, changes: shown },
     old,
     `Revert commit ${sha} (action ${req.actionId}) on branch ${inlineSafe(staged.branch)} of ${repoName}: a new commit that restores ${changes.length} path(s) to their content before it.`,
   );

@@ -7,8 +7,14 @@ import { PendingOverlay, ProvisionalIds } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionResponse } from "@gatehouse/proto";
 import { FetchTracker } from "./upstream.ts";
 
-/** One file change of a commit. */
-export type FileChange = { path: string; content: string } | { path: string; delete: true };
+/**
+ * One file change of a commit: new text content, a deletion, or (reverts only, never from an
+ * agent) an exact earlier blob with its mode, so binary files and modes come back byte for byte.
+ */
+export type FileChange =
+  | { path: string; content: string }
+  | { path: string; delete: true }
+  | { path: string; blob: string; mode: "100644" | "100755" };
 
 /** What a commit action carries (payload_json), enough to apply it without session state. */
 export interface CommitPayload {

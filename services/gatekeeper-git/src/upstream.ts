@@ -12,7 +12,6 @@
  *
  * Writes to the external system happen only in `publish`, called only from ApplyAction.
  */
-import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GitFailed, git } from "./git.ts";
@@ -94,9 +93,13 @@ class RemoteUpstream implements Upstream {
   refresh(force = false): Promise<void> {
     return this.fetches.run(this.gitDir, force, async () => {
       await mkdir(dirname(this.gitDir), { recursive: true });
-      const fresh = !existsSync(this.gitDir);
       await git("", ["init", "-q", "--bare", this.gitDir]);
-      if (fresh) {
+      // Until HEAD names a branch the mirror has (a first fetch may have failed), ask the remote.
+      const headOk = await git(this.gitDir, ["rev-parse", "--verify", "--quiet", "HEAD"]).then(
+        () => true,
+        () => false,
+      );
+      if (!headOk) {
         // The remote's default branch becomes the mirror's HEAD (what a ref-less read shows).
         const head = (
           await git(this.gitDir, ["ls-remote", "--symref", "--end-of-options", this.url, "HEAD"], {

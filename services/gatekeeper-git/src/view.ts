@@ -47,7 +47,10 @@ export function pendingViews(overlay: PendingOverlay<PendingGitWrite>, untilLoca
       });
     } else if (write.kind !== "push") {
       const v = get(write.branch);
-      for (const ch of write.changes) v.changes.set(ch.path, "delete" in ch ? null : ch.content);
+      for (const ch of write.changes) {
+        if ("delete" in ch) v.changes.set(ch.path, null);
+        else if ("content" in ch) v.changes.set(ch.path, ch.content);
+      }
       v.commits.push(write);
     }
     if (localId === untilLocalId) break;

@@ -230,12 +230,12 @@ export async function commit(b: Binding, args?: unknown): Promise<WriteResult> {
 /** Simulates creating branch `name` at `from` (a branch, with its pending commits, or a sha; default the default branch). */
 export async function createBranch(b: Binding, args?: unknown): Promise<WriteResult> {
   const a = obj(args ?? {}, "createBranch arguments");
-  const name = b.checkBranch(a.name, "createBranch.name");
   if (b.ctx.resource.branch !== undefined) {
     throw new ScopeViolation(
       `this binding is narrowed to branch ${b.ctx.resource.branch} (#branch=); it cannot create branches`,
     );
   }
+  const name = b.checkBranch(a.name, "createBranch.name");
   const r = await b.resolve(a.from);
   if ((await branchExists(b.gitDir, name)) || pendingViews(b.state.overlay).get(name)?.createdAt) {
     throw new InvalidRequest(`branch ${name} already exists (or is pending); pick another name`);
@@ -294,8 +294,11 @@ export async function push(b: Binding, args?: unknown): Promise<WriteResult> {
   if (typeof remote !== "string" || !REMOTE_NAME.test(remote)) {
     throw new InvalidRequest('push.remote must be the name of a remote of the repository, e.g. "origin"');
   }
-  const r = await b.resolve(branch);
-  if (r.branch === undefined) throw new NotFound(`branch ${branch} does not exist`);
+  const missing = () => new NotFound(`branch ${branch} does not exist`);
+  const r = await b.resolve(branch).catch((e: unknown) => {
+    throw e instanceof NotFound ? missing() : e;
+  });
+  if (r.branch === undefined) throw missing();
   const url = await remoteUrlOf(b.gitDir, remote);
   if (!ruleFor(b.remotes, url)) {
     throw new ScopeViolation(

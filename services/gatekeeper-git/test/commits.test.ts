@@ -207,7 +207,7 @@ test("replacing a file over the read limit says the old content is not shown and
     assert.equal(d.descriptionIsComplete, false);
     assert.match(
       d.description,
-      /previous content is over 1048576 bytes and is not shown; the file is replaced entirely/,
+      /previous content is binary or over 1048576 bytes and is not shown; the file is replaced entirely/,
     );
   } finally {
     await h2.close();
@@ -288,4 +288,37 @@ test("after a gatekeeper restart, pending commits are rebuilt from the approval 
   assert.equal((await h.apply(repo.url, "~2")).ok, true);
   assert.equal((await h.apply(repo.url, "~3")).ok, true);
   assert.deepEqual(repo.subjects(), ["C", "B: add c, drop b", "A: edit readme", "initial"]);
+});
+
+test("createBranch from a pending commit applies after a restart: the commit's sha comes with the request", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA);
+  await r.createBranch({ name: "topic", from: "main" });
+  assert.equal((await h.apply(repo.url, "~1")).ok, true);
+  await h.restart();
+  const res = await h.apply(repo.url, "~2");
+  assert.equal(res.ok, true, res.error);
+  assert.deepEqual(repo.subjects("topic"), ["A: edit readme", "initial"]);
+});
+
+test("git's own refusals never become empty applied commits; modes and binary files are kept", async () => {
+  const { repo: r } = h.open(repo.url);
+  for (const path of ["GIT~1/config", ".GIT/config", ".git./x", "docs/.Git/y"]) {
+    await rejects(
+      r.commit({ branch: "main", message: "m", changes: [{ path, content: "x" }] }),
+      /must not name \.git/,
+    );
+  }
+  repo.commitAndPush({ "run.sh": "#!/bin/sh\necho 1\n" }, "script");
+  sh(repo.work, "update-index", "--chmod=+x", "run.sh");
+  sh(repo.work, "commit", "-q", "-m", "exec bit");
+  sh(repo.work, "push", "-q", repo.bare, "main");
+  await r.commit({
+    branch: "main",
+    message: "edit script",
+    changes: [{ path: "run.sh", content: "#!/bin/sh\necho 2\n" }],
+  });
+  const applied = await h.apply(repo.url, "~1");
+  assert.equal(applied.ok, true, applied.error);
+  assert.match(sh(repo.bare, "ls-tree", "main", "run.sh"), /^100755 /, "the executable bit is kept");
 });

@@ -226,6 +226,7 @@ export async function startHarness(
       logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
     });
   const sessions: { close(): void }[] = [];
+  const results = new Map<string, string>();
   const gk = await startGk();
   const h: Harness = {
     gk,
@@ -256,11 +257,16 @@ export async function startHarness(
             actionId: sub.actionId,
             localId,
             payloadJson: sub.payloadJson,
+            // As the worker does: the results of applied dependencies, by local id.
+            dependencyResults: Object.fromEntries(
+              sub.description.dependsOn.flatMap((l) => (results.has(l) ? [[l, results.get(l)!]] : [])),
+            ),
           },
           (e, r) => (e ? ko(e) : ok(r)),
         ),
       );
       approval.settled.add(sub.actionId);
+      if (res.ok) results.set(localId, res.resultJson);
       return res;
     },
     reject(localId, binding = "REPO") {

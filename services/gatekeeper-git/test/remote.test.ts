@@ -220,6 +220,7 @@ test("revert: an applied commit is reverted by a new commit action; createBranch
         actionId: 99,
         localId: rev.localId,
         payloadJson: rev.payloadJson,
+        dependencyResults: {},
       },
       (e, x) => (e ? ko(e) : ok(x)),
     ),

@@ -49,6 +49,7 @@ function apply(actionId: number): Promise<ApplyActionResponse> {
     actionId,
     localId: sub.localId,
     payloadJson: sub.payloadJson,
+    dependencyResults: {},
   });
 }
 
@@ -140,6 +141,7 @@ test("ApplyAction refuses a payload outside the resource scope without calling t
       actionId: 1,
       localId: "x",
       payloadJson: JSON.stringify({ tool: "write_file", arguments: { path: join(root, "y"), content: "y" } }),
+      dependencyResults: {},
     }),
     /outside the scope/,
   );

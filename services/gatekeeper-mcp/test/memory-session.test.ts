@@ -106,6 +106,7 @@ test("a write is staged as pending without touching the server; ApplyAction chan
         actionId: pending.actionId,
         localId: sub.localId,
         payloadJson: sub.payloadJson,
+        dependencyResults: {},
       },
     );
     assert.equal(applied.ok, true, applied.error);

@@ -108,6 +108,7 @@ test("PrepareRevert of an applied MCP write is FAILED_PRECONDITION, stages nothi
       actionId: pending.actionId,
       localId: sub.localId,
       payloadJson: sub.payloadJson,
+      dependencyResults: {},
     });
     assert.equal(applied.ok, true, applied.error);
 

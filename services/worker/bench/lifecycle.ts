@@ -37,6 +37,7 @@ try {
       actionId: id,
       localId: "",
       payloadJson: "{}",
+      dependencyResults: {},
     });
     await f.streams.execute(ws, (s) => decide({ type: "RecordApplied", actionId: id, resultJson: "{}" }, s));
     base.push(performance.now() - t);

@@ -128,6 +128,12 @@ export function applyActivities(deps: ActivityDeps): Pick<LifecycleActivities, "
         actionId: ref.actionId,
         localId: action.localId,
         payloadJson: action.payloadJson,
+        dependencyResults: Object.fromEntries(
+          action.dependsOn.flatMap((d) => {
+            const dep = claimed.actions.get(d);
+            return dep?.status === ActionStatus.ACTION_STATUS_APPLIED ? [[dep.localId, dep.resultJson]] : [];
+          }),
+        ),
       };
       ctx.heartbeat();
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
