@@ -47,10 +47,11 @@ export const CUT_WARNING =
 
 /**
  * Keeps a name (tool, file, branch) that appears OUTSIDE a fence to a harmless character set:
- * anything but `A-Za-z0-9_.-:/` becomes "?", and at most `maxChars` (default 128) characters.
+ * anything but `A-Za-z0-9_.-:/` and the plain space becomes "?" (no Markdown syntax, no line
+ * breaks), and at most `maxChars` (default 128) characters.
  */
 export function inlineSafe(text: string, maxChars = 128): string {
-  return text.replace(/[^A-Za-z0-9_.\-:/]/g, "?").slice(0, maxChars);
+  return text.replace(/[^A-Za-z0-9_.\-:/ ]/g, "?").slice(0, maxChars);
 }
 
 function render(input: DescriptionInput, budgets: number[]): BoundedDescription {

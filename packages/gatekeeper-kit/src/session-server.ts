@@ -5,7 +5,9 @@
  * and error plumbing:
  *
  * - a first message that is not `open`, or a second `open`, ends the stream with INVALID_ARGUMENT;
- * - `start` throwing ends the stream with the error's status (`toServiceError`), nothing served;
+ * - `start` throwing ends the stream with the error's status (`toServiceError`), nothing served —
+ *   unless `methodsOnFailure` is set: then a session is served whose methods all reject with that
+ *   (redacted) error, so the agent's call fails at once with the reason instead of waiting;
  * - errors that cross capnweb to the caller are redacted: a `GatekeeperError` keeps its name and
  *   message, a call to a name the main object lacks becomes `NoSuchMethod`, anything else becomes a
  *   generic `InternalError` (no paths, tokens or external data leak).
@@ -19,7 +21,7 @@
  */
 import type { SessionClientMessage, SessionOpen, SessionServerMessage } from "@gatehouse/proto";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
-import { RpcSession, type RpcTarget } from "capnweb";
+import { RpcSession, RpcTarget } from "capnweb";
 import { GatekeeperError, InvalidRequest } from "./errors.ts";
 import { FrameTransport } from "./frame-transport.ts";
 import { toServiceError } from "./grpc-status.ts";
@@ -39,6 +41,24 @@ export interface SessionHandlers {
   onSessionChange?: (delta: 1 | -1) => void;
   /** Appended to "'x' is not a method of this binding; " when the caller names a missing method. */
   noSuchMethodHint?: string;
+  /**
+   * The binding's method names. When set and `start` throws, the session is still served with a
+   * main object whose methods reject with the start error, so callers see the reason at once.
+   */
+  methodsOnFailure?: readonly string[];
+}
+
+/** A main object whose `methods` all throw `err` (capnweb calls prototype methods only). */
+function failingTarget(methods: readonly string[], err: unknown): RpcTarget {
+  class FailedSession extends RpcTarget {}
+  for (const name of methods) {
+    Object.defineProperty(FailedSession.prototype, name, {
+      value() {
+        throw err;
+      },
+    });
+  }
+  return new FailedSession();
 }
 
 const DEFAULT_HINT = "see the binding's .d.ts for the methods it has";
@@ -107,7 +127,9 @@ export function serveSession(
           },
           "open failed",
         );
-        finish(err);
+        if (handlers.methodsOnFailure && !ended) {
+          serve(m.open, t, failingTarget(handlers.methodsOnFailure, err));
+        } else finish(err);
       });
       return;
     }
@@ -128,6 +150,10 @@ export function serveSession(
   async function start(open: SessionOpen, t: FrameTransport): Promise<void> {
     const main = await handlers.start(open, () => ended);
     if (ended) return;
+    serve(open, t, main);
+  }
+
+  function serve(open: SessionOpen, t: FrameTransport, main: RpcTarget): void {
     const hint = handlers.noSuchMethodHint;
     new RpcSession(t, main, { onSendError: (e) => redactForCaller(e, hint) });
     handlers.onSessionChange?.(1);

@@ -69,4 +69,9 @@ test("a totalBytes too small for the trusted text is a clear RangeError", () => 
 test("names shown outside fences cannot inject Markdown", () => {
   assert.equal(inlineSafe("x`](http://evil)"), "x???http://evil?");
   assert.equal(inlineSafe("a".repeat(300)).length, 128);
+  assert.equal(
+    inlineSafe("Edit the guide\n# heading\t*x*"),
+    "Edit the guide?? heading??x?",
+    "spaces stay; line breaks do not",
+  );
 });

@@ -85,6 +85,7 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         logger: deps.logger,
         onSessionChange: (d) => deps.metrics.sessions.inc(d),
         noSuchMethodHint: `call one of ${GIT_METHODS.join(", ")} (see the binding's .d.ts)`,
+        methodsOnFailure: GIT_METHODS,
         async start(open) {
           checkOpenFields(open);
           const resource = await openResource(open.url, deps);

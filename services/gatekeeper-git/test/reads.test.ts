@@ -164,3 +164,13 @@ test("a 10k-file listing is paged by 1000 and each page is observed separately",
     big.cleanup();
   }
 });
+
+test("a session whose repository cannot be opened answers every call at once with the reason", async () => {
+  const { repo: r } = h.open(`git+file://${repo.root}/moved-away.git`);
+  const observed = h.approval.observations.length;
+  const began = Date.now();
+  await rejects(r.listFiles(), /not an existing directory/);
+  await rejects(r.commit({ branch: "main", message: "m", changes: [] }), /not an existing directory/);
+  assert.ok(Date.now() - began < 5000, "no wait for a timeout");
+  assert.equal(h.approval.observations.length, observed, "nothing recorded");
+});

@@ -56,7 +56,7 @@ export function registerDevCommand(program: Command): void {
           writeDevFile(dir, stack.addresses);
           process.stdout.write(
             `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
-              `mcp gatekeeper ${stack.addresses.mcp}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
+              `mcp gatekeeper ${stack.addresses.mcp}, git gatekeeper ${stack.addresses.git}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
               `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
               `data: ${dir}\n`,
           );
