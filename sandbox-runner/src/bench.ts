@@ -6,8 +6,9 @@
  *   workspace's long-lived sandbox -> fresh isolate), with a short pause between executions (as between an
  *   agent's steps) and back to back, next to a bare isolated-vm call in this process (new isolate + context
  *   + eval);
- * - the first execution of a new workspace while warm sandboxes wait, next to the same with no warm
- *   sandbox (a cold `runsc run` + isolate host boot + the execution);
+ * - the first execution of a new workspace while warm sandboxes wait (the pool refilled and settled before
+ *   each sample), next to the same with no warm sandbox (a cold `runsc run` + isolate host boot + the
+ *   execution);
  * - throughput of trivial executions per second: one workspace back to back, and several workspaces at
  *   once, next to bare isolated-vm calls per second in this process.
  */
@@ -58,7 +59,7 @@ export interface SandboxBenchResult {
 export interface SandboxBenchOptions {
   /** Samples of each warm-sandbox latency and of the bare baseline (default 30), after 3 warm-up runs. */
   iterations?: number;
-  /** Samples of each first-execution figure (default 5; a cold sample starts a container). */
+  /** Samples of each first-execution figure (default 10; a cold sample starts a container). */
   firstIterations?: number;
   /** Pause between executions in the warm figure, ms (default 25). */
   gapMs?: number;
@@ -80,6 +81,7 @@ function percentiles(samples: number[]): Percentiles {
 const round = (ms: number) => Math.round(ms * 100) / 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const CODE = "export default async () => 1 + 1";
+const SETTLE_MS = 250;
 
 let seq = 0;
 
@@ -119,7 +121,10 @@ async function bareIsolate(iterations: number): Promise<number[]> {
   return samples;
 }
 
-/** First execution of `n` new workspaces, each after the pool is back to its warm count (when it has one). */
+/**
+ * First execution of `n` new workspaces, each once the pool is back to its warm count (when it has one)
+ * and has settled for SETTLE_MS (a sandbox that just booted is still finishing its start-up work).
+ */
 async function firstExecutions(
   runner: SandboxRunnerHandle,
   client: SandboxRunnerClient,
@@ -129,6 +134,7 @@ async function firstExecutions(
   const samples: number[] = [];
   for (let i = 0; i < n; i++) {
     await runner.pool.whenWarm(120_000);
+    await sleep(SETTLE_MS);
     samples.push(await timedExecution(client, `bench-${tag}-${i}`));
   }
   return samples;
@@ -140,19 +146,20 @@ async function perSecond(run: () => Promise<unknown>, executions: number): Promi
   return Math.round((executions / (performance.now() - began)) * 1000 * 10) / 10;
 }
 
-function start(mode: SandboxMode, warm: number): Promise<SandboxRunnerHandle> {
+function start(mode: SandboxMode, warm: number, maxSandboxes: number): Promise<SandboxRunnerHandle> {
   return startSandboxRunner({
     mode,
     insecureNoGvisor: mode === "none",
     logger: pino({ level: "silent" }),
-    pool: { warm },
+    // Room for every workspace the bench leases plus the warm set, so nothing is evicted.
+    pool: { warm, maxSandboxes },
   });
 }
 
 /** Runs the benchmark (see the module comment). */
 export async function benchSandboxRunner(options: SandboxBenchOptions = {}): Promise<SandboxBenchResult> {
   const iterations = options.iterations ?? 30;
-  const firstIterations = options.firstIterations ?? 5;
+  const firstIterations = options.firstIterations ?? 10;
   const gapMs = options.gapMs ?? 25;
   const throughputExecutions = options.throughputExecutions ?? 100;
   const workspaces = options.workspaces ?? 4;
@@ -161,7 +168,8 @@ export async function benchSandboxRunner(options: SandboxBenchOptions = {}): Pro
   const bare = await bareIsolate(iterations);
   const bareRate = await perSecond(() => bareIsolate(throughputExecutions), throughputExecutions + 3);
 
-  const runner = await start(mode, 2);
+  const maxSandboxes = firstIterations + workspaces + 4;
+  const runner = await start(mode, 2, maxSandboxes);
   const client = new SandboxRunnerClient(`127.0.0.1:${runner.port}`, credentials.createInsecure());
   let result: Omit<SandboxBenchResult, "firstExecutionCold">;
   try {
@@ -198,7 +206,7 @@ export async function benchSandboxRunner(options: SandboxBenchOptions = {}): Pro
     await runner.close();
   }
 
-  const coldRunner = await start(mode, 0);
+  const coldRunner = await start(mode, 0, maxSandboxes);
   const coldClient = new SandboxRunnerClient(`127.0.0.1:${coldRunner.port}`, credentials.createInsecure());
   try {
     const cold = await firstExecutions(coldRunner, coldClient, firstIterations, "first-cold");

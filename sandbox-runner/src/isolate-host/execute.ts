@@ -15,7 +15,7 @@ export interface ExecutionIo {
   onFrame(deliver: (binding: string, data: string) => void): void;
 }
 
-/** What executeSnippet resolves to (the host adds seq and the output flag). */
+/** What a started snippet resolves to (the isolate host adds seq and the output flag). */
 export interface SnippetOutcome {
   ok: boolean;
   returnJson: string;

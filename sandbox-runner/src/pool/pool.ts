@@ -134,7 +134,11 @@ export class SandboxPool {
     });
   }
 
-  /** Resolves once `warm` (capped by maxSandboxes) unassigned sandboxes are ready. */
+  /**
+   * Resolves once `warm` (capped by maxSandboxes) unassigned sandboxes are ready. While leases hold so
+   * many sandboxes that the warm set cannot be refilled under the cap, it does not (leases are evicted only
+   * when a new workspace needs room), and rejects after `timeoutMs`.
+   */
   whenWarm(timeoutMs?: number): Promise<void> {
     const target = Math.min(this.options.warm, this.options.maxSandboxes);
     return this.waitFor((all) => all.filter((s) => s.state === "warm").length >= target, timeoutMs);

@@ -21,7 +21,9 @@ export type SandboxGone =
 
 /** Receives one execution's messages from the isolate host. */
 export interface ExecutionSink {
+  /** One outbound capnweb frame of `binding` (not yet checked against the grant or the caps). */
   onFrame(binding: string, data: string): void;
+  /** One console line, already cut by the isolate host's output cap. */
   onConsole(level: string, text: string): void;
   /** The execution's result; the sink is detached afterwards. */
   onResult(result: HostResult): void;
