@@ -99,7 +99,10 @@ export class Execution {
   run(sandbox: Sandbox): Promise<ExecutionOutcome> {
     const began = performance.now();
     const { limits } = this.start;
-    const guard = new FrameGuard(this.settings.caps);
+    const guard = new FrameGuard(
+      this.settings.caps,
+      new Map(this.start.bindings.map((b) => [b.name, new Set(b.methods)])),
+    );
     return new Promise<ExecutionOutcome>((resolve) => {
       let settled = false;
       let backstop: NodeJS.Timeout | undefined;
@@ -123,11 +126,15 @@ export class Execution {
           {
             onFrame: (binding, data) => {
               if (!this.granted.has(binding)) return;
-              const refusal = guard.check(data);
+              const refusal = guard.check(data, binding);
               if (!refusal) return this.onFrame(binding, data);
               // The isolate host checks the same caps; a frame past them means it is not behaving.
               void sandbox.kill(
-                refusal.name === "CallLimitError" ? "calls" : "message-size",
+                refusal.name === "CallLimitError"
+                  ? "calls"
+                  : refusal.name === "CapabilityError"
+                    ? "capability"
+                    : "message-size",
                 "the isolate host let a frame past the caps",
               );
             },
@@ -209,6 +216,7 @@ const KILL_REASON_BY_ERROR: Record<string, KillReason> = {
   HeapLimitError: "heap",
   CallLimitError: "calls",
   MessageSizeError: "message-size",
+  CapabilityError: "capability",
   CancelledError: "cancelled",
   ResultTooLargeError: "output",
 };

@@ -5,7 +5,15 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
  * timeout (wall time), heap (isolate heap), output (console cut at the cap, or a return value too large),
  * crash (the sandbox died), calls (binding call cap), message-size (capnweb frame cap), cancelled (caller left).
  */
-export type KillReason = "timeout" | "heap" | "output" | "crash" | "calls" | "message-size" | "cancelled";
+export type KillReason =
+  | "timeout"
+  | "heap"
+  | "output"
+  | "crash"
+  | "calls"
+  | "message-size"
+  | "capability"
+  | "cancelled";
 
 /** The pool's share of the metrics. */
 export interface PoolMetrics {

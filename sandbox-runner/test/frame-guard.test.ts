@@ -44,3 +44,29 @@ test("wiping the scratch dir removes every file and directory in it and keeps th
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("with grants, a call on a binding's main object to a method it was not granted is refused", () => {
+  const guard = new FrameGuard(
+    { maxFrameBytes: 1000, maxCalls: 100 },
+    new Map([["VAULT", new Set(["add"])]]),
+  );
+  assert.equal(guard.check('["push",["pipeline",0,["add"],[1,2]]]', "VAULT"), null);
+  assert.equal(
+    guard.check('["push",["pipeline",3,["anything"],[]]]', "VAULT"),
+    null,
+    "calls on results are the gatekeeper's",
+  );
+  for (const frame of [
+    '["push",["pipeline",0,["secret"],[]]]',
+    '["push",["pipeline",0,["add","x"],[]]]',
+    '["stream",["pipeline",0,["constructor"]]]',
+    '[ "push" , [ "pipeline" , 0 , [ "__proto__" ] ] ]',
+  ]) {
+    assert.equal(guard.check(frame, "VAULT")?.name, "CapabilityError", frame);
+  }
+  assert.equal(
+    guard.check('["push",["pipeline",0,["add"],[]]]', "OTHER"),
+    null,
+    "a binding that was not granted is the runner's to drop",
+  );
+});

@@ -71,7 +71,7 @@ export function startSnippet(start: HostStart, io: ExecutionIo, reserve: Isolate
       ),
     start.limits.wallTimeMs,
   );
-  const guard = new FrameGuard(start.caps);
+  const guard = new FrameGuard(start.caps, new Map(start.bindings.map((b) => [b.name, new Set(b.methods)])));
   const outcome = (async (): Promise<SnippetOutcome> => {
     const finish = (ok: boolean, returnJson: string, error: WireError | null): SnippetOutcome => ({
       ok: ok && !killed,
@@ -120,7 +120,7 @@ async function runIn(
   const js = stripTypes(start.code);
   const sendRef = new ivm.Reference((binding: string, data: string) => {
     if (typeof binding !== "string" || typeof data !== "string" || killedBy()) return;
-    const refusal = guard.check(data);
+    const refusal = guard.check(data, binding);
     if (refusal) abort(refusal.name, refusal.message);
     else io.sendFrame(binding, data);
   });

@@ -151,14 +151,11 @@ describe(`capability misuse (runner sandbox: ${ESCAPE_MODE})`, () => {
     assert.deepEqual(vault.calls, ["add:1,2"]);
   });
 
-  // FINDING (kept strict, TODO until fixed): the runner relays capnweb frames without checking them against
-  // the granted methods; the only method filter is the facade inside the isolate, in the snippet's own realm.
-  // A snippet that swaps JSON.stringify (which capnweb uses) rewrites `add` into `secret` and the binding
-  // object runs it. Real gatekeepers expose only their permitted tools as prototype methods, so in production
-  // this reaches nothing more than the gatekeeper's own surface; the runner's `methods` list is advisory.
-  test("forging a capnweb frame that calls a method outside the granted interface is refused", {
-    todo: "FINDING: the forged call reaches the binding object (the runner does not check method names)",
-  }, async () => {
+  // Was a finding: a snippet that swaps JSON.stringify (which capnweb uses) rewrote `add` into
+  // `secret` and the binding object ran it, because the only method filter was the facade in the
+  // snippet's own realm. The isolate host (and the runner again) now check every call on a
+  // binding's main object against the granted methods, outside the isolate.
+  test("forging a capnweb frame that calls a method outside the granted interface: CapabilityError, never sent", async () => {
     const vault = new Vault();
     const r = await exec(
       runner,
@@ -169,35 +166,32 @@ describe(`capability misuse (runner sandbox: ${ESCAPE_MODE})`, () => {
       }`,
       { bindings: { VAULT: { main: vault, methods: VAULT_METHODS } } },
     );
-    assert.ok(!vault.calls.includes("secret"), `the binding ran secret(); the snippet got ${r.returnJson}`);
-    assert.equal(r.ok, false);
+    assertFailed(
+      r,
+      "CapabilityError",
+      /call to "secret" on binding VAULT, which is not one of its granted methods/,
+    );
+    assert.deepEqual(vault.calls, [], "the binding never ran anything");
   });
 
-  test("forged calls to Object.prototype names (constructor, __proto__, toString, hasOwnProperty): TypeError", async () => {
-    const vault = new Vault();
-    const r = await exec(
-      runner,
-      `export default async (env: any) => {
-        ${FORGE}
-        const out: string[] = [];
-        for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
-          forgeNextCall(() => ["push", ["pipeline", 0, [name], []]]);
-          try { out.push("returned " + typeof (await env.VAULT.add(1, 1))); } catch (e: any) { out.push(e.name + ": " + e.message); }
-        }
-        return out;
-      }`,
-      { bindings: { VAULT: { main: vault, methods: VAULT_METHODS } } },
-    );
-    assert.deepEqual(
-      returned<string[]>(r),
-      ["constructor", "__proto__", "toString", "hasOwnProperty"].map(
-        (n) => `TypeError: '${n}' is not a function.`,
-      ),
-    );
-    assert.deepEqual(vault.calls, []);
+  test("forged calls to Object.prototype names (constructor, __proto__, toString, hasOwnProperty): CapabilityError", async () => {
+    for (const name of ["constructor", "__proto__", "toString", "hasOwnProperty"]) {
+      const vault = new Vault();
+      const r = await exec(
+        runner,
+        `export default async (env: any) => {
+          ${FORGE}
+          forgeNextCall(() => ["push", ["pipeline", 0, [${JSON.stringify(name)}], []]]);
+          return await env.VAULT.add(1, 1);
+        }`,
+        { bindings: { VAULT: { main: vault, methods: VAULT_METHODS } } },
+      );
+      assertFailed(r, "CapabilityError", new RegExp(`call to "${name}" on binding VAULT`));
+      assert.deepEqual(vault.calls, []);
+    }
   });
 
-  test("a forged call reading the binding object's private state (an instance field): TypeError", async () => {
+  test("a forged call reading the binding object's private state (an instance field): CapabilityError", async () => {
     const vault = new Vault();
     const r = await exec(
       runner,
@@ -208,11 +202,7 @@ describe(`capability misuse (runner sandbox: ${ESCAPE_MODE})`, () => {
       }`,
       { bindings: { VAULT: { main: vault, methods: VAULT_METHODS } } },
     );
-    assertFailed(
-      r,
-      "TypeError",
-      /Attempted to access property 'calls', which is an instance property of the RpcTarget/,
-    );
+    assertFailed(r, "CapabilityError", /call to "calls" on binding VAULT/);
   });
 
   test("frames the snippet tags with a binding that was not granted are dropped by the runner", async () => {

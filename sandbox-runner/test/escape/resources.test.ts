@@ -222,13 +222,10 @@ describe(`resource bombs (runner sandbox: ${ESCAPE_MODE})`, () => {
     );
   });
 
-  // FINDING (kept strict, TODO until fixed): under load the isolate host's result line is lost behind its
-  // own pending stdout writes (it exits with reallyExit right after writing), so the caller gets
-  // SandboxCrashError "exited (code 0) before reporting a result" instead of ResultTooLargeError. Results
-  // of a few hundred KiB (below the 1 MiB cap) are lost the same way, intermittently.
-  test("a 2 MiB return value: ResultTooLargeError", {
-    todo: "FINDING: the result is lost (SandboxCrashError, exit code 0) instead of ResultTooLargeError",
-  }, async () => {
+  // Was a finding with one process per execution: the result line was lost behind pending stdout writes
+  // (SandboxCrashError instead of ResultTooLargeError). The long-lived isolate host no longer exits after
+  // a result; this guards against a regression.
+  test("a 2 MiB return value: ResultTooLargeError", async () => {
     const r = await exec(runner, `export default async () => "z".repeat(2 * 1024 * 1024)`);
     assertFailed(r, "ResultTooLargeError", /larger than 1048576 bytes of JSON/);
   });
@@ -258,12 +255,9 @@ describe(`resource bombs (runner sandbox: ${ESCAPE_MODE})`, () => {
     }
   });
 
-  // FINDING (kept strict, TODO until fixed): 20,000 unawaited calls make the isolate host exit without a
-  // result (SandboxCrashError; with 200,000 calls it died by SIGSEGV, exit 139) after 2.5-6 s instead of
-  // stopping at the 1 s wall-time limit; there is no per-execution call cap yet (issue 5 item 2).
-  test("a flood of 20,000 unawaited binding calls stops with CallLimitError or TimeoutError", {
-    todo: "FINDING: the sandbox crashes (SandboxCrashError) past the wall-time limit; no call cap yet",
-  }, async () => {
+  // Was a finding before the per-execution call cap: 20,000 unawaited calls crashed the isolate host
+  // (SIGSEGV with 200,000). Now the cap (SANDBOX_MAX_CALLS) or the wall-time limit stops it.
+  test("a flood of 20,000 unawaited binding calls stops with CallLimitError or TimeoutError", async () => {
     const vault = new Vault();
     const r = await bomb(
       `export default async (env: any) => { const calls = []; for (let i = 0; i < 20000; i++) calls.push(env.VAULT.add(i, 1)); await Promise.all(calls); return calls.length; }`,
