@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 
-const address = z.string().regex(/^[^:\s]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7004");
+const address = z
+  .string()
+  .regex(/^[^:\s]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7004")
+  .refine((a) => Number(a.slice(a.lastIndexOf(":") + 1)) <= 65535, "the port must be at most 65535");
 
 const flag = z
   .enum(["1", "0", "true", "false", ""])

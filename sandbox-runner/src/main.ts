@@ -55,12 +55,18 @@ try {
   });
   collectDefaultMetrics({ register: runner.metrics.registry });
   let serving = true;
+  // If the ops listener cannot start, close the runner first: it holds sandboxes and a bundle dir.
   const health = await startOpsHttp({
     host: config.metricsHost,
     port: config.metricsPort,
     registry: runner.metrics.registry,
     healthy: () => serving,
     status: () => runner.status(),
+  }).catch(async (error: unknown) => {
+    await runner.close();
+    throw new Error(
+      `SANDBOX_RUNNER_METRICS_ADDR ${config.metricsHost}:${config.metricsPort} could not be served: ${(error as Error).message}`,
+    );
   });
   logger.info(
     { component: "sandbox-runner", event: "health_listening", port: health.port },

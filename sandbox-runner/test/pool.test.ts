@@ -231,6 +231,42 @@ for (const mode of MODES) {
     });
   });
 
+  describe(`sandbox pool at its cap (sandbox: ${mode})`, () => {
+    let runner: SandboxRunnerHandle;
+    before(async () => {
+      runner = await startTestRunner(mode, { pool: { warm: 2, maxSandboxes: 2 } });
+      await runner.pool.whenWarm();
+    });
+    after(async () => {
+      await runner.close();
+    });
+
+    test("a new workspace at the cap evicts exactly one idle workspace (the least recently used) and runs", async () => {
+      assert.equal((await run(runner, "export default () => 1", {}, {}, "ws-a")).ok, true);
+      assert.equal((await run(runner, "export default () => 2", {}, {}, "ws-b")).ok, true);
+      const b = sandboxOf(runner, "ws-b");
+      const r = await run(runner, "export default () => 3", {}, {}, "ws-c");
+      assert.equal(r.ok, true, JSON.stringify(r.error));
+      const all = runner.pool.describe();
+      assert.ok(!all.some((s) => s.workspaceId === "ws-a"), "ws-a (least recently used) was evicted");
+      assert.equal(sandboxOf(runner, "ws-b").id, b.id, "ws-b kept its sandbox");
+      assert.ok(all.length <= 2);
+    });
+
+    test("when every sandbox is busy a new workspace is refused, and nobody is evicted", async () => {
+      const gates = [new Gate(), new Gate()];
+      const running = ["ws-busy-1", "ws-busy-2"].map((ws, i) =>
+        run(runner, GATED, { GATE: { main: gates[i]!, methods: ["wait"] } }, {}, ws),
+      );
+      await Promise.all(gates.map((g) => g.entered));
+      const refused = await run(runner, "export default () => 4", {}, {}, "ws-late").catch((e: Error) => e);
+      assert.match(String((refused as Error).message ?? JSON.stringify(refused)), /all 2 sandboxes are busy/);
+      for (const g of gates) g.open();
+      for (const r of await Promise.all(running)) assert.equal(r.ok, true);
+      assert.equal(runner.pool.describe().filter((s) => s.workspaceId?.startsWith("ws-busy")).length, 2);
+    });
+  });
+
   describe(`sandbox pool reaping and limits (sandbox: ${mode})`, () => {
     let runner: SandboxRunnerHandle;
     before(async () => {

@@ -105,9 +105,11 @@ export function detectCgroups(): CgroupSupport {
 
 /**
  * Removes the (empty) cgroup directories of one sandbox in every hierarchy, best effort. `runsc delete`
- * normally does this; a sandbox whose start failed can leave them behind.
+ * normally does this; a sandbox whose start failed, or whose `runsc run` was killed, can leave them.
+ * @returns how many directories were still busy (processes in them), to retry.
  */
-export function removeSandboxCgroups(containerId: string): void {
+export function removeSandboxCgroups(containerId: string): number {
+  let busy = 0;
   for (const own of ownCgroups()) {
     const mount = own.controllers === "" ? "" : own.controllers.replace(/^name=/, "");
     for (const base of [join(ROOT, mount), join(ROOT, mount.split(",")[0] ?? "")]) {
@@ -115,10 +117,26 @@ export function removeSandboxCgroups(containerId: string): void {
       try {
         rmdirSync(dir);
         break;
-      } catch {
-        // absent, busy or not ours: leave it
+      } catch (e) {
+        // Absent or not ours: leave it. Busy: its processes are still exiting; the caller retries.
+        if ((e as NodeJS.ErrnoException).code === "EBUSY") busy++;
       }
     }
+  }
+  return busy;
+}
+
+/**
+ * `removeSandboxCgroups`, retried every 100 ms for up to `withinMs` while a cgroup is still busy
+ * (the sandbox's processes exit shortly after `runsc delete -force`).
+ * @returns the number of cgroup directories still busy at the end (0 when all are gone).
+ */
+export async function removeSandboxCgroupsSettled(containerId: string, withinMs = 5_000): Promise<number> {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const busy = removeSandboxCgroups(containerId);
+    if (busy === 0 || Date.now() >= until) return busy;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

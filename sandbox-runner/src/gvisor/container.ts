@@ -5,7 +5,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type BundleTemplate, type ContainerOptions, writeContainerBundle } from "./bundle.ts";
-import { removeSandboxCgroups } from "./cgroups.ts";
+import { removeSandboxCgroupsSettled } from "./cgroups.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -59,7 +59,18 @@ export async function startContainer(
     destroyed ??= (async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await execFileAsync(runsc, [...flags, "delete", "-force", id]).catch(() => undefined);
-      if (withCgroups) removeSandboxCgroups(id);
+      // If `runsc run` itself was killed, the sandbox process may outlive it: stop it too, so its
+      // cgroups empty and can be removed.
+      const orphan = sandboxPid();
+      // Only a process that is still runsc's (a pid can be reused once its sandbox exited).
+      if (orphan !== null && isRunsc(orphan)) {
+        try {
+          process.kill(orphan, "SIGKILL");
+        } catch {
+          // already gone
+        }
+      }
+      if (withCgroups) await removeSandboxCgroupsSettled(id);
       await rm(bundle, { recursive: true, force: true }).catch(() => undefined);
     })();
     return destroyed;
@@ -75,4 +86,13 @@ export async function startContainer(
     return Number.isInteger(pid) && pid > 0 ? pid : null;
   };
   return { id, child, sandboxPid, destroy };
+}
+
+/** True when `pid` is a live runsc process (its command line names runsc). */
+function isRunsc(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("runsc");
+  } catch {
+    return false;
+  }
 }

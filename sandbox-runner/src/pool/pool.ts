@@ -212,7 +212,9 @@ export class SandboxPool {
           `all ${this.options.maxSandboxes} sandboxes are busy with other workspaces (SANDBOX_MAX_SANDBOXES); retry later`,
         );
       }
-      this.endLease(victim, "evicted");
+      // No refill here: the freed slot is for the caller's new sandbox (a refill would take it and
+      // make the loop evict the next idle workspace too).
+      this.endLease(victim, "evicted", false);
     }
   }
 
@@ -283,8 +285,8 @@ export class SandboxPool {
     this.changed();
   }
 
-  /** Ends a lease: its sandbox is destroyed (never reused) and the pool refills. */
-  private endLease(lease: Lease, event: "reaped" | "evicted"): void {
+  /** Ends a lease: its sandbox is destroyed (never reused) and, unless `refill` is false, the pool refills. */
+  private endLease(lease: Lease, event: "reaped" | "evicted", refill = true): void {
     this.forgetLease(lease);
     const sandbox = lease.sandbox;
     lease.sandbox = null;
@@ -303,7 +305,7 @@ export class SandboxPool {
         event === "reaped" ? "idle sandbox reaped" : "idle sandbox evicted to make room",
       );
     }
-    this.refill();
+    if (refill) this.refill();
     this.changed();
   }
 

@@ -126,6 +126,9 @@ export class Sandbox {
       );
     }
     for (const listener of this.exitListeners.splice(0)) listener(exit);
+    // However it ended, release what the backend holds for it (runsc state, cgroups, bundle dir);
+    // destroy is idempotent.
+    void this.instance?.destroy();
   }
 
   /** Host pid of the sandbox process (see SandboxInstance.pid). */
