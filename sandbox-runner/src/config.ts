@@ -1,10 +1,8 @@
+import { hostPort, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 import { ConfigError } from "./errors.ts";
 
-const address = z
-  .string()
-  .regex(/^[^:\s]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7004")
-  .refine((a) => Number(a.slice(a.lastIndexOf(":") + 1)) <= 65535, "the port must be at most 65535");
+const address = hostPort("127.0.0.1:7004");
 
 const flag = z
   .enum(["1", "0", "true", "false", ""])
@@ -65,11 +63,6 @@ export interface RunnerConfig {
   logLevel: string;
 }
 
-function split(addr: string): [string, number] {
-  const i = addr.lastIndexOf(":");
-  return [addr.slice(0, i), Number(addr.slice(i + 1))];
-}
-
 /**
  * Reads and validates the configuration.
  * @throws ConfigError naming the variable that is wrong and what is expected.
@@ -81,8 +74,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
     throw new ConfigError(`environment variable ${String(issue.path[0])} is invalid: ${issue.message}`);
   }
   const c = parsed.data;
-  const [host, port] = split(c.SANDBOX_RUNNER_ADDR);
-  const [metricsHost, metricsPort] = split(c.SANDBOX_RUNNER_METRICS_ADDR);
+  const { host, port } = splitHostPort(c.SANDBOX_RUNNER_ADDR);
+  const { host: metricsHost, port: metricsPort } = splitHostPort(c.SANDBOX_RUNNER_METRICS_ADDR);
   return {
     host,
     port,

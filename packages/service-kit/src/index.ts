@@ -1,4 +1,5 @@
-/** Process plumbing every Gatehouse service shares: gRPC server lifecycle and the ops HTTP endpoint. */
+/** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, host:port config. */
 export { listenGrpc, stopGrpc } from "./grpc.ts";
+export { hostPort, splitHostPort } from "./host-port.ts";
 export { startOpsHttp } from "./ops-http.ts";
 export { stopOnSignals } from "./shutdown.ts";

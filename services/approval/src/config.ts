@@ -2,13 +2,14 @@
 import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
+import { hostPort, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 import { parseDurationMs } from "./duration.ts";
 
-const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7002");
+const address = hostPort("127.0.0.1:7002");
 
 const EnvSchema = z.object({
-  APPROVAL_ADDR: hostPort.default("127.0.0.1:7002"),
+  APPROVAL_ADDR: address.default("127.0.0.1:7002"),
   GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
   GATEHOUSE_CALLER_TOKEN_SECRET: z
     .string()
@@ -26,7 +27,7 @@ const EnvSchema = z.object({
     ),
   /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
   GATEKEEPER_ADDRESSES: z.string().default(""),
-  METRICS_ADDR: hostPort.optional(),
+  METRICS_ADDR: address.optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -45,11 +46,6 @@ export interface ApprovalConfig {
   logLevel: string;
 }
 
-function split(addr: string): { host: string; port: number } {
-  const i = addr.lastIndexOf(":");
-  return { host: addr.slice(0, i), port: Number(addr.slice(i + 1)) };
-}
-
 /** @throws Error naming each wrong variable and the fix. */
 export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
   const parsed = EnvSchema.safeParse(env);
@@ -64,7 +60,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
   } catch (err) {
     throw new Error(`invalid approval configuration:\n  ${(err as Error).message}`);
   }
-  const { host, port } = split(e.APPROVAL_ADDR);
+  const { host, port } = splitHostPort(e.APPROVAL_ADDR);
   return {
     host,
     port,
@@ -76,7 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
         ? DEFAULT_ACTION_TTL_MS
         : (parseDurationMs(e.GATEHOUSE_ACTION_TTL) ?? DEFAULT_ACTION_TTL_MS),
     gatekeepers,
-    metrics: e.METRICS_ADDR ? split(e.METRICS_ADDR) : undefined,
+    metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
     logLevel: e.LOG_LEVEL,
   };
 }

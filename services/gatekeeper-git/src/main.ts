@@ -10,14 +10,12 @@
  * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
  * - LOG_LEVEL                     pino level (default info)
  */
-import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { hostPort, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "./index.ts";
 
-const HostPort = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port, e.g. 127.0.0.1:7004");
+const HostPort = hostPort("127.0.0.1:7004");
 
 const Env = z.object({
   GATEKEEPER_GIT_ADDR: HostPort.default("127.0.0.1:7004"),
@@ -37,11 +35,6 @@ const Env = z.object({
   GATEKEEPER_GIT_METRICS_ADDR: HostPort.default("127.0.0.1:9404"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
-
-function splitHostPort(addr: string): { host: string; port: number } {
-  const i = addr.lastIndexOf(":");
-  return { host: addr.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(addr.slice(i + 1)) };
-}
 
 async function main(): Promise<void> {
   const parsed = Env.safeParse(process.env);

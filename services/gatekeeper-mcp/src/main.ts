@@ -7,15 +7,13 @@
  * - LOG_LEVEL                    pino level (default info)
  */
 
-import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { hostPort, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
 import { loadRegistryFile } from "./registry.ts";
 
-const HostPort = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, "must be host:port, e.g. 127.0.0.1:7003");
+const HostPort = hostPort("127.0.0.1:7003");
 
 const Env = z.object({
   GATEKEEPER_MCP_ADDR: HostPort.default("127.0.0.1:7003"),
@@ -24,11 +22,6 @@ const Env = z.object({
   GATEKEEPER_MCP_METRICS_ADDR: HostPort.default("127.0.0.1:9403"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
-
-function splitHostPort(addr: string): { host: string; port: number } {
-  const i = addr.lastIndexOf(":");
-  return { host: addr.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(addr.slice(i + 1)) };
-}
 
 async function main(): Promise<void> {
   const parsed = Env.safeParse(process.env);

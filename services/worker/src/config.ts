@@ -1,31 +1,17 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
 import { join } from "node:path";
+import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
+import { hostPort, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 
-const hostPort = z.string().regex(/^[^\s:]+:\d{1,5}$/, "expected host:port, e.g. 127.0.0.1:7233");
-
-/** Parses "mcp=127.0.0.1:7003,git=127.0.0.1:7004" into `{ mcp: "127.0.0.1:7003", git: ... }`. @throws Error naming the bad part. */
-export function parseGatekeeperAddresses(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text
-    .split(",")
-    .map((p) => p.trim())
-    .filter(Boolean)) {
-    const [kind, address, ...rest] = part.split("=");
-    if (!kind || !address || rest.length > 0 || !hostPort.safeParse(address).success) {
-      throw new Error(`GATEKEEPER_ADDRESSES: "${part}" is not kind=host:port (e.g. mcp=127.0.0.1:7003)`);
-    }
-    out[kind] = address;
-  }
-  return out;
-}
+const address = hostPort("127.0.0.1:7233");
 
 const EnvSchema = z.object({
-  TEMPORAL_ADDRESS: hostPort,
+  TEMPORAL_ADDRESS: address,
   TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
   GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
   GATEKEEPER_ADDRESSES: z.string().default(""),
-  WORKER_METRICS_ADDR: hostPort.default("127.0.0.1:9405"),
+  WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -38,11 +24,6 @@ export interface WorkerConfig {
   gatekeepers: Record<string, string>;
   metrics: { host: string; port: number };
   logLevel: string;
-}
-
-function split(addr: string): { host: string; port: number } {
-  const i = addr.lastIndexOf(":");
-  return { host: addr.slice(0, i), port: Number(addr.slice(i + 1)) };
 }
 
 /** @throws Error naming each wrong variable and the fix. */
@@ -58,7 +39,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
-    metrics: split(e.WORKER_METRICS_ADDR),
+    metrics: splitHostPort(e.WORKER_METRICS_ADDR),
     logLevel: e.LOG_LEVEL,
   };
 }
