@@ -52,6 +52,7 @@ export { type KitLogger, silentLogger } from "./logger.ts";
 export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
 export { PendingOverlay, type PendingWrite } from "./overlay.ts";
 export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
+export { type ServedGatekeeper, type ServeGatekeeperOptions, serveGatekeeper } from "./serve.ts";
 export { type ClientSession, connectSession } from "./session-client.ts";
 export { BINDING_NAME, checkOpenFields } from "./session-open.ts";
 export { redactForCaller, type SessionHandlers, serveSession } from "./session-server.ts";

@@ -13,10 +13,7 @@
 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApprovalQueue, connectApprovalQueue } from "@gatehouse/gatekeeper-kit";
-import { GatekeeperService } from "@gatehouse/proto";
-import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
-import { Server } from "@grpc/grpc-js";
+import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
 import type { Logger } from "pino";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
@@ -84,10 +81,9 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
   const logger = opts.logger.child({ component: "gatekeeper-git" });
   const metrics = opts.metrics ?? createMetrics();
   const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
-  const server = new Server();
-  server.addService(
-    GatekeeperService,
-    createGatekeeperServer({
+  const served = await serveGatekeeper({
+    name: "gatekeeper-git",
+    impl: createGatekeeperServer({
       policy: {
         allowedRoots: opts.allowedRoots,
         remotes: opts.remotes ?? [],
@@ -99,20 +95,10 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
       logger,
       metrics,
     }),
-  );
-  const port = await listenGrpc(server, opts.host, opts.port);
-  logger.info({ event: "started", port }, "gatekeeper-git listening");
-  let closing = false;
-  return {
-    port,
-    metrics,
-    healthy: () => !closing,
-    async close() {
-      if (closing) return;
-      closing = true;
-      await stopGrpc(server);
-      approval.close();
-      logger.info({ event: "stopped" }, "gatekeeper-git stopped");
-    },
-  };
+    host: opts.host,
+    port: opts.port,
+    logger,
+    onClose: () => approval.close(),
+  });
+  return { ...served, metrics };
 }

@@ -11,10 +11,7 @@
  * ```
  */
 
-import { type ApprovalQueue, connectApprovalQueue } from "@gatehouse/gatekeeper-kit";
-import { GatekeeperService } from "@gatehouse/proto";
-import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
-import { Server } from "@grpc/grpc-js";
+import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
 import type { Logger } from "pino";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
 import { createMetrics, type GatekeeperMetrics } from "./metrics.ts";
@@ -72,25 +69,16 @@ export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<Mc
     observe: (method, outcome) => metrics.mcpRequests.inc({ method, outcome }),
   });
   const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
-  const server = new Server();
-  server.addService(
-    GatekeeperService,
-    createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
-  );
-  const port = await listenGrpc(server, opts.host, opts.port);
-  logger.info({ event: "started", port }, "gatekeeper-mcp listening");
-  let closing = false;
-  return {
-    port,
-    metrics,
-    healthy: () => !closing,
-    async close() {
-      if (closing) return;
-      closing = true;
-      await stopGrpc(server);
+  const served = await serveGatekeeper({
+    name: "gatekeeper-mcp",
+    impl: createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
+    host: opts.host,
+    port: opts.port,
+    logger,
+    onClose: async () => {
       await pool.closeAll();
       approval.close();
-      logger.info({ event: "stopped" }, "gatekeeper-mcp stopped");
     },
-  };
+  });
+  return { ...served, metrics };
 }
