@@ -10,7 +10,7 @@
  *     the observation append), as (T_K - T_0) / K, vs a direct MCP SDK client call to its own
  *     server-memory process over stdio, on a copy of the same memory file.
  *  3. Event-store appends per second vs raw better-sqlite3 inserts, same rows, same batching.
- *  4. One git readFile through gatekeeper-git (the whole path, observation included), as
+ *  4. (bench-git.ts) One git readFile through gatekeeper-git (the whole path, observation included), as
  *     (T_K - T_0) / K, vs `git show main:<path>` run by this process on the same repository; and
  *     the overlay cost: listFiles of a tree in a workspace with 100 pending commits vs one with none.
  *
@@ -24,30 +24,23 @@
  *   BENCH_GIT_PENDING         pending commits in the overlay-cost workspace (default 100)
  *   BENCH_SANDBOX             sandbox mode for the dev stack and runner: auto | gvisor | none (default auto)
  */
-import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { type BenchAppendsResult, benchAppends } from "@gatehouse/event-store";
-import { type ExecuteResult, KernelClient } from "@gatehouse/proto";
+import { KernelClient } from "@gatehouse/proto";
 import { benchSandboxRunner, type SandboxBenchResult } from "@gatehouse/sandbox-runner";
-import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { credentials } from "@grpc/grpc-js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import ivm from "isolated-vm";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
+import { type GitSamples, gitRows, sampleGit } from "./bench-git.ts";
+import { envInt, envStr, log, median, type Row, returned, round, stats, unary } from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
-
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
-  return n;
-}
 
 const ITERATIONS = envInt("BENCH_ITERATIONS", 30);
 const RUNNER_ITERATIONS = envInt("BENCH_RUNNER_ITERATIONS", ITERATIONS);
@@ -56,70 +49,9 @@ const MCP_REPS = envInt("BENCH_MCP_REPS", 5);
 const APPEND_EVENTS = envInt("BENCH_APPEND_EVENTS", 3000);
 const GIT_READS = envInt("BENCH_GIT_READS", 50);
 const GIT_PENDING = envInt("BENCH_GIT_PENDING", 100);
-function envStr(name: string, fallback: string): string {
-  const raw = process.env[name];
-  return raw === undefined || raw === "" ? fallback : raw;
-}
-
 const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
 if (!["auto", "gvisor", "none"].includes(SANDBOX)) throw new Error(`BENCH_SANDBOX must be auto|gvisor|none`);
 const WARMUP = 2;
-
-// ---------------------------------------------------------------------------------------------------
-// helpers
-
-interface Stats {
-  n: number;
-  p50: number;
-  p99: number;
-  mean: number;
-  min: number;
-  max: number;
-}
-
-const round = (x: number, digits = 2) => {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
-};
-
-/** Nearest-rank percentiles (p99 of fewer than 100 samples is the maximum). */
-function stats(samples: number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
-  const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
-  return {
-    n: s.length,
-    p50: round(at(0.5), 3),
-    p99: round(at(0.99), 3),
-    mean: round(mean, 3),
-    min: round(s[0] ?? Number.NaN, 3),
-    max: round(s[s.length - 1] ?? Number.NaN, 3),
-  };
-}
-
-const median = (xs: number[]) => stats(xs).p50;
-
-function unary<Req, Res>(
-  client: object,
-  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
-  req: Req,
-  deadlineMs = 120_000,
-): Promise<Res> {
-  return new Promise((ok, fail) =>
-    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
-      err ? fail(err) : ok(res),
-    ),
-  );
-}
-
-function returned(r: ExecuteResult): unknown {
-  if (!r.ok) throw new Error(`bench snippet failed: ${r.error?.name}: ${r.error?.message}`);
-  return r.returnJson ? JSON.parse(r.returnJson) : undefined;
-}
-
-function log(msg: string) {
-  process.stderr.write(`[bench] ${msg}\n`);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // baselines
@@ -166,38 +98,6 @@ async function directMcpReads(memoryFile: string, k: number, reps: number): Prom
 }
 
 /** A memory file with some content so read_graph returns a non-trivial graph (~40 lines). */
-/** A bare repository `bench.git` under `reposDir` with 200 files of ~4 KB under src/ plus a README. */
-function seedGitRepo(reposDir: string, work: string): string {
-  const src = join(work, "git-src");
-  mkdirSync(join(src, "src"), { recursive: true });
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "bench",
-        GIT_AUTHOR_EMAIL: "b@x.invalid",
-        GIT_COMMITTER_NAME: "bench",
-        GIT_COMMITTER_EMAIL: "b@x.invalid",
-      },
-    });
-  git(src, "init", "-q", "-b", "main");
-  writeFileSync(join(src, "README.md"), "bench\n");
-  for (let i = 0; i < 200; i++) {
-    const body = Array.from(
-      { length: 100 },
-      (_, l) => `export const v${l} = ${i * 1000 + l}; // line ${l}`,
-    ).join("\n");
-    writeFileSync(join(src, "src", `file-${String(i).padStart(3, "0")}.ts`), `${body}\n`);
-  }
-  git(src, "add", "-A");
-  git(src, "commit", "-q", "-m", "seed");
-  mkdirSync(reposDir, { recursive: true });
-  const bare = join(reposDir, "bench.git");
-  git(reposDir, "clone", "-q", "--bare", src, bare);
-  return bare;
-}
-
 function seedMemory(file: string) {
   const lines: string[] = [];
   for (let i = 0; i < 30; i++) {
@@ -220,18 +120,6 @@ function seedMemory(file: string) {
 
 // ---------------------------------------------------------------------------------------------------
 // main
-
-interface Row {
-  id: string;
-  measurement: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  unit: string;
-  /** value / baselineValue */
-  ratio: number;
-  note?: string;
-}
 
 async function main() {
   const startedAt = new Date();
@@ -265,13 +153,7 @@ async function main() {
     const execSamples: number[] = [];
     const kReads: number[] = [];
     const zeroReads: number[] = [];
-    const gitSamples = {
-      read: [] as number[],
-      listNone: [] as number[],
-      listPending: [] as number[],
-      zero: [] as number[],
-      gitShow: [] as number[],
-    };
+    let git: GitSamples | undefined;
     /** Per-read ms as timed inside the snippet with Date.now() (no sandbox start-up in it). */
     const inSnippet: number[] = [];
     try {
@@ -323,54 +205,15 @@ async function main() {
       }
 
       // 4. git reads through gatekeeper-git, and the overlay cost of pending commits
-      const repoDir = seedGitRepo(join(dataDir, "repos"), work);
-      const gitUrl = `git+file://${repoDir}`;
-      const wsGit = (await unary(kernel, kernel.createWorkspace, { name: "bench-git" })).id;
-      const wsPending = (await unary(kernel, kernel.createWorkspace, { name: "bench-git-pending" })).id;
-      for (const ws of [wsGit, wsPending]) {
-        await unary(kernel, kernel.introduceResource, { workspaceId: ws, url: gitUrl, name: "REPO" });
-      }
-      const gitLoop = (k: number, call: string) => `export default async (env: any) => {
-  let n = 0;
-  for (let i = 0; i < ${k}; i++) n += ${call};
-  return n;
-}`;
-      const readCall = `(await env.REPO.readFile({ path: "src/file-007.ts" })).length`;
-      const listCall = "(await env.REPO.listFiles({})).files.length";
-      log(`git commits: ${GIT_PENDING} pending commits in one workspace`);
-      returned(
-        await exec(
-          wsPending,
-          `export default async (env: any) => {
-  for (let i = 0; i < ${GIT_PENDING}; i++)
-    await env.REPO.commit({ branch: "main", message: "pending " + i, changes: [{ path: "src/file-" + String(i % 200).padStart(3, "0") + ".ts", content: "// pending " + i + "\\n" }] });
-  return 1;
-}`,
-          300_000,
-        ),
-      );
-      log(
-        `git via gatekeeper: ${MCP_REPS} reps of K=${GIT_READS} readFile / listFiles (none vs ${GIT_PENDING} pending) and K=0`,
-      );
-      for (const ws of [wsGit, wsPending]) returned(await exec(ws, gitLoop(2, listCall)));
-      const gitCode0 = gitLoop(0, "0");
-      for (let r = 0; r < MCP_REPS; r++) {
-        const timed = async (ws: string, code: string) => {
-          const began = performance.now();
-          returned(await exec(ws, code, 300_000));
-          return performance.now() - began;
-        };
-        gitSamples.read.push(await timed(wsGit, gitLoop(GIT_READS, readCall)));
-        gitSamples.listNone.push(await timed(wsGit, gitLoop(GIT_READS, listCall)));
-        gitSamples.listPending.push(await timed(wsPending, gitLoop(GIT_READS, listCall)));
-        gitSamples.zero.push(await timed(wsGit, gitCode0));
-      }
-      for (let r = 0; r < MCP_REPS; r++) {
-        const began = performance.now();
-        for (let i = 0; i < GIT_READS; i++)
-          execFileSync("git", [`--git-dir=${repoDir}`, "show", "main:src/file-007.ts"]);
-        gitSamples.gitShow.push((performance.now() - began) / GIT_READS);
-      }
+      git = await sampleGit({
+        kernel,
+        exec,
+        reposDir: join(dataDir, "repos"),
+        work,
+        reads: GIT_READS,
+        pending: GIT_PENDING,
+        reps: MCP_REPS,
+      });
     } finally {
       kernel.close();
       log("closing dev stack");
@@ -526,34 +369,11 @@ async function main() {
       },
     );
 
-    // --- 4: git rows (samples taken while the stack ran) -----------------------------------------------
-    {
-      const per = (xs: number[]) => (median(xs) - median(gitSamples.zero)) / GIT_READS;
-      const read = per(gitSamples.read);
-      const show = median(gitSamples.gitShow);
-      const none = per(gitSamples.listNone);
-      const pending = per(gitSamples.listPending);
-      detail.git = { k: GIT_READS, reps: MCP_REPS, pendingCommits: GIT_PENDING, samplesMs: gitSamples };
-      rows.push(
-        {
-          id: "git.readFile",
-          measurement: "git readFile via gatekeeper, (med T_K - med T_0)/K",
-          value: round(read, 3),
-          baseline: "git show main:<path> (process spawn) median",
-          baselineValue: round(show, 3),
-          unit: "ms",
-          ratio: read / show,
-        },
-        {
-          id: "git.overlay",
-          measurement: `git listFiles (201 files) with ${GIT_PENDING} pending commits`,
-          value: round(pending, 3),
-          baseline: "same listFiles with none pending",
-          baselineValue: round(none, 3),
-          unit: "ms",
-          ratio: pending / none,
-        },
-      );
+    // --- 4: git rows (samples taken while the stack ran)
+    if (git) {
+      const g = gitRows(git, { reads: GIT_READS, pending: GIT_PENDING, reps: MCP_REPS });
+      rows.push(...g.rows);
+      detail.git = g.detail;
     }
 
     // --- 3: appends ---------------------------------------------------------------------------------

@@ -1,0 +1,90 @@
+/** What every part of `npm run bench` shares: env knobs, percentile stats, the table row, gRPC and snippet helpers. */
+import type { ExecuteResult } from "@gatehouse/proto";
+import { Metadata, type ServiceError } from "@grpc/grpc-js";
+
+/** A positive integer from the environment, or `fallback`. @throws Error naming the variable. */
+export function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+/** A string from the environment, or `fallback` when unset or empty. */
+export function envStr(name: string, fallback: string): string {
+  const raw = process.env[name];
+  return raw === undefined || raw === "" ? fallback : raw;
+}
+
+/** Summary of a sample set, milliseconds (or whatever the samples are in). */
+export interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+/** Rounds to `digits` decimals. */
+export const round = (x: number, digits = 2) => {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+};
+
+/** Nearest-rank percentiles (p99 of fewer than 100 samples is the maximum). */
+export function stats(samples: number[]): Stats {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
+  const mean = s.reduce((a, b) => a + b, 0) / (s.length || 1);
+  return {
+    n: s.length,
+    p50: round(at(0.5), 3),
+    p99: round(at(0.99), 3),
+    mean: round(mean, 3),
+    min: round(s[0] ?? Number.NaN, 3),
+    max: round(s[s.length - 1] ?? Number.NaN, 3),
+  };
+}
+
+/** The p50 of `xs`. */
+export const median = (xs: number[]) => stats(xs).p50;
+
+/** One row of the results table: a measurement next to its baseline from the same run. */
+export interface Row {
+  id: string;
+  measurement: string;
+  value: number;
+  baseline: string;
+  baselineValue: number;
+  unit: string;
+  /** value / baselineValue */
+  ratio: number;
+  note?: string;
+}
+
+/** A unary gRPC call as a promise, with a deadline (ms, default 120 s). */
+export function unary<Req, Res>(
+  client: object,
+  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+  deadlineMs = 120_000,
+): Promise<Res> {
+  return new Promise((ok, fail) =>
+    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
+      err ? fail(err) : ok(res),
+    ),
+  );
+}
+
+/** A snippet's return value. @throws Error when the execution failed. */
+export function returned(r: ExecuteResult): unknown {
+  if (!r.ok) throw new Error(`bench snippet failed: ${r.error?.name}: ${r.error?.message}`);
+  return r.returnJson ? JSON.parse(r.returnJson) : undefined;
+}
+
+/** A progress line on stderr. */
+export function log(msg: string) {
+  process.stderr.write(`[bench] ${msg}\n`);
+}
