@@ -4,12 +4,11 @@
  * simulated until a person approves them, in dependency order.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ActionStatus } from "@gatehouse/proto";
 import type { ServiceError } from "@grpc/grpc-js";
+import { git, makeBareRepo } from "./git-repo.ts";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
@@ -20,30 +19,9 @@ after(async () => {
   await h.close();
 });
 
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: {
-      ...process.env,
-      GIT_AUTHOR_NAME: "t",
-      GIT_AUTHOR_EMAIL: "t@x",
-      GIT_COMMITTER_NAME: "t",
-      GIT_COMMITTER_EMAIL: "t@x",
-    },
-  }).trim();
-
 /** A bare repository under the dev stack's allowed root, with one commit on main. */
 function makeRepo(name: string): string {
-  const work = mkdtempSync(join(h.dir, "work-"));
-  git(work, "init", "-q", "-b", "main");
-  mkdirSync(join(work, "docs"));
-  writeFileSync(join(work, "docs", "readme.md"), "hello\n");
-  git(work, "add", ".");
-  git(work, "commit", "-q", "-m", "initial");
-  const bare = join(h.dir, "repos", `${name}.git`);
-  git(h.dir, "clone", "-q", "--bare", work, bare);
-  return bare;
+  return makeBareRepo(h.dir, join(h.dir, "repos", `${name}.git`), { "docs/readme.md": "hello\n" });
 }
 
 const twoCommits = `export default async (env: any) => {

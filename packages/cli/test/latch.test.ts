@@ -3,13 +3,13 @@
  * auto-approval stops and writes to other bindings are refused (and recorded as refusals in the log).
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createRemotes } from "@gatehouse/gatekeeper-git";
 import { devRegistry } from "../src/dev-stack.ts";
 import { logTable } from "../src/output.ts";
+import { git, makeBareRepo } from "./git-repo.ts";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
@@ -92,25 +92,7 @@ test("after a flagged observation auto-approval stops and writes to other bindin
 
 test("after the latch, git push is refused on the repository's own binding; the refusal is in the log and local reads go on", async () => {
   writeFileSync(join(h.dir, "files", "secret.txt"), "restricted\n");
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "t",
-        GIT_AUTHOR_EMAIL: "t@x",
-        GIT_COMMITTER_NAME: "t",
-        GIT_COMMITTER_EMAIL: "t@x",
-      },
-    });
-  const work = mkdtempSync(join(h.dir, "work-"));
-  git(work, "init", "-q", "-b", "main");
-  writeFileSync(join(work, "notes.md"), "notes\n");
-  git(work, "add", ".");
-  git(work, "commit", "-q", "-m", "initial");
-  const bare = join(h.dir, "repos", "latched.git");
-  git(h.dir, "clone", "-q", "--bare", work, bare);
+  const bare = makeBareRepo(h.dir, join(h.dir, "repos", "latched.git"), { "notes.md": "notes\n" });
   git(bare, "remote", "set-url", "origin", "http://127.0.0.1:9/up.git");
   const ws = await h.workspace("mcp://files", `git+file://${bare}`);
   const before = returned<string>(

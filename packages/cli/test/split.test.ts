@@ -4,7 +4,7 @@
  * write → approve → apply cycle across them against the real memory MCP server.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createConnection, createServer } from "node:net";
@@ -13,6 +13,7 @@ import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
+import { git, makeBareRepo } from "./git-repo.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const run = promisify(execFile);
@@ -285,26 +286,7 @@ test("every service process answers /healthz and exports Prometheus metrics", as
 });
 
 test("git in split mode: a commit from a snippet is held, approved through the CLI, and written by the gatekeeper-git process", async () => {
-  const git = (cwd: string, ...args: string[]) =>
-    execFileSync("git", args, {
-      cwd,
-      encoding: "utf8",
-      env: {
-        ...process.env,
-        GIT_AUTHOR_NAME: "t",
-        GIT_AUTHOR_EMAIL: "t@x",
-        GIT_COMMITTER_NAME: "t",
-        GIT_COMMITTER_EMAIL: "t@x",
-      },
-    }).trim();
-  const work = join(dir, "git-work");
-  mkdirSync(work);
-  git(work, "init", "-q", "-b", "main");
-  writeFileSync(join(work, "a.md"), "a\n");
-  git(work, "add", ".");
-  git(work, "commit", "-q", "-m", "initial");
-  const bare = join(dir, "repos", "split.git");
-  git(dir, "clone", "-q", "--bare", work, bare);
+  const bare = makeBareRepo(dir, join(dir, "repos", "split.git"), { "a.md": "a\n" });
   const ws = JSON.parse(await gatehouse("--json", "workspace", "create", "--name", "split-git")).id as string;
   await gatehouse("connect", ws, `git+file://${bare}`);
   const snippet = join(dir, "commit.ts");
