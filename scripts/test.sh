@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README): lint + format checks (biome, buf), typecheck, then every package's node:test
-# suite in turn. Prints "N passed, N failed" at the end; exits non-zero on any failure.
+# suite in turn. Prints "N passed, N failed, N todo" at the end (naming each TODO test: known gaps kept
+# visible); exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,6 +16,8 @@ npx turbo run typecheck --output-logs=errors-only || status=1
 
 passed=0
 failed=0
+todo=0
+todos=""
 packages=(packages/caller-token packages/service-kit packages/event-store packages/approval-core packages/temporal-dev packages/gatekeeper-kit services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git sandbox-runner services/kernel packages/cli)
 for pkg in "${packages[@]}"; do
   ls "$pkg"/test/*.test.ts >/dev/null 2>&1 || continue
@@ -24,6 +27,10 @@ for pkg in "${packages[@]}"; do
   rc=${PIPESTATUS[0]}
   p=$(grep -E '^# pass [0-9]+' "$log" | tail -1 | awk '{print $3}')
   f=$(grep -E '^# fail [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  t=$(grep -E '^# todo [0-9]+' "$log" | tail -1 | awk '{print $3}')
+  todo=$((todo + ${t:-0}))
+  # Known gaps kept as failing TODO tests: name them, so the summary never hides them.
+  todos="${todos}$(grep -E '^ *not ok [0-9]+ - .* # TODO' "$log" | sed -E "s|^ *not ok [0-9]+ - |  ${pkg}: |")"$'\n'
   passed=$((passed + ${p:-0}))
   failed=$((failed + ${f:-0}))
   if [ "$rc" -ne 0 ]; then
@@ -32,5 +39,9 @@ for pkg in "${packages[@]}"; do
   fi
   rm -f "$log"
 done
-echo "${passed} passed, ${failed} failed"
+if [ "$todo" -gt 0 ]; then
+  echo "known gaps (TODO tests, not counted as failures):"
+  printf '%s' "$todos" | grep -v '^$' || true
+fi
+echo "${passed} passed, ${failed} failed, ${todo} todo"
 exit "$status"
