@@ -3,26 +3,34 @@
  * the end-to-end tests start. Data lives under `dataDir` (events.sqlite, the dev MCP servers' state).
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
+import { type DevToken, loadDevTokensFile, startGateway } from "@gatehouse/gateway";
 import { startKernel } from "@gatehouse/kernel";
+import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
 import { startLifecycleWorker } from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
+import { stringify } from "yaml";
 
 export interface DevStackOptions {
   /** Directory for all data; created when missing. */
   dataDir: string;
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
-  /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port. */
-  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner" | "temporal", number>>;
+  /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway` serves the web app. */
+  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner" | "temporal" | "gateway", number>>;
+  /**
+   * NATS server(s) for live notices ("nats://host:port"). Absent: an in-process bus (no NATS needed).
+   */
+  natsUrl?: string;
   /**
    * A running Temporal server ("host:port"). Absent: a `temporal server start-dev` is started,
    * persisting to `<dataDir>/temporal.db`.
@@ -46,7 +54,18 @@ export interface DevStackOptions {
 }
 
 export interface DevStack {
-  addresses: { kernel: string; approval: string; mcp: string; git: string; runner: string; temporal: string };
+  addresses: {
+    kernel: string;
+    approval: string;
+    mcp: string;
+    git: string;
+    runner: string;
+    temporal: string;
+    /** The gateway's URL, "http://127.0.0.1:<port>" (web app at `/`, API at `/api`). */
+    gateway: string;
+  };
+  /** The dev tokens the gateway accepts (from `<dataDir>/dev-tokens.yaml`, made on first start). */
+  devTokens: DevToken[];
   store: EventStore;
   /** The sandbox mode actually in use ("gvisor" or "none"). */
   sandboxMode: string;
@@ -90,6 +109,14 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
   const closers: Array<() => Promise<void>> = [];
   try {
+    const notices: NoticeBus = options.natsUrl
+      ? await connectNatsNoticeBus({
+          servers: options.natsUrl,
+          name: "gatehouse-dev",
+          reconnectTimeWaitMs: 250,
+        })
+      : new InProcessNoticeBus();
+    closers.push(() => notices.close());
     let temporalAddress = options.temporalAddress;
     if (!temporalAddress) {
       const server = await startTemporalDevServer({
@@ -152,6 +179,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       host,
       port: approvalPort,
       logger,
+      notices,
     });
     closers.push(() => approval.close());
     const kernel = await startKernel({
@@ -165,6 +193,18 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       logger,
     });
     closers.push(() => kernel.close());
+    const devTokens = devTokensOf(dataDir);
+    const gateway = await startGateway({
+      approvalAddress: `${host}:${approvalPort}`,
+      kernelAddress: `${host}:${kernel.port}`,
+      notices,
+      devTokens,
+      webDist: WEB_DIST,
+      host,
+      port: options.ports?.gateway ?? 0,
+      logger,
+    });
+    closers.push(() => gateway.close());
     const addresses = {
       kernel: `${host}:${kernel.port}`,
       approval: `${host}:${approval.port}`,
@@ -172,9 +212,11 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       git: `${host}:${git.port}`,
       runner: `${host}:${runner.port}`,
       temporal: temporalAddress,
+      gateway: gateway.url,
     };
     return {
       addresses,
+      devTokens,
       store,
       sandboxMode: runner.mode,
       async close() {
@@ -187,6 +229,33 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
     await store.close();
     throw err;
   }
+}
+
+/** The built web app (`npm run build` writes it); the gateway explains how to build it when missing. */
+const WEB_DIST = fileURLToPath(new URL("../../../web/dist", import.meta.url));
+
+/**
+ * The dev tokens in `<dataDir>/dev-tokens.yaml`, creating the file (mode 0600) with three random
+ * tokens — `dev-approver` (approver), `dev-auditor` (auditor), `dev-admin` (admin) — when missing.
+ * Edit the file to add people; it is the gateway's GATEWAY_DEV_TOKENS_FILE format.
+ * @throws Error naming the file and field when an existing file is invalid.
+ */
+export function devTokensOf(dataDir: string): DevToken[] {
+  const file = join(dataDir, "dev-tokens.yaml");
+  if (existsSync(file)) return loadDevTokensFile(file);
+  const make = (subject: string, role: DevToken["roles"][number]): DevToken => ({
+    token: `gh_dev_${randomBytes(18).toString("base64url")}`,
+    subject,
+    name: subject,
+    roles: [role],
+  });
+  const tokens = [
+    make("dev-approver", "approver"),
+    make("dev-auditor", "auditor"),
+    make("dev-admin", "admin"),
+  ];
+  writeFileSync(file, stringify({ tokens }), { mode: 0o600 });
+  return tokens;
 }
 
 /** Writes `<dataDir>/dev.json` (addresses and pid) so CLI commands in other shells find the services. */

@@ -38,6 +38,14 @@ export function registerReadTests(makeStore: MakeStore): void {
       assert.equal(await store.streamRevision(stream), -1);
     }));
 
+  test("headPosition is the global position of the last appended event", () =>
+    withStore(makeStore, async (store) => {
+      const before = await store.headPosition();
+      const appended = await store.append(uniqueStream("head"), numbered(3), "no_stream");
+      assert.equal(await store.headPosition(), appended.globalPosition);
+      assert.ok(appended.globalPosition >= before + 3);
+    }));
+
   test("readAll returns events of every stream in global (append) order", () =>
     withStore(makeStore, async (store) => {
       const a = uniqueStream("all-a");

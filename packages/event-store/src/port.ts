@@ -95,6 +95,8 @@ export interface EventStore {
   readAll(options?: { fromPosition?: number; maxCount?: number }): Promise<StoredEvent[]>;
   /** Last revision of a stream, or -1 when it does not exist. */
   streamRevision(streamId: string): Promise<number>;
+  /** Global position of the last event in the store (0 when empty): `subscribeToAll({after})` from here delivers only new events. */
+  headPosition(): Promise<number>;
   /** Stream ids with their first event, in creation order; `prefix` filters. */
   listStreams(prefix?: string): Promise<string[]>;
   subscribeToStream(streamId: string, options: SubscribeOptions): Subscription;

@@ -178,6 +178,12 @@ export class SqliteEventStore implements EventStore {
     return this.stmt.head.get(streamId)?.revision ?? -1;
   }
 
+  /** See {@link EventStore.headPosition}. */
+  async headPosition(): Promise<number> {
+    this.assertOpen();
+    return this.stmt.maxPosition.get()?.p ?? 0;
+  }
+
   /** See {@link EventStore.listStreams}. */
   async listStreams(prefix = ""): Promise<string[]> {
     this.assertOpen();

@@ -28,6 +28,10 @@ const EnvSchema = z.object({
   /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
   GATEKEEPER_ADDRESSES: z.string().default(""),
   METRICS_ADDR: address.optional(),
+  NATS_URL: z
+    .string()
+    .regex(/^nats:\/\/[^\s]+$/, "expected nats://host:port (comma-separate several servers)")
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -43,6 +47,8 @@ export interface ApprovalConfig {
   /** Gatekeeper kind -> "host:port" (GATEKEEPER_ADDRESSES), for RequestRevert's PrepareRevert. */
   gatekeepers: Record<string, string>;
   metrics: { host: string; port: number } | undefined;
+  /** NATS server(s) for live change notices (NATS_URL); undefined = no notices. */
+  natsUrl: string | undefined;
   logLevel: string;
 }
 
@@ -73,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
         : (parseDurationMs(e.GATEHOUSE_ACTION_TTL) ?? DEFAULT_ACTION_TTL_MS),
     gatekeepers,
     metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
+    natsUrl: e.NATS_URL,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -9,7 +9,8 @@
 
 import { type GatekeeperReverter, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
-import type { EventStore } from "@gatehouse/event-store";
+import type { EventStore, Subscription } from "@gatehouse/event-store";
+import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
@@ -65,6 +66,12 @@ export interface ApprovalServiceOptions {
   logger?: Logger;
   /** Skip the start-up check that every open action has its workflow (default false). */
   skipRecovery?: boolean;
+  /**
+   * Where live change notices go (`gatehouse.ws.<id>.log`, one per event appended to a workspace
+   * stream by any process sharing the store): NATS in split mode, an in-process bus in `gatehouse dev`.
+   * Not closed by `close()`. Absent: no notices (gateways then only see changes when they re-read).
+   */
+  notices?: NoticeBus;
 }
 
 /** A running approval service. */
@@ -135,7 +142,21 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     await connection.close();
     throw err;
   }
-  logger.info({ event: "listening", host, port, temporal: options.temporal.address, namespace });
+  let publisher: Subscription | undefined;
+  if (options.notices) {
+    publisher = await publishLogNotices(options.store, options.notices, {
+      onError: (err) =>
+        logger.warn({ event: "notice_failed", err: err.message }, "a change notice was not published"),
+    });
+  }
+  logger.info({
+    event: "listening",
+    host,
+    port,
+    temporal: options.temporal.address,
+    namespace,
+    notices: !!publisher,
+  });
   return {
     port,
     lifecycle,
@@ -143,6 +164,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     async close() {
       // Open WatchLog streams never end on their own: give calls a moment, then force.
       await stopGrpc(server);
+      await publisher?.close();
       await lifecycle.idle();
       if (ownGatekeepers) gatekeepers.close();
       await connection.close();

@@ -3,11 +3,13 @@
  * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, the Temporal client to
  * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE, gRPC on $APPROVAL_ADDR, gatekeepers for RequestRevert
  * from $GATEKEEPER_ADDRESSES ("mcp=host:port,git=host:port"), optional
- * /healthz + /metrics on $METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ * /healthz + /metrics on $METRICS_ADDR, live change notices to NATS at $NATS_URL (optional),
+ * graceful shutdown on SIGTERM/SIGINT.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
+import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { startOpsHttp } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
@@ -32,15 +34,25 @@ logger.info(
     actionTtlMs: config.actionTtlMs,
     gatekeepers: config.gatekeepers,
     metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
+    nats: config.natsUrl ?? "off",
   },
   "approval configuration",
 );
 
 mkdirSync(dirname(config.eventsPath), { recursive: true });
 const store = openSqliteEventStore(config.eventsPath);
+let notices: NoticeBus | undefined;
 let service: Awaited<ReturnType<typeof startApprovalService>>;
 try {
+  if (config.natsUrl) {
+    notices = await connectNatsNoticeBus({
+      servers: config.natsUrl,
+      name: "gatehouse-approval",
+      onStatus: (s) => logger.info({ component: "approval", event: "nats_status", status: s.type }),
+    });
+  }
   service = await startApprovalService({
+    ...(notices ? { notices } : {}),
     store,
     callerTokenSecret: config.callerTokenSecret,
     temporal: config.temporal,
@@ -52,6 +64,7 @@ try {
   });
 } catch (err) {
   logger.fatal({ component: "approval", event: "start_failed" }, (err as Error).message);
+  await notices?.close();
   await store.close();
   process.exit(1);
 }
@@ -73,6 +86,7 @@ async function shutdown(signal: string): Promise<void> {
   logger.info({ event: "shutdown", signal });
   await service.close();
   await health?.close();
+  await notices?.close();
   await store.close();
   process.exit(0);
 }

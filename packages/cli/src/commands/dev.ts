@@ -22,8 +22,21 @@ export function registerDevCommand(program: Command): void {
       "kernel on n, approval n+1, mcp gatekeeper n+2, runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set)",
       "7001",
     )
+    .option("--web-port <n>", "the gateway (approver web app and HTTP API) on 127.0.0.1:<n>", "8780")
+    .option(
+      "--nats <url>",
+      "send live notices through this NATS server (nats://host:port) instead of the in-process bus",
+      process.env.NATS_URL,
+    )
     .action(
-      async (opts: { registry?: string; sandbox: string; insecureNoGvisor?: boolean; portBase: string }) => {
+      async (opts: {
+        registry?: string;
+        sandbox: string;
+        insecureNoGvisor?: boolean;
+        portBase: string;
+        webPort: string;
+        nats?: string;
+      }) => {
         const mode = opts.insecureNoGvisor ? "none" : opts.sandbox;
         if (!["auto", "gvisor", "none"].includes(mode)) {
           process.stderr.write(`gatehouse: --sandbox must be auto, gvisor or none (got "${mode}")\n`);
@@ -32,6 +45,15 @@ export function registerDevCommand(program: Command): void {
         const base = Number(opts.portBase);
         if (!Number.isInteger(base) || base < 1024 || base > 65530) {
           process.stderr.write("gatehouse: --port-base must be an integer between 1024 and 65530\n");
+          process.exit(2);
+        }
+        const webPort = Number(opts.webPort);
+        if (!Number.isInteger(webPort) || webPort < 1024 || webPort > 65535) {
+          process.stderr.write("gatehouse: --web-port must be an integer between 1024 and 65535\n");
+          process.exit(2);
+        }
+        if (opts.nats !== undefined && !/^nats:\/\/\S+$/.test(opts.nats)) {
+          process.stderr.write(`gatehouse: --nats must be nats://host:port (got "${opts.nats}")\n`);
           process.exit(2);
         }
         const dir = resolve(dataDir());
@@ -49,7 +71,15 @@ export function registerDevCommand(program: Command): void {
             dataDir: dir,
             registry,
             sandbox: mode as "auto" | "gvisor" | "none",
-            ports: { kernel: base, approval: base + 1, mcp: base + 2, runner: base + 3, temporal: base + 4 },
+            ports: {
+              kernel: base,
+              approval: base + 1,
+              mcp: base + 2,
+              runner: base + 3,
+              temporal: base + 4,
+              gateway: webPort,
+            },
+            ...(opts.nats ? { natsUrl: opts.nats } : {}),
             ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
             logger,
           });
@@ -58,7 +88,15 @@ export function registerDevCommand(program: Command): void {
             `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
               `mcp gatekeeper ${stack.addresses.mcp}, git gatekeeper ${stack.addresses.git}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
               `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
-              `data: ${dir}\n`,
+              `data: ${dir}\n` +
+              `live notices: ${opts.nats ?? "in-process bus"}\n` +
+              `approver web app: ${stack.addresses.gateway}/  (dev tokens in ${dir}/dev-tokens.yaml)\n` +
+              stack.devTokens
+                .map(
+                  (t) =>
+                    `  sign in as ${t.subject} (${t.roles.join(", ")}): ${stack.addresses.gateway}/#token=${t.token}\n`,
+                )
+                .join(""),
           );
           if (stack.sandboxMode !== "gvisor") {
             process.stderr.write(
@@ -79,7 +117,7 @@ export function registerDevCommand(program: Command): void {
           }
           process.stderr.write(
             /EADDRINUSE|address already in use/i.test(message)
-              ? `gatehouse dev: a port from ${base} to ${base + 4} is already in use; stop what holds it or pass --port-base <n>\n`
+              ? `gatehouse dev: a port from ${base} to ${base + 4}, or ${webPort}, is already in use; stop what holds it or pass --port-base <n> / --web-port <n>\n`
               : `gatehouse dev: ${message}\n`,
           );
           process.exit(1);

@@ -1,0 +1,251 @@
+/**
+ * @gatehouse/gateway-contract: the HTTP/JSON and server-sent-events contract between the gateway
+ * (`services/gateway`) and its clients (the approver web app `web/`, scripts). Types describe
+ * response bodies; zod schemas validate request bodies on the gateway. No I/O here, and nothing
+ * Node-specific, so the browser bundle can import it.
+ *
+ * Every route lives under `/api` and needs `Authorization: Bearer <token>` (an OIDC access/ID token
+ * from the configured issuer, or a dev token in `gatehouse dev`). Errors are `ApiError` bodies with
+ * status 400 (bad input), 401 (no or bad token), 403 (role may not), 404, 409 (conflict: the action
+ * is no longer pending, undecided dependencies), 503 (a backend service is unreachable).
+ */
+import { z } from "zod";
+
+/** A person's role. `approver` decides actions, `auditor` reads everything and decides nothing, `admin` also sets auto-approval rules. */
+export type Role = "approver" | "auditor" | "admin";
+
+/** GET /api/me */
+export interface Me {
+  /** Stable id of the person (OIDC `sub`, or the dev token's subject). Recorded as `decidedBy`. */
+  subject: string;
+  /** Display name (OIDC `name`/`email`, else the subject). */
+  name: string;
+  roles: Role[];
+  /** approver or admin. */
+  canDecide: boolean;
+  /** admin. */
+  canSetRules: boolean;
+}
+
+/** Lifecycle state of an action, as the action-log projection has it. */
+export type ActionStatus = "pending" | "approved" | "applying" | "applied" | "failed" | "rejected";
+
+/** Who ran the code that read or wrote: `agent` (id = chat id), `gadget`, `user`, `hook`. */
+export interface Caller {
+  kind: string;
+  id: string;
+}
+
+/** One action (a write held for approval) as the projection has it. Ids are log ids (stream positions). */
+export interface Action {
+  id: number;
+  workspaceId: string;
+  binding: string;
+  /** The gatekeeper's provisional id the agent saw (e.g. "~3"). */
+  localId: string;
+  title: string;
+  /** Markdown written by the gatekeeper from the staged payload; untrusted text is fenced. Render inert. */
+  description: string;
+  /** false: the description was cut to its bound; the approver is not seeing everything. */
+  descriptionIsComplete: boolean;
+  delivery: "simulate" | "await";
+  /** Action ids this one depends on (direct). */
+  dependsOn: number[];
+  status: ActionStatus;
+  caller: Caller;
+  /** The execution (= turn) that submitted it. */
+  executionId: string;
+  /** ISO-8601. */
+  submittedAt: string;
+  decidedBy: string;
+  decidedAt: string;
+  /** Rejection reason, or the gatekeeper's failure message. Cascades read "needed action N, which did not complete: …". */
+  reason: string;
+  /** The action whose rejection or failure rejected this one (0 = none). */
+  cascadedFrom: number;
+  /** The gatekeeper's apply result (JSON text), when applied. */
+  resultJson: string;
+  /** A claim was left by a crash: nobody knows whether it reached the external system. */
+  outcomeUnknown: boolean;
+  actionKind: { tag: string; label: string } | null;
+  autoApprovable: boolean;
+  /** The write sends data out of the company (refused once the workspace is latched). */
+  egress: boolean;
+  /** Action id this one reverts (0 = none). */
+  implementsRevert: number;
+  /** Stream revision of the last event that changed this action. */
+  lastRevision: number;
+}
+
+/** One read, recorded before its data was returned. */
+export interface Observation {
+  id: number;
+  binding: string;
+  title: string;
+  description: string;
+  /** Gatekeeper-specific read kind, e.g. "readFile". */
+  kind: string;
+  /** Page number of a paged read (0 = not paged). */
+  page: number;
+  containsRestrictedData: boolean;
+  caller: Caller;
+  recordedAt: string;
+  executionId: string;
+}
+
+/** A write refused at submission (nothing was staged), e.g. an egress write after the latch. */
+export interface Refusal {
+  id: number;
+  binding: string;
+  localId: string;
+  title: string;
+  description: string;
+  reason: string;
+  caller: Caller;
+  refusedAt: string;
+  executionId: string;
+}
+
+/** One record of the log, in log-id order. */
+export type LogEntry =
+  | { id: number; kind: "observation"; observation: Observation }
+  | { id: number; kind: "action"; action: Action }
+  | { id: number; kind: "refusal"; refusal: Refusal };
+
+/** An enabled auto-approval rule. */
+export interface AutoApprovalRule {
+  binding: string;
+  actionKindTag: string;
+}
+
+/** A workspace summary. */
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+}
+
+/** GET /api/workspaces */
+export interface WorkspacesResponse {
+  workspaces: WorkspaceSummary[];
+}
+
+/** One workspace in the inbox. */
+export interface InboxWorkspace {
+  id: string;
+  name: string;
+  /** Stream revision the lists were read at (a notice with a higher revision means re-read). */
+  revision: number;
+  latched: boolean;
+  /** Pending actions in submission (id) order. */
+  pending: Action[];
+  /** Up to `INBOX_RECENT` most recently changed non-pending actions, newest first. */
+  recent: Action[];
+}
+
+/** How many decided actions per workspace the inbox returns in `recent`. */
+export const INBOX_RECENT = 50;
+
+/** GET /api/inbox[?workspace=<id>] — every workspace the person may see, or just one. */
+export interface InboxResponse {
+  workspaces: InboxWorkspace[];
+}
+
+/** GET /api/workspaces/:ws/actions/:id */
+export interface ActionDetail {
+  action: Action;
+  /** Direct dependencies. */
+  dependencies: Action[];
+  /** Actions that depend on this one directly. */
+  dependents: Action[];
+  /** Transitive dependencies still pending, in submission order: "approve with N earlier" includes these. */
+  undecidedDependencies: number[];
+  /** Observations of the same execution (turn) recorded before this action, in log order. */
+  readBefore: Observation[];
+  revision: number;
+}
+
+/** POST /api/workspaces/:ws/actions/:id/approve */
+export const ApproveBody = z
+  .object({
+    /** Also approve every undecided (transitive) dependency, earliest first. */
+    includeDependencies: z.boolean().default(false),
+  })
+  .strict();
+export type ApproveBody = z.input<typeof ApproveBody>;
+
+/** POST /api/workspaces/:ws/actions/:id/reject — a reason is required. */
+export const RejectBody = z
+  .object({
+    reason: z
+      .string()
+      .trim()
+      .min(1, "a reason is required: say why so the agent and auditors can read it")
+      .max(2000, "a reason is at most 2000 characters"),
+  })
+  .strict();
+export type RejectBody = z.input<typeof RejectBody>;
+
+/** POST /api/workspaces/:ws/approve-batch — applied in submission order whatever the order given. */
+export const ApproveBatchBody = z
+  .object({
+    actionIds: z.array(z.number().int().positive()).min(1, "name at least one action id").max(1000),
+  })
+  .strict();
+export type ApproveBatchBody = z.input<typeof ApproveBatchBody>;
+
+/** Response of approve, reject and approve-batch: every action the decision changed, as it stands now. */
+export interface DecisionResult {
+  actions: Action[];
+}
+
+/** GET /api/workspaces/:ws/log[?until=<revision>] — the log, live or replayed as of a past revision. */
+export interface LogResponse {
+  workspaceId: string;
+  /** Revision this view is as of. */
+  revision: number;
+  /** The stream's current revision (the slider's maximum). */
+  headRevision: number;
+  latched: boolean;
+  rules: AutoApprovalRule[];
+  entries: LogEntry[];
+}
+
+/** GET /api/workspaces/:ws/bindings */
+export interface BindingsResponse {
+  bindings: Array<{ name: string; url: string; gatekeeper: string; trust: string }>;
+}
+
+/** PUT /api/workspaces/:ws/rules (admin) */
+export const SetRuleBody = z
+  .object({
+    binding: z.string().min(1, "binding is required"),
+    actionKindTag: z.string().min(1, "actionKindTag is required"),
+    enabled: z.boolean(),
+  })
+  .strict();
+export type SetRuleBody = z.input<typeof SetRuleBody>;
+
+/** Response of PUT rules: actions auto-approved by the rule right away. */
+export interface SetRuleResponse {
+  drained: Action[];
+}
+
+/** Error body of every non-2xx response. */
+export interface ApiError {
+  error: { code: string; message: string };
+}
+
+/**
+ * GET /api/events — server-sent events (text/event-stream). Event names:
+ * - `notice`: data `LogNotice` — the workspace's stream changed; re-read what shows it.
+ * - `resync`: data `{reason}` — notices may have been missed (the gateway's NATS connection came
+ *   back, or the client reconnected): re-read everything.
+ * A comment line is sent every 15 s as a heartbeat.
+ */
+export interface LogNotice {
+  workspaceId: string;
+  /** Stream revision of the event. */
+  revision: number;
+  /** Event type, e.g. "ActionSubmitted". */
+  type: string;
+}

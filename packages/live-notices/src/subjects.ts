@@ -1,0 +1,37 @@
+/**
+ * NATS subjects of live change notices. DESIGN.md "Events": NATS carries `gatehouse.ws.<id>.log`
+ * notices to gateways and web sessions; the stream, never NATS, is the truth.
+ */
+import type { LogNotice } from "@gatehouse/gateway-contract";
+import { z } from "zod";
+
+/** The subject every gateway subscribes to: one token for the workspace id. */
+export const ALL_LOG_SUBJECTS = "gatehouse.ws.*.log";
+
+/** A workspace id that cannot be one NATS subject token (empty, or has `.`, `*`, `>` or whitespace). */
+export class InvalidSubjectToken extends Error {
+  override name = "InvalidSubjectToken";
+  constructor(readonly workspaceId: string) {
+    super(
+      `workspace id ${JSON.stringify(workspaceId)} cannot be a NATS subject token (no ".", "*", ">" or whitespace allowed)`,
+    );
+  }
+}
+
+const TOKEN = /^[^.*>\s]+$/;
+
+/**
+ * `gatehouse.ws.<workspaceId>.log`.
+ * @throws InvalidSubjectToken when the id is not a valid single subject token.
+ */
+export function logSubject(workspaceId: string): string {
+  if (!TOKEN.test(workspaceId)) throw new InvalidSubjectToken(workspaceId);
+  return `gatehouse.ws.${workspaceId}.log`;
+}
+
+/** Wire schema of a notice's payload (JSON): what the publisher sends and subscribers accept. */
+export const LogNoticeSchema = z.object({
+  workspaceId: z.string().regex(TOKEN),
+  revision: z.number().int().min(0),
+  type: z.string().min(1),
+}) satisfies z.ZodType<LogNotice>;

@@ -1,0 +1,143 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { openSqliteEventStore } from "@gatehouse/event-store";
+import type { LogNotice } from "@gatehouse/gateway-contract";
+import {
+  connectNatsNoticeBus,
+  InProcessNoticeBus,
+  InvalidSubjectToken,
+  logSubject,
+  NatsUnreachable,
+  type NoticeListener,
+  publishLogNotices,
+} from "../src/index.ts";
+import { startNatsServer } from "../src/nats-server.ts";
+
+function collector() {
+  const notices: LogNotice[] = [];
+  const resyncs: string[] = [];
+  const waiters: Array<() => void> = [];
+  const listener: NoticeListener = {
+    notice: (n) => {
+      notices.push(n);
+      for (const w of waiters.splice(0)) w();
+    },
+    resync: (r) => {
+      resyncs.push(r);
+      for (const w of waiters.splice(0)) w();
+    },
+  };
+  const until = async (pred: () => boolean, ms = 5000) => {
+    const deadline = Date.now() + ms;
+    while (!pred()) {
+      if (Date.now() > deadline) throw new Error("timed out waiting");
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 50);
+      });
+    }
+  };
+  return { notices, resyncs, listener, until };
+}
+
+test("a workspace id that is not one subject token is refused by name", () => {
+  assert.equal(logSubject("ws_1"), "gatehouse.ws.ws_1.log");
+  for (const bad of ["", "a.b", "a*", "a>", "a b"]) assert.throws(() => logSubject(bad), InvalidSubjectToken);
+});
+
+test("the publisher sends one notice per new workspace event, in order, and none for older events or other streams", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "notices-"));
+  const store = openSqliteEventStore(join(dir, "events.sqlite"));
+  try {
+    await store.append("workspace-old", [{ type: "WorkspaceCreated", data: {} }], "no_stream");
+    const bus = new InProcessNoticeBus();
+    const c = collector();
+    bus.subscribe(c.listener);
+    const sub = await publishLogNotices(store, bus);
+    await store.append("workspace-w1", [{ type: "WorkspaceCreated", data: {} }], "no_stream");
+    await store.append("other-stream", [{ type: "X", data: {} }], "no_stream");
+    await store.append("workspace-w1", [{ type: "ActionSubmitted", data: {} }], 0);
+    await c.until(() => c.notices.length >= 2);
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(c.notices, [
+      { workspaceId: "w1", revision: 0, type: "WorkspaceCreated" },
+      { workspaceId: "w1", revision: 1, type: "ActionSubmitted" },
+    ]);
+    await sub.close();
+  } finally {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("notices cross a real nats-server; after the server is killed and restarted the subscriber is told to resync", async () => {
+  const server = await startNatsServer();
+  const publisher = await connectNatsNoticeBus({
+    servers: server.url,
+    name: "test-pub",
+    reconnectTimeWaitMs: 100,
+  });
+  const subscriber = await connectNatsNoticeBus({
+    servers: server.url,
+    name: "test-sub",
+    reconnectTimeWaitMs: 100,
+  });
+  try {
+    const c = collector();
+    subscriber.subscribe(c.listener);
+    // Let the SUB reach the server before publishing.
+    await new Promise((r) => setTimeout(r, 200));
+    publisher.publish({ workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
+    await c.until(() => c.notices.length === 1);
+    assert.deepEqual(c.notices[0], { workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
+
+    await server.kill();
+    await server.restart();
+    await c.until(() => c.resyncs.length >= 1, 10_000);
+    assert.match(c.resyncs[0] ?? "", /missed/);
+    // After the reconnect, notices flow again.
+    await new Promise((r) => setTimeout(r, 300));
+    publisher.publish({ workspaceId: "w1", revision: 4, type: "ActionApproved" });
+    await c.until(() => c.notices.some((n) => n.revision === 4), 10_000);
+  } finally {
+    await publisher.close();
+    await subscriber.close();
+    await server.close();
+  }
+});
+
+test("a malformed message on a notice subject is dropped, not delivered", async () => {
+  const server = await startNatsServer();
+  const statuses: string[] = [];
+  const subscriber = await connectNatsNoticeBus({
+    servers: server.url,
+    name: "test-sub",
+    onStatus: (s) => statuses.push(s.type),
+  });
+  const raw = await import("nats").then((m) => m.connect({ servers: server.url }));
+  try {
+    const c = collector();
+    subscriber.subscribe(c.listener);
+    await new Promise((r) => setTimeout(r, 200));
+    raw.publish("gatehouse.ws.w1.log", "not json");
+    raw.publish("gatehouse.ws.w1.log", JSON.stringify({ workspaceId: "w1", revision: -1, type: "" }));
+    raw.publish("gatehouse.ws.w1.log", JSON.stringify({ workspaceId: "w1", revision: 1, type: "T" }));
+    await c.until(() => c.notices.length === 1);
+    assert.equal(statuses.filter((s) => s === "malformed_notice").length, 2);
+  } finally {
+    await raw.close();
+    await subscriber.close();
+    await server.close();
+  }
+});
+
+test("an unreachable NATS server fails start-up with a clear error", async () => {
+  await assert.rejects(
+    connectNatsNoticeBus({ servers: "nats://127.0.0.1:1", name: "x" }),
+    (err: Error) =>
+      err instanceof NatsUnreachable && /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/.test(err.message),
+  );
+});

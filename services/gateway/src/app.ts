@@ -1,0 +1,113 @@
+/**
+ * The gateway's HTTP application (fastify): bearer authentication on every `/api` route, the read,
+ * decision and event routes, error bodies (`ApiError`), `/healthz`, and the built web app (`web/dist`)
+ * at `/` when one is given.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import fastifyStatic from "@fastify/static";
+import type { ApiError } from "@gatehouse/gateway-contract";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { ZodError } from "zod";
+import { type Authenticator, Forbidden, type Person, Unauthenticated } from "./auth/person.ts";
+import { type Backends, HttpError } from "./backends.ts";
+import type { SseHub } from "./live.ts";
+import type { GatewayMetrics } from "./metrics.ts";
+import { decisionRoutes } from "./routes/decisions.ts";
+import { readRoutes } from "./routes/reads.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the auth hook on every `/api` route. */
+    person: Person;
+  }
+}
+
+/** What the application needs. */
+export interface AppDeps {
+  backends: Backends;
+  authenticator: Authenticator;
+  hub: SseHub;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  /** Directory of the built web app (index.html); absent or missing: `/` explains how to build it. */
+  webDist?: string;
+}
+
+function bearer(req: FastifyRequest): string {
+  const header = req.headers.authorization;
+  if (!header) throw new Unauthenticated("sign in: send Authorization: Bearer <token>");
+  const match = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!match?.[1]) throw new Unauthenticated('the Authorization header must be "Bearer <token>"');
+  return match[1];
+}
+
+/** Builds the application (not listening). */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as unknown as FastifyBaseLogger,
+    disableRequestLogging: true,
+    bodyLimit: 256 * 1024,
+  });
+  app.decorateRequest("person", undefined as unknown as Person);
+
+  app.addHook("onRequest", async (req) => {
+    if (!req.url.startsWith("/api/")) return;
+    req.person = await deps.authenticator.authenticate(bearer(req));
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    if (!req.url.startsWith("/api/") || req.routeOptions.url === "/api/events") return;
+    deps.metrics.requestSeconds.observe(
+      { route: req.routeOptions.url ?? "unknown", method: req.method, status: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const send = (status: number, code: string, message: string) => {
+      const body: ApiError = { error: { code, message } };
+      return reply.status(status).send(body);
+    };
+    if (err instanceof Unauthenticated) {
+      reply.header("www-authenticate", 'Bearer realm="gatehouse"');
+      return send(401, "unauthenticated", err.message);
+    }
+    if (err instanceof Forbidden) return send(403, "forbidden", err.message);
+    if (err instanceof HttpError) return send(err.statusCode, err.code, err.message);
+    if (err instanceof ZodError) {
+      const lines = err.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message));
+      return send(400, "invalid_argument", lines.join("; "));
+    }
+    const status = (err as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) return send(status, "bad_request", (err as Error).message);
+    req.log.error({ component: "gateway", event: "request_failed", err, route: req.routeOptions.url });
+    return send(500, "internal", "the gateway failed; see its log");
+  });
+
+  app.get("/healthz", async () => ({ ok: true }));
+
+  readRoutes(app, deps.backends);
+  decisionRoutes(app, deps.backends, deps.metrics);
+  app.get("/api/events", (req, reply) => {
+    reply.hijack();
+    deps.hub.attach(reply.raw, req.person);
+  });
+  app.all("/api/*", async () => {
+    throw new HttpError(404, "not_found", "no such API route; see @gatehouse/gateway-contract");
+  });
+
+  if (deps.webDist && existsSync(join(deps.webDist, "index.html"))) {
+    await app.register(fastifyStatic, { root: deps.webDist, index: ["index.html"] });
+  } else {
+    app.get("/", async (_req, reply) =>
+      reply
+        .status(503)
+        .type("text/plain")
+        .send(
+          "The approver web app is not built: run `npm run build` (it builds web/dist), then restart the gateway.\n",
+        ),
+    );
+  }
+  return app;
+}

@@ -1,0 +1,102 @@
+/**
+ * The gateway's gRPC clients (approval's Decisions service, the kernel) and the one place gRPC
+ * status codes become HTTP statuses.
+ */
+import { DecisionsClient, KernelClient } from "@gatehouse/proto";
+import {
+  type CallOptions,
+  type Client,
+  credentials,
+  Metadata,
+  type ServiceError,
+  status,
+} from "@grpc/grpc-js";
+
+/** An error with the HTTP status and code the API answers with. */
+export class HttpError extends Error {
+  override name = "HttpError";
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const HTTP_OF: Partial<Record<number, [number, string]>> = {
+  [status.INVALID_ARGUMENT]: [400, "invalid_argument"],
+  [status.OUT_OF_RANGE]: [400, "out_of_range"],
+  [status.NOT_FOUND]: [404, "not_found"],
+  [status.ALREADY_EXISTS]: [409, "conflict"],
+  [status.ABORTED]: [409, "conflict"],
+  [status.FAILED_PRECONDITION]: [409, "failed_precondition"],
+  [status.PERMISSION_DENIED]: [403, "forbidden"],
+  [status.RESOURCE_EXHAUSTED]: [429, "resource_exhausted"],
+  [status.UNAVAILABLE]: [503, "unavailable"],
+  [status.DEADLINE_EXCEEDED]: [504, "deadline_exceeded"],
+};
+
+/** Maps a gRPC error from `service` to an {@link HttpError} keeping the service's message. */
+export function fromGrpcError(err: unknown, service: "approval" | "kernel"): HttpError {
+  const e = err as Partial<ServiceError>;
+  const mapped = e.code !== undefined ? HTTP_OF[e.code] : undefined;
+  if (!mapped)
+    return new HttpError(
+      502,
+      "backend_error",
+      `the ${service} service failed: ${e.details ?? e.message ?? String(err)}`,
+    );
+  const [httpStatus, code] = mapped;
+  const message =
+    e.code === status.UNAVAILABLE
+      ? `the ${service} service is unavailable (${e.details ?? "no connection"}); try again shortly`
+      : (e.details ?? e.message ?? "");
+  return new HttpError(httpStatus, code, message);
+}
+
+type Unary<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  cb: (err: ServiceError | null, res: Res) => void,
+) => unknown;
+
+/** gRPC clients to the approval service and the kernel. */
+export class Backends {
+  readonly decisions: DecisionsClient;
+  readonly kernel: KernelClient;
+
+  /** @param approvalAddress, kernelAddress "host:port". */
+  constructor(approvalAddress: string, kernelAddress: string) {
+    this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure());
+    this.kernel = new KernelClient(kernelAddress, credentials.createInsecure());
+  }
+
+  /** One Decisions call. @throws HttpError mapped from the gRPC status. */
+  approval<Req, Res>(method: Unary<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+    return unary(this.decisions, method, req, timeoutMs).catch((err) => {
+      throw fromGrpcError(err, "approval");
+    });
+  }
+
+  /** One Kernel call. @throws HttpError mapped from the gRPC status. */
+  kernelCall<Req, Res>(method: Unary<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+    return unary(this.kernel, method, req, timeoutMs).catch((err) => {
+      throw fromGrpcError(err, "kernel");
+    });
+  }
+
+  close(): void {
+    this.decisions.close();
+    this.kernel.close();
+  }
+}
+
+function unary<Req, Res>(client: Client, method: Unary<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
+  });
+}

@@ -1,0 +1,98 @@
+/** Process configuration of the gateway from environment variables, validated with zod (names the wrong variable). */
+import { hostPort, splitHostPort } from "@gatehouse/service-kit";
+import { z } from "zod";
+import type { DevToken } from "./auth/dev-tokens.ts";
+import { loadDevTokensFile } from "./auth/dev-tokens.ts";
+import type { OidcOptions } from "./auth/oidc.ts";
+
+const EnvSchema = z
+  .object({
+    GATEWAY_ADDR: hostPort("127.0.0.1:8780").default("127.0.0.1:8780"),
+    APPROVAL_ADDRESS: hostPort("127.0.0.1:7002").default("127.0.0.1:7002"),
+    KERNEL_ADDRESS: hostPort("127.0.0.1:7001").default("127.0.0.1:7001"),
+    NATS_URL: z
+      .string({
+        error: "set NATS_URL to the NATS server(s) carrying live notices, e.g. nats://127.0.0.1:4222",
+      })
+      .regex(/^nats:\/\/\S+$/, "expected nats://host:port (comma-separate several servers)"),
+    OIDC_ISSUER: z.url("expected the issuer URL exactly as in the tokens' iss").optional(),
+    OIDC_AUDIENCE: z.string().min(1, "set the audience (client id) the tokens are issued for").optional(),
+    OIDC_JWKS_URL: z.url("expected the JWKS URL").optional(),
+    OIDC_ROLES_CLAIM: z.string().min(1).default("roles"),
+    OIDC_ROLE_MAP: z
+      .string()
+      .regex(
+        /^([^=,\s]+=(approver|auditor|admin))(,[^=,\s]+=(approver|auditor|admin))*$/,
+        'expected "claimValue=role,..." with roles approver, auditor or admin, e.g. "gh-approvers=approver,sec=auditor"',
+      )
+      .optional(),
+    GATEWAY_DEV_TOKENS_FILE: z.string().min(1).optional(),
+    GATEWAY_WEB_DIST: z.string().min(1).optional(),
+    METRICS_ADDR: hostPort("127.0.0.1:9780").optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .refine((e) => !!e.OIDC_ISSUER === !!e.OIDC_AUDIENCE, {
+    message: "set both OIDC_ISSUER and OIDC_AUDIENCE, or neither",
+    path: ["OIDC_AUDIENCE"],
+  })
+  .refine((e) => !!e.OIDC_ISSUER || !!e.GATEWAY_DEV_TOKENS_FILE, {
+    message: "configure OIDC (OIDC_ISSUER + OIDC_AUDIENCE) or dev tokens (GATEWAY_DEV_TOKENS_FILE)",
+    path: ["OIDC_ISSUER"],
+  });
+
+/** The validated configuration of `main.ts`. */
+export interface GatewayConfig {
+  host: string;
+  port: number;
+  approvalAddress: string;
+  kernelAddress: string;
+  natsUrl: string;
+  oidc: OidcOptions | undefined;
+  devTokens: DevToken[] | undefined;
+  webDist: string | undefined;
+  metrics: { host: string; port: number } | undefined;
+  logLevel: string;
+}
+
+/** @throws Error naming each wrong variable and the fix. */
+export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid gateway configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  const { host, port } = splitHostPort(e.GATEWAY_ADDR);
+  let devTokens: DevToken[] | undefined;
+  if (e.GATEWAY_DEV_TOKENS_FILE) {
+    try {
+      devTokens = loadDevTokensFile(e.GATEWAY_DEV_TOKENS_FILE);
+    } catch (err) {
+      throw new Error(`invalid gateway configuration:\n  GATEWAY_DEV_TOKENS_FILE: ${(err as Error).message}`);
+    }
+  }
+  const roleMap = e.OIDC_ROLE_MAP
+    ? Object.fromEntries(e.OIDC_ROLE_MAP.split(",").map((pair) => pair.split("=") as [string, "approver"]))
+    : undefined;
+  return {
+    host,
+    port,
+    approvalAddress: e.APPROVAL_ADDRESS,
+    kernelAddress: e.KERNEL_ADDRESS,
+    natsUrl: e.NATS_URL,
+    oidc:
+      e.OIDC_ISSUER && e.OIDC_AUDIENCE
+        ? {
+            issuer: e.OIDC_ISSUER,
+            audience: e.OIDC_AUDIENCE,
+            rolesClaim: e.OIDC_ROLES_CLAIM,
+            ...(e.OIDC_JWKS_URL ? { jwksUrl: e.OIDC_JWKS_URL } : {}),
+            ...(roleMap ? { roleMap } : {}),
+          }
+        : undefined,
+    devTokens,
+    webDist: e.GATEWAY_WEB_DIST,
+    metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * Library entry of the gateway: HTTP/JSON + server-sent events for the approver web app, over the
+ * approval service (Decisions) and the kernel; live updates from a notice bus (NATS, or in-process
+ * in `gatehouse dev`); people authenticated by OIDC bearer tokens and/or static dev tokens.
+ * Contract: @gatehouse/gateway-contract. DESIGN.md "Services and how they talk".
+ */
+import type { NoticeBus } from "@gatehouse/live-notices";
+import pino, { type Logger } from "pino";
+import type { Registry } from "prom-client";
+import { buildApp } from "./app.ts";
+import { AuthenticatorChain } from "./auth/chain.ts";
+import { type DevToken, DevTokenAuthenticator } from "./auth/dev-tokens.ts";
+import { OidcAuthenticator, type OidcOptions } from "./auth/oidc.ts";
+import type { Authenticator } from "./auth/person.ts";
+import { Backends } from "./backends.ts";
+import { SseHub } from "./live.ts";
+import { createMetrics } from "./metrics.ts";
+
+export { AuthenticatorChain } from "./auth/chain.ts";
+export { type DevToken, DevTokenAuthenticator, loadDevTokensFile } from "./auth/dev-tokens.ts";
+export { OidcAuthenticator, type OidcOptions } from "./auth/oidc.ts";
+export type { Authenticator, Person } from "./auth/person.ts";
+
+/** Options of {@link startGateway}. */
+export interface GatewayOptions {
+  /** "host:port" of the approval service (Decisions). */
+  approvalAddress: string;
+  /** "host:port" of the kernel. */
+  kernelAddress: string;
+  /** Where live notices come from (not closed by `close()`). */
+  notices: NoticeBus;
+  /** OIDC issuer settings; at least one of `oidc` and `devTokens` is required. */
+  oidc?: OidcOptions;
+  /** Static dev tokens (local use only). */
+  devTokens?: DevToken[];
+  /** Directory of the built web app (`web/dist`), served at `/`. */
+  webDist?: string;
+  /** Default "127.0.0.1". */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  logger?: Logger;
+}
+
+/** A running gateway. */
+export interface Gateway {
+  port: number;
+  /** "http://host:port". */
+  url: string;
+  metrics: Registry;
+  /** Ends event streams, stops listening, closes the gRPC clients. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the gateway.
+ * @throws Error when neither OIDC nor dev tokens are configured, or the port cannot be bound.
+ */
+export async function startGateway(options: GatewayOptions): Promise<Gateway> {
+  const chain: Authenticator[] = [];
+  if (options.devTokens?.length) chain.push(new DevTokenAuthenticator(options.devTokens));
+  if (options.oidc) chain.push(new OidcAuthenticator(options.oidc));
+  if (chain.length === 0) {
+    throw new Error(
+      "the gateway needs a way to authenticate people: configure OIDC (OIDC_ISSUER, OIDC_AUDIENCE) or dev tokens",
+    );
+  }
+  const logger = (options.logger ?? pino({ level: "silent" })).child({ component: "gateway" });
+  const metrics = createMetrics();
+  const backends = new Backends(options.approvalAddress, options.kernelAddress);
+  const hub = new SseHub(options.notices, metrics);
+  const app = await buildApp({
+    backends,
+    authenticator: new AuthenticatorChain(chain),
+    hub,
+    metrics,
+    logger,
+    ...(options.webDist ? { webDist: options.webDist } : {}),
+  });
+  const host = options.host ?? "127.0.0.1";
+  try {
+    await app.listen({ host, port: options.port ?? 0 });
+  } catch (err) {
+    hub.close();
+    backends.close();
+    throw err;
+  }
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  logger.info({
+    event: "listening",
+    host,
+    port,
+    oidc: !!options.oidc,
+    devTokens: options.devTokens?.length ?? 0,
+  });
+  return {
+    port,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    metrics: metrics.registry,
+    async close() {
+      hub.close();
+      await app.close();
+      backends.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * Process entry of the gateway: configuration from the environment (config.ts) — GATEWAY_ADDR,
+ * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL, OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
+ * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR — live notices from NATS,
+ * optional /healthz + /metrics on METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ */
+import { connectNatsNoticeBus } from "@gatehouse/live-notices";
+import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import pino from "pino";
+import { loadConfig } from "./config.ts";
+import { startGateway } from "./index.ts";
+
+const bootLogger = pino({ base: { component: "gateway" } });
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig(process.env);
+} catch (err) {
+  bootLogger.fatal({ event: "config_invalid" }, (err as Error).message);
+  process.exit(2);
+}
+const logger = pino({ level: config.logLevel });
+logger.info(
+  {
+    component: "gateway",
+    event: "config",
+    addr: `${config.host}:${config.port}`,
+    approval: config.approvalAddress,
+    kernel: config.kernelAddress,
+    nats: config.natsUrl,
+    oidcIssuer: config.oidc?.issuer ?? "off",
+    devTokens: config.devTokens?.length ?? 0,
+    webDist: config.webDist ?? "none",
+    metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
+  },
+  "gateway configuration",
+);
+if (config.devTokens?.length) {
+  logger.warn(
+    { component: "gateway", event: "dev_tokens" },
+    "static dev tokens are enabled: for local use only",
+  );
+}
+
+let gateway: Awaited<ReturnType<typeof startGateway>>;
+let notices: Awaited<ReturnType<typeof connectNatsNoticeBus>>;
+try {
+  notices = await connectNatsNoticeBus({
+    servers: config.natsUrl,
+    name: "gatehouse-gateway",
+    onStatus: (s) => logger.info({ component: "gateway", event: "nats_status", status: s.type }),
+  });
+  gateway = await startGateway({
+    approvalAddress: config.approvalAddress,
+    kernelAddress: config.kernelAddress,
+    notices,
+    ...(config.oidc ? { oidc: config.oidc } : {}),
+    ...(config.devTokens ? { devTokens: config.devTokens } : {}),
+    ...(config.webDist ? { webDist: config.webDist } : {}),
+    host: config.host,
+    port: config.port,
+    logger,
+  });
+} catch (err) {
+  logger.fatal({ component: "gateway", event: "start_failed" }, (err as Error).message);
+  process.exit(1);
+}
+let serving = true;
+const ops = config.metrics
+  ? await startOpsHttp({
+      host: config.metrics.host,
+      port: config.metrics.port,
+      registry: gateway.metrics,
+      healthy: () => serving,
+    })
+  : undefined;
+stopOnSignals(logger, async () => {
+  serving = false;
+  await gateway.close();
+  await ops?.close();
+  await notices.close();
+});

@@ -1,0 +1,53 @@
+/** Prometheus metrics of the gateway. */
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/** The gateway's metrics and their registry. */
+export interface GatewayMetrics {
+  registry: Registry;
+  /** HTTP requests by route, method and status; seconds. */
+  requestSeconds: Histogram<"route" | "method" | "status">;
+  /** Decisions made through the gateway, by kind (approve, approve_batch, reject, rule) and outcome (ok, refused, error). */
+  decisions: Counter<"kind" | "outcome">;
+  /** Connected server-sent-event clients. */
+  sseClients: Gauge;
+  /** Notices received from the bus. */
+  notices: Counter;
+  /** Resyncs sent because notices may have been missed. */
+  resyncs: Counter;
+}
+
+/** Creates the metrics in a fresh registry. */
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  return {
+    registry,
+    requestSeconds: new Histogram({
+      name: "gatehouse_gateway_request_seconds",
+      help: "HTTP API request duration in seconds",
+      labelNames: ["route", "method", "status"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    decisions: new Counter({
+      name: "gatehouse_gateway_decisions_total",
+      help: "Decisions made through the gateway",
+      labelNames: ["kind", "outcome"],
+      registers: [registry],
+    }),
+    sseClients: new Gauge({
+      name: "gatehouse_gateway_sse_clients",
+      help: "Connected server-sent-event clients",
+      registers: [registry],
+    }),
+    notices: new Counter({
+      name: "gatehouse_gateway_notices_total",
+      help: "Log change notices received from the bus",
+      registers: [registry],
+    }),
+    resyncs: new Counter({
+      name: "gatehouse_gateway_resyncs_total",
+      help: "Resyncs sent to clients because notices may have been missed",
+      registers: [registry],
+    }),
+  };
+}

@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { test } from "node:test";
+import { loadConfig } from "../src/config.ts";
+
+const base = { NATS_URL: "nats://127.0.0.1:4222" };
+
+test("the gateway refuses to start without a way to authenticate people, naming the variables", () => {
+  assert.throws(() => loadConfig({ ...base }), /OIDC_ISSUER: configure OIDC \(OIDC_ISSUER \+ OIDC_AUDIENCE\) or dev tokens/);
+  assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: "https://id.example.com" }), /OIDC_AUDIENCE: set both/);
+});
+
+test("bad variables are named with the fix", () => {
+  const env = { ...base, OIDC_ISSUER: "https://id.example.com", OIDC_AUDIENCE: "gh" };
+  assert.throws(() => loadConfig({ ...env, NATS_URL: "127.0.0.1:4222" }), /NATS_URL: expected nats:\/\/host:port/);
+  assert.throws(() => loadConfig({ ...env, OIDC_ROLE_MAP: "a=root" }), /OIDC_ROLE_MAP: expected "claimValue=role/);
+  assert.throws(() => loadConfig({ ...env, GATEWAY_ADDR: "8780" }), /GATEWAY_ADDR: must be host:port/);
+  const ok = loadConfig({ ...env, OIDC_ROLE_MAP: "eng=approver,sec=auditor" });
+  assert.deepEqual(ok.oidc?.roleMap, { eng: "approver", sec: "auditor" });
+});
+
+test("a dev tokens file with a short token or no role is refused, naming the field", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gw-config-"));
+  const file = join(dir, "tokens.yaml");
+  writeFileSync(file, "tokens:\n  - token: short\n    subject: a\n    roles: []\n");
+  assert.throws(
+    () => loadConfig({ ...base, GATEWAY_DEV_TOKENS_FILE: file }),
+    /tokens\.0\.token: a dev token must be at least 16 characters[\s\S]*tokens\.0\.roles: give at least one role/,
+  );
+});
