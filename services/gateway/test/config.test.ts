@@ -8,14 +8,26 @@ import { loadConfig } from "../src/config.ts";
 const base = { NATS_URL: "nats://127.0.0.1:4222" };
 
 test("the gateway refuses to start without a way to authenticate people, naming the variables", () => {
-  assert.throws(() => loadConfig({ ...base }), /OIDC_ISSUER: configure OIDC \(OIDC_ISSUER \+ OIDC_AUDIENCE\) or dev tokens/);
-  assert.throws(() => loadConfig({ ...base, OIDC_ISSUER: "https://id.example.com" }), /OIDC_AUDIENCE: set both/);
+  assert.throws(
+    () => loadConfig({ ...base }),
+    /OIDC_ISSUER: configure OIDC \(OIDC_ISSUER \+ OIDC_AUDIENCE\) or dev tokens/,
+  );
+  assert.throws(
+    () => loadConfig({ ...base, OIDC_ISSUER: "https://id.example.com" }),
+    /OIDC_AUDIENCE: set both/,
+  );
 });
 
 test("bad variables are named with the fix", () => {
   const env = { ...base, OIDC_ISSUER: "https://id.example.com", OIDC_AUDIENCE: "gh" };
-  assert.throws(() => loadConfig({ ...env, NATS_URL: "127.0.0.1:4222" }), /NATS_URL: expected nats:\/\/host:port/);
-  assert.throws(() => loadConfig({ ...env, OIDC_ROLE_MAP: "a=root" }), /OIDC_ROLE_MAP: expected "claimValue=role/);
+  assert.throws(
+    () => loadConfig({ ...env, NATS_URL: "127.0.0.1:4222" }),
+    /NATS_URL: expected nats:\/\/host:port/,
+  );
+  assert.throws(
+    () => loadConfig({ ...env, OIDC_ROLE_MAP: "a=root" }),
+    /OIDC_ROLE_MAP: expected "claimValue=role/,
+  );
   assert.throws(() => loadConfig({ ...env, GATEWAY_ADDR: "8780" }), /GATEWAY_ADDR: must be host:port/);
   const ok = loadConfig({ ...env, OIDC_ROLE_MAP: "eng=approver,sec=auditor" });
   assert.deepEqual(ok.oidc?.roleMap, { eng: "approver", sec: "auditor" });

@@ -10,7 +10,10 @@ export interface TestIssuer {
   issuer: string;
   jwksUrl: string;
   /** Signs a token; `options.key: "other"` signs with a key the JWKS does not publish. */
-  sign(claims: JWTPayload, options?: { expiresIn?: string; key?: "other"; audience?: string; issuer?: string }): Promise<string>;
+  sign(
+    claims: JWTPayload,
+    options?: { expiresIn?: string; key?: "other"; audience?: string; issuer?: string },
+  ): Promise<string>;
   close(): Promise<void>;
 }
 
