@@ -1,0 +1,108 @@
+/**
+ * Typed client of the gateway's HTTP/JSON API (`@gatehouse/gateway-contract`). Every request sends
+ * `Authorization: Bearer <token>`; a 401 calls `onUnauthorized` (the app then returns to sign-in).
+ */
+import type {
+  ActionDetail,
+  ApiError,
+  ApproveBatchBody,
+  ApproveBody,
+  BindingsResponse,
+  DecisionResult,
+  InboxResponse,
+  LogResponse,
+  Me,
+  RejectBody,
+  SetRuleBody,
+  SetRuleResponse,
+} from "@gatehouse/gateway-contract";
+
+/** A non-2xx answer (or a network failure, status 0) with the gateway's error message. */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiRequestError";
+  }
+}
+
+/** The gateway client bound to one token. */
+export interface Api {
+  me(): Promise<Me>;
+  inbox(workspaceId?: string): Promise<InboxResponse>;
+  action(workspaceId: string, actionId: number): Promise<ActionDetail>;
+  approve(workspaceId: string, actionId: number, body: ApproveBody): Promise<DecisionResult>;
+  reject(workspaceId: string, actionId: number, body: RejectBody): Promise<DecisionResult>;
+  approveBatch(workspaceId: string, body: ApproveBatchBody): Promise<DecisionResult>;
+  log(workspaceId: string, until?: number): Promise<LogResponse>;
+  bindings(workspaceId: string): Promise<BindingsResponse>;
+  setRule(workspaceId: string, body: SetRuleBody): Promise<SetRuleResponse>;
+}
+
+const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
+
+/**
+ * Builds a client that authenticates with `token`. `onUnauthorized(message)` runs on any 401 before
+ * the returned promise rejects with an ApiRequestError.
+ */
+export function createApi(token: string, onUnauthorized: (message: string) => void): Api {
+  async function request<T>(method: "GET" | "POST" | "PUT", path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${token}`, Accept: "application/json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: "no-store",
+      });
+    } catch (e) {
+      throw new ApiRequestError(0, "network", `the gateway could not be reached (${String(e)})`);
+    }
+    if (response.ok) return (await response.json()) as T;
+    const error = await readError(response);
+    if (response.status === 401) onUnauthorized(error.message);
+    throw error;
+  }
+
+  return {
+    me: () => request("GET", "/api/me"),
+    inbox: (workspaceId) =>
+      request("GET", workspaceId ? `/api/inbox?workspace=${encodeURIComponent(workspaceId)}` : "/api/inbox"),
+    action: (workspaceId, actionId) => request("GET", `${ws(workspaceId)}/actions/${actionId}`),
+    approve: (workspaceId, actionId, body) =>
+      request("POST", `${ws(workspaceId)}/actions/${actionId}/approve`, body),
+    reject: (workspaceId, actionId, body) =>
+      request("POST", `${ws(workspaceId)}/actions/${actionId}/reject`, body),
+    approveBatch: (workspaceId, body) => request("POST", `${ws(workspaceId)}/approve-batch`, body),
+    log: (workspaceId, until) =>
+      request(
+        "GET",
+        until === undefined ? `${ws(workspaceId)}/log` : `${ws(workspaceId)}/log?until=${until}`,
+      ),
+    bindings: (workspaceId) => request("GET", `${ws(workspaceId)}/bindings`),
+    setRule: (workspaceId, body) => request("PUT", `${ws(workspaceId)}/rules`, body),
+  };
+}
+
+async function readError(response: Response): Promise<ApiRequestError> {
+  const fallback = `${response.status} ${response.statusText}`.trim();
+  try {
+    const body = (await response.json()) as Partial<ApiError>;
+    if (body.error?.message)
+      return new ApiRequestError(response.status, body.error.code ?? "", body.error.message);
+  } catch {
+    // Not a JSON ApiError body (a proxy's page, an empty body): fall back to the status line.
+  }
+  return new ApiRequestError(response.status, "http", fallback);
+}
+
+/** A readable message for anything thrown by the client or by code around it. */
+export function errorMessage(e: unknown): string {
+  if (e instanceof Error) return e.message;
+  return String(e);
+}

@@ -1,0 +1,98 @@
+import type { Action } from "@gatehouse/gateway-contract";
+import { Link } from "react-router-dom";
+import { actionPath, callerLabel, formatTime } from "../format.ts";
+import { RejectForm } from "./RejectForm.tsx";
+import { StatusBadge } from "./StatusBadge.tsx";
+
+/** Decision controls of a pending row; absent for decided rows and for auditors. */
+export interface RowDecision {
+  selected: boolean;
+  onToggleSelect: () => void;
+  /** Undecided (transitive) dependencies the approve would include. */
+  undecided: number;
+  onApprove: () => void;
+  rejecting: boolean;
+  onRejectOpen: () => void;
+  onRejectCancel: () => void;
+  onRejectConfirm: (reason: string) => void;
+  busy: boolean;
+}
+
+/**
+ * One action in the inbox (pending or recently decided): title linking to its detail, kind, caller,
+ * delivery, egress flag, reason; approve/reject controls when `decision` is given.
+ */
+export function ActionRow({
+  action,
+  focused = false,
+  onFocus,
+  decision,
+}: {
+  action: Action;
+  focused?: boolean;
+  onFocus?: () => void;
+  decision?: RowDecision;
+}) {
+  return (
+    <li
+      className={`action-row${focused ? " focused" : ""}`}
+      data-testid="action-row"
+      data-action-id={action.id}
+      data-workspace={action.workspaceId}
+      data-status={action.status}
+      data-focused={focused ? "true" : undefined}
+      onFocus={onFocus}
+    >
+      <div className="row-main">
+        {decision && (
+          <input
+            type="checkbox"
+            data-testid="select"
+            checked={decision.selected}
+            onChange={decision.onToggleSelect}
+            aria-label={`Select action ${action.id}`}
+          />
+        )}
+        <span className="row-id">#{action.id}</span>
+        <Link className="row-title" to={actionPath(action.workspaceId, action.id)}>
+          {action.title || "(untitled)"}
+        </Link>
+        <StatusBadge status={action.status} />
+      </div>
+      <div className="row-meta">
+        <span>{action.binding}</span>
+        {action.actionKind && <span title={action.actionKind.tag}>{action.actionKind.label}</span>}
+        <span>{callerLabel(action.caller)}</span>
+        <span>{action.delivery}</span>
+        {action.egress && <span className="flag egress">egress</span>}
+        {action.dependsOn.length > 0 && <span>needs {action.dependsOn.map((d) => `#${d}`).join(", ")}</span>}
+        {action.outcomeUnknown && <span className="flag warn">outcome unknown</span>}
+        <span>{formatTime(action.decidedAt || action.submittedAt)}</span>
+      </div>
+      {action.reason && <div className={`row-reason reason-${action.status}`}>{action.reason}</div>}
+      {decision && action.status === "pending" && (
+        <div className="row-actions">
+          <button
+            type="button"
+            className="primary"
+            data-testid="approve"
+            disabled={decision.busy}
+            onClick={decision.onApprove}
+          >
+            {decision.undecided > 0 ? `Approve with ${decision.undecided} earlier` : "Approve"}
+          </button>
+          <button type="button" data-testid="reject" disabled={decision.busy} onClick={decision.onRejectOpen}>
+            Reject…
+          </button>
+        </div>
+      )}
+      {decision?.rejecting && (
+        <RejectForm
+          busy={decision.busy}
+          onCancel={decision.onRejectCancel}
+          onConfirm={decision.onRejectConfirm}
+        />
+      )}
+    </li>
+  );
+}

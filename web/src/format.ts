@@ -1,0 +1,34 @@
+/** Small display helpers shared by the pages. */
+import type { ActionStatus, Caller } from "@gatehouse/gateway-contract";
+
+/** The first 8 characters of an execution (turn) id. */
+export function shortId(id: string): string {
+  return id.length > 8 ? id.slice(0, 8) : id;
+}
+
+/** `kind:id` of a caller, e.g. `agent:chat-42`. */
+export function callerLabel(caller: Caller): string {
+  return `${caller.kind}:${caller.id}`;
+}
+
+/** A local date and time for an ISO-8601 instant; empty for an empty one. */
+export function formatTime(iso: string): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/** The hash route of an action's detail page. */
+export function actionPath(workspaceId: string, actionId: number): string {
+  return `/ws/${encodeURIComponent(workspaceId)}/actions/${actionId}`;
+}
+
+/** The hash route of a workspace page (`log` or `rules`). */
+export function workspacePath(workspaceId: string, page: "log" | "rules"): string {
+  return `/ws/${encodeURIComponent(workspaceId)}/${page}`;
+}
+
+/** Whether a status is final (nothing will change it any more). */
+export function isFinal(status: ActionStatus): boolean {
+  return status === "applied" || status === "failed" || status === "rejected";
+}

@@ -1,0 +1,315 @@
+import type { Action } from "@gatehouse/gateway-contract";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
+import { Link, useNavigate } from "react-router-dom";
+import { ActionRow } from "../components/ActionRow.tsx";
+import { LatchBanner } from "../components/LatchBanner.tsx";
+import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
+import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
+import { useKeyboard } from "../keyboard.ts";
+import { useSession } from "../session.tsx";
+
+const keyOf = (a: Action) => `${a.workspaceId}:${a.id}`;
+const NO_FILTERS: InboxFilters = { workspace: "", binding: "", kind: "", caller: "" };
+
+/**
+ * The inbox: pending actions across the person's workspaces, grouped workspace → turn → binding in
+ * submission order, with counts, filters, keyboard navigation (j/k, a, r, x, A, Enter) and, per
+ * workspace, the recently decided actions.
+ */
+export function InboxPage() {
+  const { me, api, inbox, reportError, decided, liveUp } = useSession();
+  const navigate = useNavigate();
+  const [filters, setFilters] = useState<InboxFilters>(NO_FILTERS);
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const [focus, setFocus] = useState(0);
+  const [rejecting, setRejecting] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const workspaces = inbox.workspaces;
+
+  const shown = useMemo(
+    () =>
+      (workspaces ?? [])
+        .filter((w) => !filters.workspace || w.id === filters.workspace)
+        .map((w) => {
+          const turns = groupByTurn(w.pending.filter((a) => matches(a, filters)));
+          return {
+            workspace: w,
+            turns,
+            ordered: flatten(turns),
+            recent: w.recent.filter((a) => matches(a, filters)),
+            pendingById: new Map(w.pending.map((a) => [a.id, a])),
+          };
+        }),
+    [workspaces, filters],
+  );
+  const options = useMemo(
+    () => filterOptions(workspaces?.flatMap((w) => [...w.pending, ...w.recent]) ?? []),
+    [workspaces],
+  );
+  const visible = shown.flatMap((s) => s.ordered);
+  const focusIndex = Math.max(0, Math.min(focus, visible.length - 1));
+  const focused = visible[focusIndex];
+  const selectedVisible = visible.filter((a) => selected.has(keyOf(a)));
+  const undecidedOf = (a: Action) =>
+    countUndecided(a, shown.find((s) => s.workspace.id === a.workspaceId)?.pendingById ?? new Map());
+
+  const focusedKey = focused ? keyOf(focused) : "";
+  useEffect(() => {
+    if (focusedKey === "") return;
+    document.querySelector('[data-focused="true"]')?.scrollIntoView?.({ block: "nearest" });
+  }, [focusedKey]);
+
+  async function run(work: () => Promise<void>) {
+    setBusy(true);
+    try {
+      await work();
+    } catch (e) {
+      reportError(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const approve = (a: Action) =>
+    run(async () => {
+      const result = await api.approve(a.workspaceId, a.id, { includeDependencies: undecidedOf(a) > 0 });
+      decided(result.actions);
+    });
+
+  const reject = (a: Action, reason: string) =>
+    run(async () => {
+      const result = await api.reject(a.workspaceId, a.id, { reason });
+      setRejecting(null);
+      decided(result.actions);
+    });
+
+  const approveSelected = () =>
+    run(async () => {
+      const byWorkspace = new Map<string, number[]>();
+      for (const a of selectedVisible)
+        byWorkspace.set(a.workspaceId, [...(byWorkspace.get(a.workspaceId) ?? []), a.id]);
+      for (const [workspaceId, actionIds] of byWorkspace) {
+        const result = await api.approveBatch(workspaceId, { actionIds });
+        decided(result.actions);
+        setSelected(
+          (s) => new Set([...s].filter((k) => !actionIds.some((id) => k === `${workspaceId}:${id}`))),
+        );
+      }
+    });
+
+  const toggle = (a: Action) =>
+    setSelected((s) => {
+      const next = new Set(s);
+      if (next.has(keyOf(a))) next.delete(keyOf(a));
+      else next.add(keyOf(a));
+      return next;
+    });
+
+  useKeyboard((key) => {
+    if (key === "j") setFocus(Math.min(focusIndex + 1, visible.length - 1));
+    else if (key === "k") setFocus(Math.max(focusIndex - 1, 0));
+    else if (key === "Enter" && focused) navigate(actionPath(focused.workspaceId, focused.id));
+    else if (!me.canDecide || busy) return false;
+    else if (key === "a" && focused) void approve(focused);
+    else if (key === "r" && focused) setRejecting(keyOf(focused));
+    else if (key === "x" && focused) toggle(focused);
+    else if (key === "A" && selectedVisible.length > 0) void approveSelected();
+    else return false;
+    return true;
+  });
+
+  if (!workspaces) return <p className="muted">Loading the inbox…</p>;
+
+  const setFilter = (name: keyof InboxFilters) => (e: { target: { value: string } }) => {
+    setFilters({ ...filters, [name]: e.target.value });
+    setFocus(0);
+  };
+
+  return (
+    <main className="inbox">
+      <div className="toolbar">
+        <h1>
+          Inbox{" "}
+          <span className="count" data-testid="pending-count">
+            {visible.length}
+          </span>{" "}
+          <span className="muted">pending</span>
+        </h1>
+        <div className="filters">
+          <Select label="Workspace" value={filters.workspace} onChange={setFilter("workspace")}>
+            {workspaces.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </Select>
+          <Select label="Binding" value={filters.binding} onChange={setFilter("binding")}>
+            {options.bindings.map((b) => (
+              <option key={b}>{b}</option>
+            ))}
+          </Select>
+          <Select label="Action kind" value={filters.kind} onChange={setFilter("kind")}>
+            {options.kinds.map(([tag, label]) => (
+              <option key={tag} value={tag}>
+                {label}
+              </option>
+            ))}
+          </Select>
+          <Select label="Caller" value={filters.caller} onChange={setFilter("caller")}>
+            {options.callers.map((c) => (
+              <option key={c}>{c}</option>
+            ))}
+          </Select>
+        </div>
+        {me.canDecide && (
+          <div className="buttons">
+            <button
+              type="button"
+              onClick={() => setSelected(new Set(visible.map(keyOf)))}
+              disabled={visible.length === 0}
+            >
+              Select all
+            </button>
+            <button
+              type="button"
+              onClick={() => setSelected(new Set())}
+              disabled={selectedVisible.length === 0}
+            >
+              Clear
+            </button>
+            <button
+              type="button"
+              className="primary"
+              data-testid="approve-selected"
+              disabled={selectedVisible.length === 0 || busy}
+              onClick={() => void approveSelected()}
+            >
+              Approve selected ({selectedVisible.length})
+            </button>
+          </div>
+        )}
+        <p className="hint">
+          Keys: <kbd>j</kbd>/<kbd>k</kbd> move, <kbd>Enter</kbd> open
+          {me.canDecide && (
+            <>
+              , <kbd>a</kbd> approve, <kbd>r</kbd> reject, <kbd>x</kbd> select, <kbd>A</kbd> approve selected
+            </>
+          )}
+        </p>
+      </div>
+      {!liveUp && (
+        <div className="banner warn">Reconnecting to live updates — what is shown may be behind.</div>
+      )}
+      {shown.length === 0 && <p className="muted">You can see no workspaces.</p>}
+      {shown.map(({ workspace, turns, ordered, recent }) => (
+        <section key={workspace.id} className="workspace" data-workspace={workspace.id}>
+          <h2>
+            {workspace.name} <span className="count">{ordered.length}</span>
+            <span className="ws-links">
+              <Link to={workspacePath(workspace.id, "log")}>Log</Link>
+              <Link to={workspacePath(workspace.id, "rules")}>Rules</Link>
+            </span>
+          </h2>
+          {workspace.latched && <LatchBanner workspaceName={workspace.name} />}
+          {turns.length === 0 && <p className="muted">Nothing pending.</p>}
+          {turns.map((turn) => (
+            <div key={turn.executionId} className="turn">
+              <h3>
+                Turn <code title={turn.executionId}>{shortId(turn.executionId)}</code>{" "}
+                <span className="muted">{callerLabel(turn.caller)}</span>{" "}
+                <span className="count">{turn.count}</span>
+              </h3>
+              {turn.bindings.map((group) => (
+                <div key={group.binding} className="binding">
+                  <h4>
+                    {group.binding} <span className="count">{group.actions.length}</span>
+                  </h4>
+                  <ul className="rows">
+                    {group.actions.map((a) => {
+                      const index = visible.indexOf(a);
+                      return (
+                        <ActionRow
+                          key={a.id}
+                          action={a}
+                          focused={index === focusIndex}
+                          onFocus={() => setFocus(index)}
+                          decision={
+                            me.canDecide
+                              ? {
+                                  selected: selected.has(keyOf(a)),
+                                  onToggleSelect: () => toggle(a),
+                                  undecided: undecidedOf(a),
+                                  onApprove: () => void approve(a),
+                                  rejecting: rejecting === keyOf(a),
+                                  onRejectOpen: () => setRejecting(keyOf(a)),
+                                  onRejectCancel: () => setRejecting(null),
+                                  onRejectConfirm: (reason) => void reject(a, reason),
+                                  busy,
+                                }
+                              : undefined
+                          }
+                        />
+                      );
+                    })}
+                  </ul>
+                </div>
+              ))}
+            </div>
+          ))}
+          {recent.length > 0 && (
+            <details className="recent" open>
+              <summary>Recently decided ({recent.length})</summary>
+              <ul className="rows">
+                {recent.map((a) => (
+                  <ActionRow key={a.id} action={a} />
+                ))}
+              </ul>
+            </details>
+          )}
+        </section>
+      ))}
+    </main>
+  );
+}
+
+function Select({
+  label,
+  value,
+  onChange,
+  children,
+}: {
+  label: string;
+  value: string;
+  onChange: (e: { target: { value: string } }) => void;
+  children: ReactNode;
+}) {
+  return (
+    <label className="filter">
+      {label}
+      <select
+        value={value}
+        onChange={onChange}
+        data-testid={`filter-${label.toLowerCase().replace(" ", "-")}`}
+      >
+        <option value="">any</option>
+        {children}
+      </select>
+    </label>
+  );
+}
+
+function filterOptions(actions: Action[]) {
+  const bindings = new Set<string>();
+  const kinds = new Map<string, string>();
+  const callers = new Set<string>();
+  for (const a of actions) {
+    bindings.add(a.binding);
+    if (a.actionKind) kinds.set(kindKey(a), a.actionKind.label);
+    callers.add(callerLabel(a.caller));
+  }
+  return {
+    bindings: [...bindings].sort(),
+    kinds: [...kinds].sort((x, y) => x[1].localeCompare(y[1])),
+    callers: [...callers].sort(),
+  };
+}

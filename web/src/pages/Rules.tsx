@@ -1,0 +1,163 @@
+import type { BindingsResponse, LogResponse } from "@gatehouse/gateway-contract";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { Link, useParams } from "react-router-dom";
+import { createCoalescer } from "../coalesce.ts";
+import { LatchBanner } from "../components/LatchBanner.tsx";
+import { workspacePath } from "../format.ts";
+import { useLiveEvents, useSession } from "../session.tsx";
+
+interface KindRow {
+  tag: string;
+  label: string;
+  enabled: boolean;
+}
+
+/**
+ * Auto-approval rules of a workspace: per binding, the action kinds seen in its log, each with a
+ * toggle (admins only; read-only for everyone else). Rules have no effect while the workspace is latched.
+ */
+export function RulesPage() {
+  const workspaceId = useParams().ws ?? "";
+  const { me, api, reportError } = useSession();
+  const [bindings, setBindings] = useState<BindingsResponse["bindings"] | null>(null);
+  const [log, setLog] = useState<LogResponse | null>(null);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [note, setNote] = useState("");
+  const report = useRef(reportError);
+  report.current = reportError;
+
+  const coalescer = useMemo(
+    () =>
+      createCoalescer(async () => {
+        try {
+          const [b, l] = await Promise.all([api.bindings(workspaceId), api.log(workspaceId)]);
+          setBindings(b.bindings);
+          setLog(l);
+        } catch (e) {
+          report.current(e);
+        }
+      }),
+    [api, workspaceId],
+  );
+  const reload = useCallback(() => coalescer.request("rules"), [coalescer]);
+  useEffect(reload, [reload]);
+  useLiveEvents((event) => {
+    if (event.type !== "notice" || event.notice.workspaceId === workspaceId) reload();
+  });
+
+  const kindsByBinding = useMemo(() => {
+    const map = new Map<string, Map<string, KindRow>>();
+    const row = (binding: string) => {
+      let kinds = map.get(binding);
+      if (!kinds) {
+        kinds = new Map();
+        map.set(binding, kinds);
+      }
+      return kinds;
+    };
+    for (const entry of log?.entries ?? []) {
+      if (entry.kind !== "action" || !entry.action.actionKind) continue;
+      const { tag, label } = entry.action.actionKind;
+      row(entry.action.binding).set(tag, { tag, label, enabled: false });
+    }
+    for (const rule of log?.rules ?? []) {
+      const kinds = row(rule.binding);
+      const known = kinds.get(rule.actionKindTag);
+      kinds.set(rule.actionKindTag, {
+        tag: rule.actionKindTag,
+        label: known?.label ?? rule.actionKindTag,
+        enabled: true,
+      });
+    }
+    return map;
+  }, [log]);
+
+  if (!bindings || !log) return <p className="muted">Loading the rules of {workspaceId}…</p>;
+
+  const names = [...new Set([...bindings.map((b) => b.name), ...kindsByBinding.keys()])];
+
+  const toggle = async (binding: string, kind: KindRow) => {
+    const key = `${binding}:${kind.tag}`;
+    setBusy(key);
+    setNote("");
+    try {
+      const result = await api.setRule(workspaceId, {
+        binding,
+        actionKindTag: kind.tag,
+        enabled: !kind.enabled,
+      });
+      setNote(
+        `${kind.enabled ? "Disabled" : "Enabled"} auto-approval of ${kind.label} on ${binding}` +
+          (result.drained.length > 0
+            ? `; ${result.drained.length} pending action(s) were approved right away.`
+            : "."),
+      );
+    } catch (e) {
+      reportError(e);
+    } finally {
+      setBusy(null);
+      reload();
+    }
+  };
+
+  return (
+    <main className="rules">
+      <nav className="crumbs">
+        <Link to="/">Inbox</Link> › <span>{workspaceId}</span> ›{" "}
+        <Link to={workspacePath(workspaceId, "log")}>Log</Link> · <strong>Rules</strong>
+      </nav>
+      <h1>Auto-approval rules of {workspaceId}</h1>
+      {log.latched && <LatchBanner workspaceName={workspaceId} />}
+      <p className="hint">
+        A rule approves, without a person, every action of one kind on one binding, in submission order,
+        stopping at the first action that needs a person. Unclassified actions always need a person.
+      </p>
+      {!me.canSetRules && (
+        <p className="banner info" data-testid="rules-read-only">
+          Read-only: only an admin can change auto-approval rules.
+        </p>
+      )}
+      {note && (
+        <p className="banner info" role="status">
+          {note}
+        </p>
+      )}
+      {names.map((name) => {
+        const binding = bindings.find((b) => b.name === name);
+        const kinds = [...(kindsByBinding.get(name)?.values() ?? [])].sort((a, b) =>
+          a.label.localeCompare(b.label),
+        );
+        return (
+          <section key={name} className="binding-rules" data-binding={name}>
+            <h2>
+              {name}{" "}
+              {binding && (
+                <span className="muted">
+                  {binding.gatekeeper} · trust {binding.trust} · <code>{binding.url}</code>
+                </span>
+              )}
+            </h2>
+            {kinds.length === 0 && <p className="muted">No classified actions seen on this binding yet.</p>}
+            <ul className="rule-list">
+              {kinds.map((kind) => (
+                <li key={kind.tag} data-testid="rule" data-binding={name} data-tag={kind.tag}>
+                  <label>
+                    <input
+                      type="checkbox"
+                      data-testid="rule-toggle"
+                      checked={kind.enabled}
+                      disabled={!me.canSetRules || busy !== null}
+                      onChange={() => void toggle(name, kind)}
+                    />{" "}
+                    {kind.label} <code>{kind.tag}</code>
+                  </label>
+                  {kind.enabled && <span className="badge status-applied">auto-approved</span>}
+                </li>
+              ))}
+            </ul>
+          </section>
+        );
+      })}
+    </main>
+  );
+}
