@@ -39,7 +39,7 @@ export function unary<Req, Res>(
 
 export async function startHarness(
   registry?: (dir: string) => RegistryConfig,
-  extra: Pick<DevStackOptions, "gitRemotes"> = {},
+  extra: Pick<DevStackOptions, "gitRemotes" | "natsUrl" | "sandbox"> = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));
   const stack = await startDevStack({ dataDir: dir, registry: registry?.(dir), ...extra });
