@@ -4,7 +4,7 @@
  */
 import type { Action, Me } from "@gatehouse/gateway-contract";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { Navigate, Route, Routes } from "react-router-dom";
+import { Navigate, Route, Routes, useLocation } from "react-router-dom";
 import { ApiRequestError, createApi, errorMessage } from "./api.ts";
 import { clearToken, loadToken, saveToken } from "./auth.ts";
 import { ErrorBanner } from "./components/ErrorBanner.tsx";
@@ -82,6 +82,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
     [apply, refresh, announce],
   );
 
+  const { pathname } = useLocation();
+  useEffect(() => {
+    // An error belongs to the page it happened on: moving to another page clears it.
+    if (pathname) setError(null);
+  }, [pathname]);
   useEffect(() => {
     api.me().then(setMe, reportError);
   }, [api, reportError]);

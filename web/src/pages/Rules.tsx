@@ -1,4 +1,4 @@
-import type { BindingsResponse, LogResponse } from "@gatehouse/gateway-contract";
+import type { AutoApprovalRule, BindingsResponse, LogResponse } from "@gatehouse/gateway-contract";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
@@ -23,6 +23,8 @@ export function RulesPage() {
   const [log, setLog] = useState<LogResponse | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
   const [note, setNote] = useState("");
+  /** The state a toggle asked for, shown until the gateway answered. */
+  const [asked, setAsked] = useState<Record<string, boolean>>({});
   const report = useRef(reportError);
   report.current = reportError;
 
@@ -78,23 +80,25 @@ export function RulesPage() {
 
   const toggle = async (binding: string, kind: KindRow) => {
     const key = `${binding}:${kind.tag}`;
+    const enabled = !kind.enabled;
     setBusy(key);
     setNote("");
+    setAsked((a) => ({ ...a, [key]: enabled }));
     try {
-      const result = await api.setRule(workspaceId, {
-        binding,
-        actionKindTag: kind.tag,
-        enabled: !kind.enabled,
-      });
+      const result = await api.setRule(workspaceId, { binding, actionKindTag: kind.tag, enabled });
+      setLog((l) => l && { ...l, rules: withRule(l.rules, binding, kind.tag, enabled) });
+      const drained = result.drained.length;
       setNote(
-        `${kind.enabled ? "Disabled" : "Enabled"} auto-approval of ${kind.label} on ${binding}` +
-          (result.drained.length > 0
-            ? `; ${result.drained.length} pending action(s) were approved right away.`
-            : "."),
+        `${enabled ? "Enabled" : "Disabled"} auto-approval of ${kind.label} on ${binding}` +
+          (drained > 0 ? `; ${drained} pending action(s) were approved right away.` : "."),
       );
     } catch (e) {
       reportError(e);
     } finally {
+      setAsked((a) => {
+        const { [key]: _, ...rest } = a;
+        return rest;
+      });
       setBusy(null);
       reload();
     }
@@ -145,7 +149,7 @@ export function RulesPage() {
                     <input
                       type="checkbox"
                       data-testid="rule-toggle"
-                      checked={kind.enabled}
+                      checked={asked[`${name}:${kind.tag}`] ?? kind.enabled}
                       disabled={!me.canSetRules || busy !== null}
                       onChange={() => void toggle(name, kind)}
                     />{" "}
@@ -160,4 +164,14 @@ export function RulesPage() {
       })}
     </main>
   );
+}
+
+function withRule(
+  rules: AutoApprovalRule[],
+  binding: string,
+  tag: string,
+  enabled: boolean,
+): AutoApprovalRule[] {
+  const others = rules.filter((r) => r.binding !== binding || r.actionKindTag !== tag);
+  return enabled ? [...others, { binding, actionKindTag: tag }] : others;
 }
