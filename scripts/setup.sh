@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything Gatehouse needs on a fresh Debian/Ubuntu machine, only what is missing:
 #   - Debian packages: runsc (gVisor), build tools for the native npm modules (better-sqlite3, isolated-vm),
-#     openssh (the git gatekeeper tests run a real sshd on loopback)
+#     openssh (the git gatekeeper tests run a real sshd on loopback), nats-server (live notices),
+#     chromium (the approver web app's browser tests, driven by playwright-core)
 #   - the Temporal CLI (its dev server), built with `go install` when missing
 #   - npm packages (npm ci), then builds the generated code (proto → TypeScript, the sandbox bundle).
 # Safe to run again; it skips what is already there.
@@ -20,6 +21,9 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 # sshd and ssh: the git gatekeeper's ssh remote tests run a real sshd on loopback.
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
+# nats-server: live notices in split mode and the gateway/web tests; chromium: the web app's browser tests.
+command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"

@@ -18,7 +18,7 @@ passed=0
 failed=0
 todo=0
 todos=""
-packages=(packages/caller-token packages/service-kit packages/event-store packages/approval-core packages/temporal-dev packages/gatekeeper-kit services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git sandbox-runner services/kernel packages/cli)
+packages=(packages/caller-token packages/service-kit packages/event-store packages/approval-core packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git sandbox-runner services/kernel services/gateway packages/cli)
 for pkg in "${packages[@]}"; do
   ls "$pkg"/test/*.test.ts >/dev/null 2>&1 || continue
   echo "== tests: $pkg"

@@ -7,7 +7,12 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { ApiError } from "@gatehouse/gateway-contract";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { Logger } from "pino";
 import { ZodError } from "zod";
 import { type Authenticator, Forbidden, type Person, Unauthenticated } from "./auth/person.ts";
@@ -47,7 +52,8 @@ function bearer(req: FastifyRequest): string {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Requests are counted in metrics, not logged one by one.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 256 * 1024,
   });
   app.decorateRequest("person", undefined as unknown as Person);
