@@ -15,7 +15,7 @@ step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "starting gatehouse dev (all services and a Temporal dev server, data in $GATEHOUSE_DATA_DIR)"
 # exec: $! is then the node process itself, so the trap below stops it.
-(exec node --no-node-snapshot --import tsx packages/cli/src/main.ts dev --port-base "${DEMO_PORT_BASE:-7101}" \
+(exec node --no-node-snapshot --import tsx packages/cli/src/main.ts dev --port-base "${DEMO_PORT_BASE:-7101}" --web-port "${DEMO_WEB_PORT:-8781}" \
   >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
@@ -88,5 +88,18 @@ fi
 
 step "verify the hash chain"
 gh verify "$ws"
+step "the approver web app: one more write waits for a person there"
+cat >"$GATEHOUSE_DATA_DIR/pending.ts" <<'SNIP'
+export default async (env: any) =>
+  env.MEMORY.add_observations({ observations: [{ entityName: "Ada", contents: ["reviewed in the web app"] }] });
+SNIP
+gh --json exec "$ws" "$GATEHOUSE_DATA_DIR/pending.ts" | field returnJson
+gh actions "$ws" --pending
+grep -E "approver web app|sign in as" "$GATEHOUSE_DATA_DIR/dev.log"
+if [ -t 0 ] && [ -z "${CI:-}" ]; then
+  echo
+  echo "Open the dev-approver link above in a browser: the inbox shows the pending write; approve or reject it there."
+  read -r -p "Press Enter to stop the services... " _
+fi
 echo
 echo "Demo done. The services are stopped; data stays in $GATEHOUSE_DATA_DIR."

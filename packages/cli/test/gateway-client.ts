@@ -27,7 +27,8 @@ export async function api<T = unknown>(
 }
 
 export interface EventStreamClient {
-  events: Array<{ event: string; data: LogNotice | { reason: string } }>;
+  /** Events in arrival order; `at` is the arrival time (epoch ms). */
+  events: Array<{ event: string; data: LogNotice | { reason: string }; at: number }>;
   /** Resolves once an event matching `pred` has arrived (≤ timeoutMs). */
   waitFor(pred: (e: { event: string; data: unknown }) => boolean, timeoutMs?: number): Promise<void>;
   close(): void;
@@ -57,7 +58,7 @@ export async function openEvents(base: string, token: string): Promise<EventStre
           buffer = buffer.slice(end + 2);
           const event = /^event: (.+)$/m.exec(block)?.[1];
           const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) });
+          if (event && data) events.push({ event, data: JSON.parse(data), at: Date.now() });
           end = buffer.indexOf("\n\n");
         }
       }
