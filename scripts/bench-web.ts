@@ -15,9 +15,9 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
+import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { launchBrowser } from "../packages/cli/test/browser.ts";
 import { api, openEvents } from "../packages/cli/test/gateway-client.ts";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { envInt, envStr, log, type Row, returned, round, stats, unary } from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
@@ -63,7 +63,8 @@ async function main() {
 
     log(`seeding ${PENDING} pending actions`);
     const big = await workspace("bench-big");
-    for (let done = 0; done < PENDING; done += 100) await submit(big, `Seed${done}-`, Math.min(100, PENDING - done));
+    for (let done = 0; done < PENDING; done += 100)
+      await submit(big, `Seed${done}-`, Math.min(100, PENDING - done));
 
     // First load of the inbox with PENDING pending actions.
     const apiMs: number[] = [];
@@ -109,9 +110,12 @@ async function main() {
     for (let i = 0; i < SUBMITS; i++) {
       const [id] = await submit(small, `Live${i}-`, 1);
       const at = await submittedAt(small, id ?? 0);
-      await page.waitForSelector(`[data-testid="action-row"][data-workspace="${small}"][data-action-id="${id}"]`, {
-        timeout: 10_000,
-      });
+      await page.waitForSelector(
+        `[data-testid="action-row"][data-workspace="${small}"][data-action-id="${id}"]`,
+        {
+          timeout: 10_000,
+        },
+      );
       visible.push(Date.now() - at);
     }
     // Baseline: the same path up to the gateway's event stream, read by a plain Node client.
@@ -142,12 +146,19 @@ async function main() {
     });
     for (const r of rows) {
       r.ratio = round(r.ratio, 2);
-      console.log(`${r.measurement}: ${round(r.value, 1)} ms | ${r.baseline}: ${round(r.baselineValue, 1)} ms | ${r.ratio}x`);
+      console.log(
+        `${r.measurement}: ${round(r.value, 1)} ms | ${r.baseline}: ${round(r.baselineValue, 1)} ms | ${r.ratio}x`,
+      );
     }
-    console.log(`row visible p99 ${vis.p99} ms, max ${vis.max} ms; first load max ${page1.max} ms; ${cpus().length} CPUs`);
+    console.log(
+      `row visible p99 ${vis.p99} ms, max ${vis.max} ms; first load max ${page1.max} ms; ${cpus().length} CPUs`,
+    );
     const out = join(ROOT, "bench-results");
     mkdirSync(out, { recursive: true });
-    writeFileSync(join(out, "web.json"), `${JSON.stringify({ at: new Date().toISOString(), rows, visible: vis, first: page1, api: api1 }, null, 2)}\n`);
+    writeFileSync(
+      join(out, "web.json"),
+      `${JSON.stringify({ at: new Date().toISOString(), rows, visible: vis, first: page1, api: api1 }, null, 2)}\n`,
+    );
   } finally {
     await browser.close();
     kernel.close();
