@@ -8,7 +8,8 @@ export function shortId(id: string): string {
 
 /** `kind:id` of a caller, e.g. `agent:chat-42`. */
 export function callerLabel(caller: Caller): string {
-  return `${caller.kind}:${caller.id}`;
+  if (!caller.kind) return "unknown caller";
+  return caller.id ? `${caller.kind}:${caller.id}` : caller.kind;
 }
 
 /** A local date and time for an ISO-8601 instant; empty for an empty one. */

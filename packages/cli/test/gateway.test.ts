@@ -169,6 +169,56 @@ describe("gateway API", () => {
     );
   });
 
+  test("loose ids, revisions past the head, unusable rule tags, missing bodies and unknown pages get errors naming the fix", async () => {
+    const ws = await h.workspace("mcp://memory");
+    const { a } = await twoDependentWrites(ws);
+    const approver = tokenOf("dev-approver");
+    const admin = tokenOf("dev-admin");
+    const cases: Array<[string, string, string, unknown, number, RegExp]> = [
+      [
+        approver,
+        "GET",
+        `/api/workspaces/${ws}/actions/0x${a.toString(16)}`,
+        undefined,
+        400,
+        /positive whole number in decimal/,
+      ],
+      [
+        approver,
+        "GET",
+        `/api/workspaces/${ws}/log?until=99999`,
+        undefined,
+        400,
+        /revision 99999 does not exist yet/,
+      ],
+      [
+        approver,
+        "POST",
+        `/api/workspaces/${ws}/actions/${a}/reject`,
+        {},
+        400,
+        /a reason is required: send \{"reason"/,
+      ],
+      [approver, "POST", `/api/workspaces/${ws}/approve-batch`, { ids: [a] }, 400, /actionIds is required/],
+      [
+        admin,
+        "PUT",
+        `/api/workspaces/${ws}/rules`,
+        { binding: "MEMORY", actionKindTag: "bogus kind", enabled: true },
+        400,
+        /actionKindTag is an action kind's tag/,
+      ],
+      [approver, "GET", "/ws/x/actions/1", undefined, 404, /pages live under \/#\//],
+    ];
+    for (const [token, method, path, body, status, message] of cases) {
+      const res = await api<ApiError>(base, token, method, path, body);
+      assert.equal(res.status, status, `${method} ${path}: ${JSON.stringify(res.body)}`);
+      assert.match(res.body.error.message, message, `${method} ${path}`);
+    }
+    const view = await api<InboxResponse>(base, approver, "GET", `/api/inbox?workspace=${ws}`);
+    assert.equal(view.body.workspaces[0]?.pending.length, 2, "nothing was decided");
+  });
+
   test("a submitted write reaches an event-stream client as a notice over real NATS; after NATS is killed and restarted the client is told to resync", async () => {
     const ws = await h.workspace("mcp://memory");
     const stream = await openEvents(base, tokenOf("dev-auditor"));

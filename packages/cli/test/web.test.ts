@@ -154,6 +154,27 @@ describe("approver web app in Chromium", () => {
     await page.context().close();
   });
 
+  test("keyboard: x, j, x, A approves two; focus moves to the row after them, so r rejects the next one, not a later one", async () => {
+    const ws = await h.workspace("mcp://memory");
+    const [k1, k2, k3, k4] = await createEntities(ws, ["Key1", "Key2", "Key3", "Key4"]);
+    const page = await openApp(browser, base, tokenOf("dev-approver"));
+    await page.selectOption('[data-testid="filter-workspace"]', ws);
+    await page.waitForSelector(`${row(ws, k1 ?? 0)}[data-focused="true"]`);
+    await page.keyboard.press("x");
+    await page.keyboard.press("j");
+    await page.keyboard.press("x");
+    await page.keyboard.press("Shift+A");
+    for (const id of [k1, k2])
+      await page.waitForSelector(`${row(ws, id ?? 0)}[data-status="applied"]`, { timeout: 20_000 });
+    await page.waitForSelector(`${row(ws, k3 ?? 0)}[data-focused="true"]`);
+    await page.keyboard.press("r");
+    await page.fill(`${row(ws, k3 ?? 0)} [data-testid="reject-reason"]`, "not this one");
+    await page.click(`${row(ws, k3 ?? 0)} [data-testid="reject-confirm"]`);
+    await page.waitForSelector(`${row(ws, k3 ?? 0)}[data-status="rejected"]`, { timeout: 10_000 });
+    assert.equal(await page.getAttribute(row(ws, k4 ?? 0), "data-status"), "pending");
+    await page.context().close();
+  });
+
   test("rejecting an action with dependents shows the dependents rejected with 'needed action N'", async () => {
     const ws = await h.workspace("mcp://memory");
     const { a, b, c } = returned<{ a: number; b: number; c: number }>(

@@ -166,30 +166,52 @@ export interface ActionDetail {
 
 /** POST /api/workspaces/:ws/actions/:id/approve */
 export const ApproveBody = z
-  .object({
-    /** Also approve every undecided (transitive) dependency, earliest first. */
-    includeDependencies: z.boolean().default(false),
-  })
+  .object(
+    {
+      /** Also approve every undecided (transitive) dependency, earliest first. */
+      includeDependencies: z.boolean({ error: "includeDependencies must be true or false" }).default(false),
+    },
+    { error: 'send a JSON object, e.g. {"includeDependencies": false}' },
+  )
   .strict();
 export type ApproveBody = z.input<typeof ApproveBody>;
 
 /** POST /api/workspaces/:ws/actions/:id/reject — a reason is required. */
 export const RejectBody = z
-  .object({
-    reason: z
-      .string()
-      .trim()
-      .min(1, "a reason is required: say why so the agent and auditors can read it")
-      .max(2000, "a reason is at most 2000 characters"),
-  })
+  .object(
+    {
+      reason: z
+        .string({
+          error: 'a reason is required: send {"reason": "why"} so the agent and auditors can read it',
+        })
+        .trim()
+        .min(1, "a reason is required: say why so the agent and auditors can read it")
+        .max(2000, "a reason is at most 2000 characters"),
+    },
+    { error: 'send a JSON object, e.g. {"reason": "why"}' },
+  )
   .strict();
 export type RejectBody = z.input<typeof RejectBody>;
 
 /** POST /api/workspaces/:ws/approve-batch — applied in submission order whatever the order given. */
 export const ApproveBatchBody = z
-  .object({
-    actionIds: z.array(z.number().int().positive()).min(1, "name at least one action id").max(1000),
-  })
+  .object(
+    {
+      actionIds: z
+        .array(
+          z
+            .number({ error: "action ids are numbers" })
+            .int("action ids are whole numbers")
+            .positive("action ids are positive"),
+          {
+            error: 'actionIds is required: a list of action ids, e.g. {"actionIds": [4, 5]}',
+          },
+        )
+        .min(1, "name at least one action id")
+        .max(1000, "at most 1000 action ids per batch"),
+    },
+    { error: 'send a JSON object, e.g. {"actionIds": [4, 5]}' },
+  )
   .strict();
 export type ApproveBatchBody = z.input<typeof ApproveBatchBody>;
 
@@ -217,11 +239,24 @@ export interface BindingsResponse {
 
 /** PUT /api/workspaces/:ws/rules (admin) */
 export const SetRuleBody = z
-  .object({
-    binding: z.string().min(1, "binding is required"),
-    actionKindTag: z.string().min(1, "actionKindTag is required"),
-    enabled: z.boolean(),
-  })
+  .object(
+    {
+      binding: z
+        .string({ error: "binding is required, e.g. MEMORY" })
+        .min(1, "binding is required, e.g. MEMORY"),
+      actionKindTag: z
+        .string({ error: "actionKindTag is required, e.g. mcp.tool.create_directory" })
+        .regex(
+          /^[A-Za-z0-9_.:-]{1,128}$/,
+          "actionKindTag is an action kind's tag as actions carry it (letters, digits, '.', '_', ':', '-'), e.g. mcp.tool.create_directory",
+        ),
+      enabled: z.boolean({ error: "enabled must be true or false" }),
+    },
+    {
+      error:
+        'send a JSON object, e.g. {"binding": "MEMORY", "actionKindTag": "mcp.tool.create_entities", "enabled": true}',
+    },
+  )
   .strict();
 export type SetRuleBody = z.input<typeof SetRuleBody>;
 

@@ -86,9 +86,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return send(400, "invalid_argument", lines.join("; "));
     }
     const status = (err as { statusCode?: number }).statusCode;
+    if (status === 415)
+      return send(415, "unsupported_media_type", "send the body as JSON (Content-Type: application/json)");
+    if (status === 403) return send(403, "forbidden", (err as Error).message);
     if (status && status >= 400 && status < 500) return send(status, "bad_request", (err as Error).message);
     req.log.error({ component: "gateway", event: "request_failed", err, route: req.routeOptions.url });
     return send(500, "internal", "the gateway failed; see its log");
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const body: ApiError = {
+      error: {
+        code: "not_found",
+        message: req.url.startsWith("/api/")
+          ? "no such API route; see @gatehouse/gateway-contract"
+          : "no such page; the web app's pages live under /#/ (e.g. /#/ws/<workspace>/actions/<id>)",
+      },
+    };
+    return reply.status(404).send(body);
   });
 
   app.get("/healthz", async () => ({ ok: true }));
@@ -98,9 +113,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get("/api/events", (req, reply) => {
     reply.hijack();
     deps.hub.attach(reply.raw, req.person);
-  });
-  app.all("/api/*", async () => {
-    throw new HttpError(404, "not_found", "no such API route; see @gatehouse/gateway-contract");
   });
 
   if (deps.webDist && existsSync(join(deps.webDist, "index.html"))) {

@@ -1,5 +1,5 @@
 import type { Action } from "@gatehouse/gateway-contract";
-import { type ReactNode, useEffect, useMemo, useState } from "react";
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
 import { ActionRow } from "../components/ActionRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
@@ -21,7 +21,11 @@ export function InboxPage() {
   const navigate = useNavigate();
   const [filters, setFilters] = useState<InboxFilters>(NO_FILTERS);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
-  const [focus, setFocus] = useState(0);
+  // Focus follows a row (by key), not a position: when the focused row leaves (approved, rejected),
+  // focus moves to the next row that was after it, so a quick key press never lands on a row the
+  // person did not look at.
+  const [focusKey, setFocusKey] = useState<string | null>(null);
+  const previousKeys = useRef<string[]>([]);
   const [rejecting, setRejecting] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const workspaces = inbox.workspaces;
@@ -47,8 +51,18 @@ export function InboxPage() {
     [workspaces],
   );
   const visible = shown.flatMap((s) => s.ordered);
-  const focusIndex = Math.max(0, Math.min(focus, visible.length - 1));
+  const visibleKeys = visible.map(keyOf);
+  const indexByKey = new Map(visibleKeys.map((k, i) => [k, i]));
+  const focusIndex = resolveFocus(focusKey, indexByKey, previousKeys.current, visible.length);
   const focused = visible[focusIndex];
+  const resolvedKey = focused ? keyOf(focused) : null;
+  const keysSignature = visibleKeys.join(",");
+  useEffect(() => {
+    // After each commit: remember the order, and pin focus to the row it resolved to.
+    previousKeys.current = keysSignature ? keysSignature.split(",") : [];
+    if (focusKey !== null && resolvedKey !== focusKey) setFocusKey(resolvedKey);
+  }, [keysSignature, focusKey, resolvedKey]);
+  const setFocus = (index: number) => setFocusKey(visibleKeys[index] ?? null);
   const selectedVisible = visible.filter((a) => selected.has(keyOf(a)));
   const undecidedOf = (a: Action) =>
     countUndecided(a, shown.find((s) => s.workspace.id === a.workspaceId)?.pendingById ?? new Map());
@@ -226,7 +240,7 @@ export function InboxPage() {
                   </h4>
                   <ul className="rows">
                     {group.actions.map((a) => {
-                      const index = visible.indexOf(a);
+                      const index = indexByKey.get(keyOf(a)) ?? -1;
                       return (
                         <ActionRow
                           key={a.id}
@@ -270,6 +284,27 @@ export function InboxPage() {
       ))}
     </main>
   );
+}
+
+/**
+ * The index to focus: the focused row's, or — when it left the list — the first row that followed it
+ * before and is still shown, else the last row; 0 when nothing was focused.
+ */
+function resolveFocus(
+  key: string | null,
+  indexByKey: ReadonlyMap<string, number>,
+  previous: readonly string[],
+  length: number,
+): number {
+  if (length === 0 || key === null) return 0;
+  const now = indexByKey.get(key);
+  if (now !== undefined) return now;
+  const before = previous.indexOf(key);
+  for (let i = before + 1; before >= 0 && i < previous.length; i++) {
+    const next = indexByKey.get(previous[i] as string);
+    if (next !== undefined) return next;
+  }
+  return length - 1;
 }
 
 function Select({

@@ -91,7 +91,7 @@ export class ActionWorkflows {
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // Accepted, then refused because another decision was taken first.
-        if (err.cause instanceof ApplicationFailure && err.cause.type === "DecisionRefused") {
+        if (isDecisionRefused(err)) {
           throw refusalOf(actionId, decision, causeMessage(err));
         }
         throw new ActionLifecycleFailed(actionId, causeMessage(err));
@@ -133,6 +133,18 @@ export class ActionWorkflows {
 }
 
 /** The workflow's own words: the failure cause's message, else the error's. */
+/**
+ * Whether an accepted Update failed because another decision won (the workflow's "DecisionRefused"
+ * failure anywhere in the cause chain, or its contract wording "action N was already <decided> by <who>"):
+ * a lost race, not a lifecycle failure.
+ */
+function isDecisionRefused(err: WorkflowUpdateFailedError): boolean {
+  for (let e: unknown = err.cause; e instanceof Error; e = e.cause) {
+    if (e instanceof ApplicationFailure && e.type === "DecisionRefused") return true;
+  }
+  return /^action \d+ was already (approved|rejected|applied|decided)\b/.test(causeMessage(err));
+}
+
 function causeMessage(err: WorkflowUpdateFailedError): string {
   return err.cause?.message ?? err.message;
 }

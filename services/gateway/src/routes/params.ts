@@ -6,17 +6,20 @@ export const WorkspaceParam = z.object({
   ws: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "a workspace id has 1-64 letters, digits, '_' or '-'"),
 });
 
-/** A workspace id and an action id (a positive integer log id). */
+/** A workspace id and an action id (a positive whole number in decimal: a log id). */
 export const ActionParams = WorkspaceParam.extend({
-  id: z.coerce.number().int("an action id is a whole number").positive("an action id is positive"),
+  id: z
+    .string()
+    .regex(/^[1-9][0-9]{0,14}$/, "an action id is a positive whole number in decimal, e.g. 12")
+    .transform(Number),
 });
 
-/** `?until=<revision>` of the log route. */
+/** `?until=<revision>` of the log route: a stream revision in decimal. */
 export const LogQuery = z.object({
-  until: z.coerce
-    .number()
-    .int("until is a stream revision (a whole number)")
-    .min(0, "until is 0 or more")
+  until: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,14})$/, "until is a stream revision: a whole number, 0 or more")
+    .transform(Number)
     .optional(),
 });
 

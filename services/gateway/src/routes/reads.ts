@@ -9,7 +9,7 @@ import type {
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
 import { canDecide, canSetRules } from "../auth/person.ts";
-import type { Backends } from "../backends.ts";
+import { type Backends, HttpError } from "../backends.ts";
 import { toLogResponse } from "../mapping.ts";
 import { actionDetail, inboxWorkspace } from "../views.ts";
 import { ActionParams, InboxQuery, LogQuery, WorkspaceParam } from "./params.ts";
@@ -17,7 +17,14 @@ import { ActionParams, InboxQuery, LogQuery, WorkspaceParam } from "./params.ts"
 /** Reads one workspace's live log, or the log replayed up to revision `until` (inclusive). */
 export async function readLog(backends: Backends, ws: string, until?: number): Promise<LogResponse> {
   const live = await backends.approval(backends.decisions.getLog, { workspaceId: ws });
-  if (until === undefined || until >= live.revision) return toLogResponse(live, live.revision);
+  if (until !== undefined && until > live.revision) {
+    throw new HttpError(
+      400,
+      "out_of_range",
+      `until: revision ${until} does not exist yet; workspace ${ws} is at revision ${live.revision}`,
+    );
+  }
+  if (until === undefined || until === live.revision) return toLogResponse(live, live.revision);
   const past = await backends.approval(backends.decisions.replay, { workspaceId: ws, untilRevision: until });
   return toLogResponse(past, live.revision);
 }
