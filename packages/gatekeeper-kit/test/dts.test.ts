@@ -47,16 +47,17 @@ test("an assembled interface with hostile doc text compiles and declares only it
       join(dir, "use.ts"),
       'declare const r: REPO;\nconst s: Promise<string> = r.readFile("a");\nvoid s;\n// @ts-expect-error not declared\nvoid injected;\n',
     );
+    // Only these two files and the ES library: no ambient @types from the monorepo's node_modules
+    // (a sandbox snippet sees none either).
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: { noEmit: true, strict: true, lib: ["es2022"], types: [] },
+        files: ["repo.d.ts", "use.ts"],
+      }),
+    );
     const tsc = resolve(import.meta.dirname, "../../../node_modules/typescript/bin/tsc");
-    execFileSync(process.execPath, [
-      tsc,
-      "--noEmit",
-      "--strict",
-      "--lib",
-      "es2022",
-      join(dir, "repo.d.ts"),
-      join(dir, "use.ts"),
-    ]);
+    execFileSync(process.execPath, [tsc, "-p", join(dir, "tsconfig.json")]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
