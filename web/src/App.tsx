@@ -102,6 +102,11 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
     };
   }, [hub, token, unauthorized]);
 
+  const dismissToast = useCallback(
+    (key: string) => setToasts((list) => list.filter((t) => t.key !== key)),
+    [],
+  );
+
   const session: Session | null = useMemo(
     () => (me ? { me, api, hub, liveUp, inbox, reportError, decided, observed } : null),
     [me, api, hub, liveUp, inbox, reportError, decided, observed],
@@ -120,10 +125,7 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
             <Route path="/ws/:ws/rules" element={<RulesPage />} />
             <Route path="*" element={<Navigate to="/" replace />} />
           </Routes>
-          <Toasts
-            outcomes={toasts}
-            onDismiss={(key) => setToasts((list) => list.filter((t) => t.key !== key))}
-          />
+          <Toasts outcomes={toasts} onDismiss={dismissToast} />
         </SessionContext.Provider>
       ) : (
         <p className="muted loading">Signing in…</p>

@@ -33,3 +33,29 @@ export function workspacePath(workspaceId: string, page: "log" | "rules"): strin
 export function isFinal(status: ActionStatus): boolean {
   return status === "applied" || status === "failed" || status === "rejected";
 }
+
+/**
+ * An apply result for people: the text parts of an MCP tool result (`{content: [{type: "text", text}]}`)
+ * joined as they are, else the JSON pretty-printed, else the raw text.
+ */
+export function formatResult(resultJson: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(resultJson);
+  } catch {
+    return resultJson;
+  }
+  const content = (value as { content?: unknown } | null)?.content;
+  if (Array.isArray(content)) {
+    const texts = content.flatMap((c) =>
+      c &&
+      typeof c === "object" &&
+      (c as { type?: unknown }).type === "text" &&
+      typeof (c as { text?: unknown }).text === "string"
+        ? [(c as { text: string }).text]
+        : [],
+    );
+    if (texts.length === content.length && texts.length > 0) return texts.join("\n\n");
+  }
+  return JSON.stringify(value, null, 2);
+}

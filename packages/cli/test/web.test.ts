@@ -126,6 +126,9 @@ describe("approver web app in Chromium", () => {
       h.memoryState().some((l) => l.includes('"Dora"')),
       "the memory server has Dora",
     );
+    const result = (await page.textContent("pre.result")) ?? "";
+    assert.match(result, /Dora/, "the result is shown");
+    assert.doesNotMatch(result, /"type":\s*"text"/, "an MCP result shows its text, not the JSON envelope");
     await page.evaluate(() => {
       window.location.hash = "#/";
     });

@@ -1,4 +1,5 @@
 import type { Action } from "@gatehouse/gateway-contract";
+import { memo } from "react";
 import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
 import { RejectForm } from "./RejectForm.tsx";
@@ -18,11 +19,8 @@ export interface RowDecision {
   busy: boolean;
 }
 
-/**
- * One action in the inbox (pending or recently decided): title linking to its detail, kind, caller,
- * delivery, egress flag, reason; approve/reject controls when `decision` is given.
- */
-export function ActionRow({
+/** Renders one row; {@link ActionRow} is its memoised export. */
+function ActionRowView({
   action,
   focused = false,
   onFocus,
@@ -96,3 +94,33 @@ export function ActionRow({
     </li>
   );
 }
+
+interface ActionRowProps {
+  action: Action;
+  focused?: boolean;
+  onFocus?: () => void;
+  decision?: RowDecision;
+}
+
+/**
+ * Whether a row would render the same: the same action object (reads replace only the workspace
+ * they re-read, so other workspaces keep their objects), focus and decision state. Callbacks are
+ * not compared: they act on the row's action by key, so an older closure does the same thing.
+ */
+function sameRow(a: ActionRowProps, b: ActionRowProps): boolean {
+  if (a.action !== b.action || !!a.focused !== !!b.focused || !a.decision !== !b.decision) return false;
+  if (!a.decision || !b.decision) return true;
+  return (
+    a.decision.selected === b.decision.selected &&
+    a.decision.undecided === b.decision.undecided &&
+    a.decision.rejecting === b.decision.rejecting &&
+    a.decision.busy === b.decision.busy
+  );
+}
+
+/**
+ * One action in the inbox (pending or recently decided): title linking to its detail, kind, caller,
+ * delivery, egress flag, reason; approve/reject controls when `decision` is given. Memoised: with
+ * 1,000 pending rows a notice for one workspace re-renders only that workspace's rows.
+ */
+export const ActionRow = memo(ActionRowView, sameRow);

@@ -5,7 +5,7 @@ import { createCoalescer } from "../coalesce.ts";
 import { DepsGraph } from "../components/DepsGraph.tsx";
 import { RejectForm } from "../components/RejectForm.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
-import { callerLabel, formatTime, shortId, workspacePath } from "../format.ts";
+import { callerLabel, formatResult, formatTime, shortId, workspacePath } from "../format.ts";
 import { Markdown } from "../markdown.tsx";
 import { useLiveEvents, useSession } from "../session.tsx";
 
@@ -205,13 +205,15 @@ export function ActionDetailPage() {
       {action.status === "applied" && action.resultJson && (
         <section>
           <h2>Result</h2>
-          <pre className="result">{action.resultJson}</pre>
+          <pre className="result">{formatResult(action.resultJson)}</pre>
         </section>
       )}
 
       <section>
         <h2>Dependencies</h2>
-        <DepsGraph action={action} dependencies={detail.dependencies} dependents={detail.dependents} />
+        <div className="deps-graph-scroll">
+          <DepsGraph action={action} dependencies={detail.dependencies} dependents={detail.dependents} />
+        </div>
       </section>
 
       <section>

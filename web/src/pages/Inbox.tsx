@@ -246,7 +246,7 @@ export function InboxPage() {
                           key={a.id}
                           action={a}
                           focused={index === focusIndex}
-                          onFocus={() => setFocus(index)}
+                          onFocus={() => setFocusKey(keyOf(a))}
                           decision={
                             me.canDecide
                               ? {
