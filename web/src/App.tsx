@@ -19,6 +19,7 @@ import { LogPage } from "./pages/Log.tsx";
 import { RulesPage } from "./pages/Rules.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
 import { type Session, SessionContext } from "./session.tsx";
+import { fetchClientConfig, finishSso, returningFromSso } from "./sso.ts";
 
 const TOAST_MS = 12_000;
 
@@ -26,11 +27,30 @@ const TOAST_MS = 12_000;
 export function App() {
   const [token, setToken] = useState<string | null>(loadToken);
   const [message, setMessage] = useState("");
+  const [finishing, setFinishing] = useState(() => !loadToken() && returningFromSso());
   const signOut = useCallback((why: string) => {
     clearToken();
     setToken(null);
     setMessage(why);
   }, []);
+  useEffect(() => {
+    if (!finishing) return;
+    // Back from the OIDC provider: trade the code for the ID token, then sign in with it.
+    fetchClientConfig()
+      .then((config) => {
+        if (!config.oidc) throw new Error("the gateway no longer offers single sign-on");
+        return finishSso(config.oidc);
+      })
+      .then((idToken) => {
+        saveToken(idToken);
+        setToken(idToken);
+      })
+      .catch((e: unknown) =>
+        setMessage(`Single sign-on failed: ${e instanceof Error ? e.message : String(e)}`),
+      )
+      .finally(() => setFinishing(false));
+  }, [finishing]);
+  if (finishing) return <p className="muted loading">Signing in…</p>;
   if (!token) {
     return (
       <SignIn

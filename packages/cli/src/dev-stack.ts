@@ -11,7 +11,7 @@ import { startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
-import { type DevToken, loadDevTokensFile, startGateway } from "@gatehouse/gateway";
+import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
 import { startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
@@ -31,6 +31,8 @@ export interface DevStackOptions {
    * NATS server(s) for live notices ("nats://host:port"). Absent: an in-process bus (no NATS needed).
    */
   natsUrl?: string;
+  /** OIDC sign-in for the gateway besides the dev tokens (absent: dev tokens only). */
+  oidc?: OidcOptions;
   /**
    * A running Temporal server ("host:port"). Absent: a `temporal server start-dev` is started,
    * persisting to `<dataDir>/temporal.db`.
@@ -199,6 +201,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       kernelAddress: `${host}:${kernel.port}`,
       notices,
       devTokens,
+      ...(options.oidc ? { oidc: options.oidc } : {}),
       webDist: WEB_DIST,
       host,
       port: options.ports?.gateway ?? 0,

@@ -27,6 +27,18 @@ export interface Me {
   canSetRules: boolean;
 }
 
+/**
+ * GET /api/config — the only route that needs no token: how the web app signs people in.
+ * `oidc` is present when the gateway is configured for browser sign-in (OIDC authorization code
+ * flow with PKCE, RFC 7636): the web app redirects to `issuer`, and sends the ID token it gets back
+ * as its bearer token (the gateway's OIDC audience is then `clientId`).
+ */
+export interface ClientConfig {
+  oidc: { issuer: string; clientId: string; scope: string } | null;
+  /** Whether pasted (dev) tokens are accepted. */
+  devTokens: boolean;
+}
+
 /** Lifecycle state of an action, as the action-log projection has it. */
 export type ActionStatus = "pending" | "approved" | "applying" | "applied" | "failed" | "rejected";
 

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
-import type { ApiError } from "@gatehouse/gateway-contract";
+import type { ApiError, ClientConfig } from "@gatehouse/gateway-contract";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -36,6 +36,8 @@ export interface AppDeps {
   hub: SseHub;
   metrics: GatewayMetrics;
   logger: Logger;
+  /** What GET /api/config tells the web app about signing in. */
+  clientConfig: ClientConfig;
   /** Directory of the built web app (index.html); absent or missing: `/` explains how to build it. */
   webDist?: string;
 }
@@ -59,7 +61,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest("person", undefined as unknown as Person);
 
   app.addHook("onRequest", async (req) => {
-    if (!req.url.startsWith("/api/")) return;
+    if (!req.url.startsWith("/api/") || req.url === "/api/config") return;
     req.person = await deps.authenticator.authenticate(bearer(req));
   });
   app.addHook("onResponse", async (req, reply) => {
@@ -107,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   app.get("/healthz", async () => ({ ok: true }));
+  app.get("/api/config", async (): Promise<ClientConfig> => deps.clientConfig);
 
   readRoutes(app, deps.backends);
   decisionRoutes(app, deps.backends, deps.metrics);

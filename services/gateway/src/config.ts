@@ -19,6 +19,14 @@ const EnvSchema = z
     OIDC_AUDIENCE: z.string().min(1, "set the audience (client id) the tokens are issued for").optional(),
     OIDC_JWKS_URL: z.url("expected the JWKS URL").optional(),
     OIDC_ROLES_CLAIM: z.string().min(1).default("roles"),
+    OIDC_CLIENT_ID: z
+      .string()
+      .min(1, "set the web app's client id, or leave it unset for no SSO button")
+      .optional(),
+    OIDC_SCOPE: z
+      .string()
+      .regex(/(^|\s)openid(\s|$)/, 'the scopes must include "openid", e.g. "openid profile email roles"')
+      .default("openid profile email"),
     OIDC_ROLE_MAP: z
       .string()
       .regex(
@@ -86,6 +94,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
             issuer: e.OIDC_ISSUER,
             audience: e.OIDC_AUDIENCE,
             rolesClaim: e.OIDC_ROLES_CLAIM,
+            scope: e.OIDC_SCOPE,
+            ...(e.OIDC_CLIENT_ID ? { clientId: e.OIDC_CLIENT_ID } : {}),
             ...(e.OIDC_JWKS_URL ? { jwksUrl: e.OIDC_JWKS_URL } : {}),
             ...(roleMap ? { roleMap } : {}),
           }

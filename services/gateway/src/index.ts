@@ -75,6 +75,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     hub,
     metrics,
     logger,
+    clientConfig: {
+      oidc: options.oidc?.clientId
+        ? {
+            issuer: options.oidc.issuer,
+            clientId: options.oidc.clientId,
+            scope: options.oidc.scope ?? "openid profile email",
+          }
+        : null,
+      devTokens: (options.devTokens?.length ?? 0) > 0,
+    },
     ...(options.webDist ? { webDist: options.webDist } : {}),
   });
   const host = options.host ?? "127.0.0.1";

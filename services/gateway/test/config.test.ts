@@ -29,8 +29,14 @@ test("bad variables are named with the fix", () => {
     /OIDC_ROLE_MAP: expected "claimValue=role/,
   );
   assert.throws(() => loadConfig({ ...env, GATEWAY_ADDR: "8780" }), /GATEWAY_ADDR: must be host:port/);
-  const ok = loadConfig({ ...env, OIDC_ROLE_MAP: "eng=approver,sec=auditor" });
+  assert.throws(
+    () => loadConfig({ ...env, OIDC_SCOPE: "profile email" }),
+    /OIDC_SCOPE: the scopes must include "openid"/,
+  );
+  const ok = loadConfig({ ...env, OIDC_ROLE_MAP: "eng=approver,sec=auditor", OIDC_CLIENT_ID: "web" });
   assert.deepEqual(ok.oidc?.roleMap, { eng: "approver", sec: "auditor" });
+  assert.equal(ok.oidc?.clientId, "web");
+  assert.equal(ok.oidc?.scope, "openid profile email");
 });
 
 test("a dev tokens file with a short token or no role is refused, naming the field", () => {

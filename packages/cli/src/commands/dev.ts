@@ -1,6 +1,7 @@
 /** `gatehouse dev`: all services in one process on loopback, data under ./.gatehouse/. */
 import { resolve } from "node:path";
 import { loadRegistryFile } from "@gatehouse/gatekeeper-mcp";
+import type { OidcOptions } from "@gatehouse/gateway";
 import type { Command } from "commander";
 import pino from "pino";
 import { dataDir } from "../clients.ts";
@@ -80,6 +81,7 @@ export function registerDevCommand(program: Command): void {
               gateway: webPort,
             },
             ...(opts.nats ? { natsUrl: opts.nats } : {}),
+            ...oidcFromEnv(process.env),
             ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
             logger,
           });
@@ -124,4 +126,27 @@ export function registerDevCommand(program: Command): void {
         }
       },
     );
+}
+
+/**
+ * Single sign-on for `gatehouse dev` from the gateway's variables: OIDC_ISSUER with OIDC_CLIENT_ID
+ * (the web app's public client; also the audience unless OIDC_AUDIENCE is set), OIDC_SCOPE,
+ * OIDC_ROLES_CLAIM. Absent OIDC_ISSUER: dev tokens only.
+ * @throws Error naming the missing variable.
+ */
+function oidcFromEnv(env: NodeJS.ProcessEnv): { oidc?: OidcOptions } {
+  if (!env.OIDC_ISSUER) return {};
+  const clientId = env.OIDC_CLIENT_ID;
+  const audience = env.OIDC_AUDIENCE ?? clientId;
+  if (!audience)
+    throw new Error("OIDC_ISSUER is set: also set OIDC_CLIENT_ID (the web app's client id) or OIDC_AUDIENCE");
+  return {
+    oidc: {
+      issuer: env.OIDC_ISSUER,
+      audience,
+      ...(clientId ? { clientId } : {}),
+      ...(env.OIDC_SCOPE ? { scope: env.OIDC_SCOPE } : {}),
+      ...(env.OIDC_ROLES_CLAIM ? { rolesClaim: env.OIDC_ROLES_CLAIM } : {}),
+    },
+  };
 }

@@ -19,6 +19,13 @@ export interface OidcOptions {
   rolesClaim?: string;
   /** Claim value → Gatehouse role; default: the values "approver", "auditor", "admin" map to themselves. */
   roleMap?: Record<string, Role>;
+  /**
+   * The web app's public client id for browser sign-in (authorization code + PKCE); absent: the
+   * web app offers no SSO button. The web app sends the ID token, so `audience` should equal it.
+   */
+  clientId?: string;
+  /** Scopes the web app asks for (space-separated; default "openid profile email"). */
+  scope?: string;
 }
 
 const DEFAULT_ROLE_MAP: Record<string, Role> = { approver: "approver", auditor: "auditor", admin: "admin" };

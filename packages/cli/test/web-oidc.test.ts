@@ -1,0 +1,99 @@
+/**
+ * Browser single sign-on: the web app signs a person in with a real OpenID Connect provider
+ * (authorization code + PKCE), and the gateway accepts the ID token it gets, with the role from the
+ * token's `roles` claim — an auditor signed in this way cannot decide.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { type DevStack, startDevStack } from "../src/dev-stack.ts";
+import { launchBrowser } from "./browser.ts";
+import { type OidcIssuer, startOidcIssuer } from "./oidc-issuer.ts";
+
+let stack: DevStack;
+let issuer: OidcIssuer;
+let browser: Browser;
+let dir: string;
+const CLIENT = "gatehouse-web";
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const a = srv.address();
+      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
+    });
+  });
+}
+
+before(async () => {
+  const [gatewayPort, issuerPort] = [await freePort(), await freePort()];
+  issuer = await startOidcIssuer({
+    port: issuerPort,
+    clientId: CLIENT,
+    redirectUri: `http://127.0.0.1:${gatewayPort}/`,
+  });
+  dir = mkdtempSync(join(tmpdir(), "gatehouse-oidc-"));
+  stack = await startDevStack({
+    dataDir: dir,
+    ports: { gateway: gatewayPort },
+    oidc: { issuer: issuer.issuer, audience: CLIENT, clientId: CLIENT, scope: "openid profile roles" },
+  });
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await stack?.close();
+  await issuer?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function signIn(login: string): Promise<Page> {
+  const page = await (await browser.newContext()).newPage();
+  await page.goto(`${stack.addresses.gateway}/`);
+  await page.click('[data-testid="sso"]');
+  await page.waitForURL((url) => url.href.startsWith(issuer.issuer));
+  await page.fill('input[name="login"]', login);
+  await page.fill('input[name="password"]', "any");
+  await page.click('button[type="submit"]');
+  await page.waitForSelector('button:has-text("Continue")');
+  await page.click('button:has-text("Continue")');
+  await page.waitForSelector('[data-testid="me-name"]', { timeout: 15_000 });
+  return page;
+}
+
+test("single sign-on with a real OIDC provider: the code flow with PKCE signs the person in, the URL keeps no code, and the role comes from the token", async () => {
+  const page = await signIn("ann");
+  assert.equal(await page.textContent('[data-testid="me-name"]'), "Person ann");
+  assert.match((await page.textContent('[data-testid="me-roles"]')) ?? "", /approver/);
+  assert.doesNotMatch(page.url(), /code=|state=/, "the code is not left in the address bar");
+  const me = await page.evaluate(async () => {
+    const token = sessionStorage.getItem("gatehouse.token") ?? "";
+    const r = await fetch("/api/me", { headers: { authorization: `Bearer ${token}` } });
+    return { status: r.status, body: await r.json(), parts: token.split(".").length };
+  });
+  assert.equal(me.status, 200);
+  assert.equal(me.parts, 3, "the bearer is a JWT (the ID token)");
+  assert.equal(me.body.subject, "ann");
+  await page.context().close();
+});
+
+test("a person the provider marks auditor signs in read-only, and the gateway refuses their decisions", async () => {
+  const page = await signIn("auditor-bo");
+  await page.waitForSelector('[data-testid="read-only"]');
+  const status = await page.evaluate(async () => {
+    const token = sessionStorage.getItem("gatehouse.token") ?? "";
+    const r = await fetch("/api/workspaces/w0/actions/1/approve", {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    return r.status;
+  });
+  assert.equal(status, 403);
+  await page.context().close();
+});
