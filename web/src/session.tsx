@@ -41,3 +41,9 @@ export function useLiveEvents(listener: (event: LiveEvent) => void): void {
   latest.current = listener;
   useEffect(() => hub.subscribe((event) => latest.current(event)), [hub]);
 }
+
+/** The workspace's name as the inbox knows it, else its id (pages show names, as the inbox does). */
+export function useWorkspaceName(workspaceId: string): string {
+  const { inbox } = useSession();
+  return inbox.workspaces?.find((w) => w.id === workspaceId)?.name || workspaceId;
+}

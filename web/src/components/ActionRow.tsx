@@ -63,7 +63,16 @@ function ActionRowView({
         <span>{callerLabel(action.caller)}</span>
         <span>{action.delivery}</span>
         {action.egress && <span className="flag egress">egress</span>}
-        {action.dependsOn.length > 0 && <span>needs {action.dependsOn.map((d) => `#${d}`).join(", ")}</span>}
+        {action.dependsOn.length > 0 && (
+          <span>
+            {action.status === "pending" && decision?.undecided
+              ? "needs "
+              : action.status === "pending" && decision
+                ? "dependencies decided: "
+                : "depends on "}
+            {action.dependsOn.map((d) => `#${d}`).join(", ")}
+          </span>
+        )}
         {action.outcomeUnknown && <span className="flag warn">outcome unknown</span>}
         <span>{formatTime(action.decidedAt || action.submittedAt)}</span>
       </div>

@@ -7,7 +7,7 @@ import { RejectForm } from "../components/RejectForm.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { callerLabel, formatResult, formatTime, shortId, workspacePath } from "../format.ts";
 import { Markdown } from "../markdown.tsx";
-import { useLiveEvents, useSession } from "../session.tsx";
+import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
 /**
  * One action in full: its exact description (inert Markdown), facts, decision controls, its
@@ -19,6 +19,7 @@ export function ActionDetailPage() {
   const workspaceId = params.ws ?? "";
   const actionId = Number(params.id);
   const { me, api, reportError, decided, observed } = useSession();
+  const workspaceName = useWorkspaceName(workspaceId);
   const [detail, setDetail] = useState<ActionDetail | null>(null);
   const [rejecting, setRejecting] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -87,7 +88,7 @@ export function ActionDetailPage() {
   return (
     <main className="detail">
       <nav className="crumbs">
-        <Link to="/">Inbox</Link> › <span>{workspaceId}</span> ›{" "}
+        <Link to="/">Inbox</Link> › <span title={workspaceId}>{workspaceName}</span> ›{" "}
         <Link to={workspacePath(workspaceId, "log")}>Log</Link> ·{" "}
         <Link to={workspacePath(workspaceId, "rules")}>Rules</Link>
       </nav>
@@ -164,8 +165,8 @@ export function ActionDetailPage() {
         <dd>{callerLabel(action.caller)}</dd>
         <dt>Turn</dt>
         <dd>
-          <code title={action.executionId}>{shortId(action.executionId)}</code> (agent saw{" "}
-          <code>{action.localId}</code>)
+          <code title={action.executionId}>{shortId(action.executionId)}</code> (the agent was given the
+          provisional id <code>{action.localId}</code>)
         </dd>
         <dt>Delivery</dt>
         <dd>{action.delivery}</dd>

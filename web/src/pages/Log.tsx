@@ -6,7 +6,7 @@ import { LatchBanner } from "../components/LatchBanner.tsx";
 import { LogEntryRow } from "../components/LogEntryRow.tsx";
 import { workspacePath } from "../format.ts";
 import { entryBinding, entryMatches, type LogFilters } from "../logEntries.ts";
-import { useLiveEvents, useSession } from "../session.tsx";
+import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
 const SLIDER_DEBOUNCE_MS = 150;
 
@@ -17,6 +17,7 @@ const SLIDER_DEBOUNCE_MS = 150;
 export function LogPage() {
   const workspaceId = useParams().ws ?? "";
   const { api, reportError } = useSession();
+  const workspaceName = useWorkspaceName(workspaceId);
   const [data, setData] = useState<LogResponse | null>(null);
   const [until, setUntil] = useState<number | null>(null);
   const [slider, setSlider] = useState<number | null>(null);
@@ -75,11 +76,11 @@ export function LogPage() {
   return (
     <main className="log">
       <nav className="crumbs">
-        <Link to="/">Inbox</Link> › <span>{workspaceId}</span> › <strong>Log</strong> ·{" "}
+        <Link to="/">Inbox</Link> › <span title={workspaceId}>{workspaceName}</span> › <strong>Log</strong> ·{" "}
         <Link to={workspacePath(workspaceId, "rules")}>Rules</Link>
       </nav>
-      <h1>Log of {workspaceId}</h1>
-      {data.latched && <LatchBanner workspaceName={workspaceId} />}
+      <h1>Log of {workspaceName}</h1>
+      {data.latched && <LatchBanner workspaceName={workspaceName} />}
       <div className="replay">
         <label className="slider">
           <span>

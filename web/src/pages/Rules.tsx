@@ -4,7 +4,7 @@ import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { workspacePath } from "../format.ts";
-import { useLiveEvents, useSession } from "../session.tsx";
+import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
 interface KindRow {
   tag: string;
@@ -19,6 +19,7 @@ interface KindRow {
 export function RulesPage() {
   const workspaceId = useParams().ws ?? "";
   const { me, api, reportError } = useSession();
+  const workspaceName = useWorkspaceName(workspaceId);
   const [bindings, setBindings] = useState<BindingsResponse["bindings"] | null>(null);
   const [log, setLog] = useState<LogResponse | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
@@ -107,11 +108,11 @@ export function RulesPage() {
   return (
     <main className="rules">
       <nav className="crumbs">
-        <Link to="/">Inbox</Link> › <span>{workspaceId}</span> ›{" "}
+        <Link to="/">Inbox</Link> › <span title={workspaceId}>{workspaceName}</span> ›{" "}
         <Link to={workspacePath(workspaceId, "log")}>Log</Link> · <strong>Rules</strong>
       </nav>
-      <h1>Auto-approval rules of {workspaceId}</h1>
-      {log.latched && <LatchBanner workspaceName={workspaceId} />}
+      <h1>Auto-approval rules of {workspaceName}</h1>
+      {log.latched && <LatchBanner workspaceName={workspaceName} />}
       <p className="hint">
         A rule approves, without a person, every action of one kind on one binding, in submission order,
         stopping at the first action that needs a person. Unclassified actions always need a person.
