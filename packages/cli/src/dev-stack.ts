@@ -15,6 +15,7 @@ import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from
 import { startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { startSandboxRunner } from "@gatehouse/sandbox-runner";
+import { freePort } from "@gatehouse/service-kit";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
 import { startLifecycleWorker } from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
@@ -292,17 +293,4 @@ export function otherDevUsing(dataDir: string): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import("node:net");
-  return new Promise((resolvePort, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolvePort(port));
-    });
-  });
 }

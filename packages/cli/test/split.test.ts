@@ -7,48 +7,24 @@ import assert from "node:assert/strict";
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { freePort, waitForPort as waitForListening } from "@gatehouse/service-kit";
 import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 import { git, makeBareRepo } from "./git-repo.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 const run = promisify(execFile);
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once("error", rej);
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => res(typeof a === "object" && a ? a.port : 0));
-    });
+/** Waits for a child process's port; fails at once when the child exits. */
+function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs = 30_000): Promise<void> {
+  return waitForListening(port, {
+    name,
+    timeoutMs,
+    stillRunning: () => (child.exitCode !== null ? `${name} exited with ${child.exitCode}` : undefined),
   });
-}
-
-async function waitForPort(
-  port: number,
-  child: ChildProcess,
-  name: string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-    const ok = await new Promise<boolean>((res) => {
-      const c = createConnection({ host: "127.0.0.1", port }, () => {
-        c.end();
-        res(true);
-      });
-      c.once("error", () => res(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${name} did not listen on ${port} within ${timeoutMs} ms`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-split-"));

@@ -5,10 +5,10 @@
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { freePort } from "@gatehouse/service-kit";
 import type { Browser, Page } from "playwright-core";
 import { type DevStack, startDevStack } from "../src/dev-stack.ts";
 import { launchBrowser } from "./browser.ts";
@@ -19,16 +19,6 @@ let issuer: OidcIssuer;
 let browser: Browser;
 let dir: string;
 const CLIENT = "gatehouse-web";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.listen(0, "127.0.0.1", () => {
-      const a = srv.address();
-      srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
-    });
-  });
-}
 
 before(async () => {
   const [gatewayPort, issuerPort] = [await freePort(), await freePort()];

@@ -3,7 +3,7 @@
  * Needs the `nats-server` binary on PATH (Debian package `nats-server`; `npm run setup` installs it).
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createConnection, createServer } from "node:net";
+import { freePort, waitForPort } from "@gatehouse/service-kit";
 
 /** A running nats-server. */
 export interface NatsServerProcess {
@@ -35,7 +35,7 @@ export async function startNatsServer(options: { port?: number } = {}): Promise<
         reject(new Error(`nats-server exited with code ${code} before accepting connections`)),
       );
     });
-    await Promise.race([waitForPort(port, 10_000), failed]);
+    await Promise.race([waitForPort(port, { name: "nats-server", timeoutMs: 10_000 }), failed]);
   };
   const stop = async () => {
     const proc = child;
@@ -47,32 +47,4 @@ export async function startNatsServer(options: { port?: number } = {}): Promise<
   };
   await start();
   return { url: `nats://127.0.0.1:${port}`, port, kill: stop, restart: start, close: stop };
-}
-
-async function waitForPort(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = createConnection({ host: "127.0.0.1", port }, () => {
-        socket.end();
-        resolve(true);
-      });
-      socket.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline)
-      throw new Error(`nats-server did not listen on 127.0.0.1:${port} within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      srv.close(() => resolve(typeof addr === "object" && addr ? addr.port : 0));
-    });
-  });
 }

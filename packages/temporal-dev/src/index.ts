@@ -6,9 +6,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { accessSync, constants } from "node:fs";
-import { createConnection, createServer } from "node:net";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { canConnect, freePort } from "@gatehouse/service-kit";
+
+/** Re-exported for the tests that already take it from here. */
+export { freePort };
 
 /** Raised when the Temporal CLI cannot be found; the message says how to install it. */
 export class TemporalCliMissing extends Error {
@@ -51,29 +54,6 @@ export function findTemporalCli(env: NodeJS.ProcessEnv = process.env): string {
     if (executable(candidate)) return candidate;
   }
   throw new TemporalCliMissing(`the Temporal CLI (temporal) was not found; ${INSTALL_HINT}`);
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const c = createConnection({ host: "127.0.0.1", port }, () => {
-      c.end();
-      resolve(true);
-    });
-    c.once("error", () => resolve(false));
-  });
 }
 
 export interface TemporalDevServerOptions {

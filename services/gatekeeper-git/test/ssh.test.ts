@@ -6,10 +6,10 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { freePort } from "@gatehouse/service-kit";
 import { createRemotes } from "../src/index.ts";
 import { type Harness, makeRepo, startHarness, type TestRepo } from "./helpers.ts";
 
@@ -19,17 +19,6 @@ let repo: TestRepo;
 let sshd: ChildProcess | undefined;
 let port = 0;
 let keys: { client: string; knownHosts: string; wrongKnownHosts: string };
-
-function freePort(): Promise<number> {
-  return new Promise((ok, ko) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => ok(p));
-    });
-    s.on("error", ko);
-  });
-}
 
 before(async () => {
   assert.ok(existsSync(SSHD), "openssh-server is not installed; run npm run setup");

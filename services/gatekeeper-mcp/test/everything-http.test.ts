@@ -7,9 +7,9 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { after, before, test } from "node:test";
 import type { ResolveResourceResponse } from "@gatehouse/proto";
+import { freePort } from "@gatehouse/service-kit";
 import { EVERYTHING_SERVER, type Harness, openBinding, rejects, startHarness, unary } from "./helpers.ts";
 
 let h: Harness;
@@ -17,14 +17,6 @@ let child: ChildProcess;
 let proxy: Server;
 let proxyPort = 0;
 const toolCalls: string[] = [];
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
 
 before(async () => {
   const port = await freePort();
