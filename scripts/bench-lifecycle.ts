@@ -11,22 +11,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { ActionStatus, DecisionsClient, KernelClient } from "@gatehouse/proto";
-import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { credentials } from "@grpc/grpc-js";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 
 const SINGLE = Number(process.env.BENCH_LIFECYCLE_SINGLE ?? 50);
 const BATCH = Number(process.env.BENCH_LIFECYCLE_BATCH ?? 1000);
 
-function unary<Req, Res>(
-  client: object,
-  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
-  req: Req,
-): Promise<Res> {
-  return new Promise((ok, fail) =>
-    method.call(client, req, new Metadata(), { deadline: Date.now() + 600_000 }, (err, res) =>
-      err ? fail(err) : ok(res),
-    ),
-  );
+/** A unary call with a 10-minute deadline (a 1,000-action batch takes minutes). */
+function unary<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req): Promise<Res> {
+  return callUnary(client, method, req, 600_000);
 }
 
 function pct(samples: number[], q: number): number {

@@ -1,6 +1,6 @@
 /** What every part of `npm run bench` shares: env knobs, percentile stats, the table row, gRPC and snippet helpers. */
 import type { ExecuteResult } from "@gatehouse/proto";
-import { Metadata, type ServiceError } from "@grpc/grpc-js";
+import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
 
 /** A positive integer from the environment, or `fallback`. @throws Error naming the variable. */
 export function envInt(name: string, fallback: number): number {
@@ -67,15 +67,11 @@ export interface Row {
 /** A unary gRPC call as a promise, with a deadline (ms, default 120 s). */
 export function unary<Req, Res>(
   client: object,
-  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  method: UnaryMethod<Req, Res>,
   req: Req,
   deadlineMs = 120_000,
 ): Promise<Res> {
-  return new Promise((ok, fail) =>
-    method.call(client, req, new Metadata(), { deadline: Date.now() + deadlineMs }, (err, res) =>
-      err ? fail(err) : ok(res),
-    ),
-  );
+  return callUnary(client, method, req, deadlineMs);
 }
 
 /** A snippet's return value. @throws Error when the execution failed. */

@@ -7,7 +7,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { DecisionsClient, KernelClient } from "@gatehouse/proto";
-import { type CallOptions, type Client, credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { callUnary } from "@gatehouse/service-kit";
+import { credentials, type ServiceError } from "@grpc/grpc-js";
 
 export interface Addresses {
   kernel: string;
@@ -44,29 +45,11 @@ export function decisionsClient(): DecisionsClient {
   return new DecisionsClient(addresses().approval, credentials.createInsecure());
 }
 
-type Unary<Req, Res> = (
-  req: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  cb: (err: ServiceError | null, res: Res) => void,
-) => unknown;
-
 /**
- * Calls a unary method with a deadline (ms) and resolves its response.
+ * Calls a unary method with a deadline (ms, default 60 s) and resolves its response.
  * @throws the ServiceError; `describeGrpcError` turns it into a sentence.
  */
-export function call<Req, Res>(
-  client: Client,
-  method: Unary<Req, Res>,
-  req: Req,
-  timeoutMs = 60_000,
-): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
-      err ? reject(err) : resolve(res),
-    );
-  });
-}
+export const call = callUnary;
 
 /** A one-line explanation of a gRPC error for people, with the fix when the service is down. */
 export function describeGrpcError(err: unknown, service: string): string {

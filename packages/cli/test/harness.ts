@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RegistryConfig } from "@gatehouse/gatekeeper-mcp";
 import { DecisionsClient, type ExecuteResult, KernelClient } from "@gatehouse/proto";
-import { credentials, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { callUnary } from "@gatehouse/service-kit";
+import { credentials } from "@grpc/grpc-js";
 import { type DevStack, type DevStackOptions, startDevStack } from "../src/dev-stack.ts";
 
 export interface Harness {
@@ -24,18 +25,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Promisifies a unary call on a grpc-js client. */
-export function unary<Req, Res>(
-  client: object,
-  method: (req: Req, md: Metadata, opts: object, cb: (err: ServiceError | null, res: Res) => void) => unknown,
-  req: Req,
-): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    method.call(client, req, new Metadata(), { deadline: Date.now() + 60_000 }, (err, res) =>
-      err ? reject(err) : resolve(res),
-    ),
-  );
-}
+/** A unary call on a grpc-js client as a promise (60 s deadline). */
+export const unary = callUnary;
 
 export async function startHarness(
   registry?: (dir: string) => RegistryConfig,

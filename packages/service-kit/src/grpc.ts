@@ -1,5 +1,5 @@
-/** gRPC server lifecycle shared by every Gatehouse service: bind on loopback, stop gracefully. */
-import { type Server, ServerCredentials } from "@grpc/grpc-js";
+/** gRPC plumbing shared by every Gatehouse service: bind on loopback, stop gracefully, call a unary method as a promise. */
+import { type CallOptions, Metadata, type Server, ServerCredentials, type ServiceError } from "@grpc/grpc-js";
 
 /**
  * Binds `server` on host:port without TLS (services talk over loopback or a cluster network
@@ -30,5 +30,30 @@ export function stopGrpc(server: Server, graceMs = 2000): Promise<void> {
       clearTimeout(force);
       resolve();
     });
+  });
+}
+
+/** A unary method of a generated grpc-js client (ts-proto `outputServices=grpc-js`). */
+export type UnaryMethod<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (err: ServiceError | null, res: Res) => void,
+) => unknown;
+
+/**
+ * Calls a unary method of `client` with a deadline (`timeoutMs`, default 60 s) and resolves its response.
+ * @throws the ServiceError (its `code` is the gRPC status) unchanged.
+ */
+export function callUnary<Req, Res>(
+  client: object,
+  method: UnaryMethod<Req, Res>,
+  req: Req,
+  timeoutMs = 60_000,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
   });
 }

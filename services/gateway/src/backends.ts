@@ -3,14 +3,8 @@
  * status codes become HTTP statuses.
  */
 import { DecisionsClient, KernelClient } from "@gatehouse/proto";
-import {
-  type CallOptions,
-  type Client,
-  credentials,
-  Metadata,
-  type ServiceError,
-  status,
-} from "@grpc/grpc-js";
+import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 
 /** An error with the HTTP status and code the API answers with. */
 export class HttpError extends Error {
@@ -55,13 +49,6 @@ export function fromGrpcError(err: unknown, service: "approval" | "kernel"): Htt
   return new HttpError(httpStatus, code, message);
 }
 
-type Unary<Req, Res> = (
-  req: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  cb: (err: ServiceError | null, res: Res) => void,
-) => unknown;
-
 /** gRPC clients to the approval service and the kernel. */
 export class Backends {
   readonly decisions: DecisionsClient;
@@ -74,15 +61,15 @@ export class Backends {
   }
 
   /** One Decisions call. @throws HttpError mapped from the gRPC status. */
-  approval<Req, Res>(method: Unary<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
-    return unary(this.decisions, method, req, timeoutMs).catch((err) => {
+  approval<Req, Res>(method: UnaryMethod<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+    return callUnary(this.decisions, method, req, timeoutMs).catch((err) => {
       throw fromGrpcError(err, "approval");
     });
   }
 
   /** One Kernel call. @throws HttpError mapped from the gRPC status. */
-  kernelCall<Req, Res>(method: Unary<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
-    return unary(this.kernel, method, req, timeoutMs).catch((err) => {
+  kernelCall<Req, Res>(method: UnaryMethod<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+    return callUnary(this.kernel, method, req, timeoutMs).catch((err) => {
       throw fromGrpcError(err, "kernel");
     });
   }
@@ -91,12 +78,4 @@ export class Backends {
     this.decisions.close();
     this.kernel.close();
   }
-}
-
-function unary<Req, Res>(client: Client, method: Unary<Req, Res>, req: Req, timeoutMs: number): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
-      err ? reject(err) : resolve(res),
-    );
-  });
 }

@@ -21,7 +21,8 @@ import {
   KernelClient,
   ObserverAdded,
 } from "@gatehouse/proto";
-import { credentials, Metadata, Server, ServerCredentials, type ServiceError, status } from "@grpc/grpc-js";
+import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { credentials, Server, ServerCredentials, type ServiceError, status } from "@grpc/grpc-js";
 import pino from "pino";
 import { type RunningKernel, startKernel } from "../src/index.ts";
 
@@ -181,15 +182,8 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function unary<Req, Res>(
-  method: (req: Req, md: Metadata, opts: object, cb: (e: ServiceError | null, r: Res) => void) => unknown,
-  req: Req,
-): Promise<Res> {
-  return new Promise((res, rej) =>
-    method.call(client, req, new Metadata(), { deadline: Date.now() + 60_000 }, (e, r) =>
-      e ? rej(e) : res(r),
-    ),
-  );
+function unary<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise<Res> {
+  return callUnary(client, method, req);
 }
 
 async function workspace(...urls: string[]): Promise<string> {
