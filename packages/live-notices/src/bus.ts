@@ -49,11 +49,6 @@ export class InProcessNoticeBus implements NoticeBus {
     return () => this.listeners.delete(listener);
   }
 
-  /** Tells every listener to resync. */
-  resyncAll(reason: string): void {
-    for (const l of [...this.listeners]) l.resync(reason);
-  }
-
   /** See {@link NoticeBus.close}. */
   async close(): Promise<void> {
     this.listeners.clear();

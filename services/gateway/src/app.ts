@@ -113,9 +113,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   readRoutes(app, deps.backends);
   decisionRoutes(app, deps.backends, deps.metrics);
-  app.get("/api/events", (req, reply) => {
+  app.get("/api/events", (_req, reply) => {
     reply.hijack();
-    deps.hub.attach(reply.raw, req.person);
+    deps.hub.attach(reply.raw);
   });
 
   if (deps.webDist && existsSync(join(deps.webDist, "index.html"))) {

@@ -6,7 +6,6 @@
 import type { ServerResponse } from "node:http";
 import type { LogNotice } from "@gatehouse/gateway-contract";
 import type { NoticeBus } from "@gatehouse/live-notices";
-import type { Person } from "./auth/person.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 
 /** Heartbeat comment interval, ms: keeps proxies from closing an idle stream. */
@@ -14,7 +13,6 @@ const HEARTBEAT_MS = 15_000;
 
 interface Client {
   res: ServerResponse;
-  person: Person;
 }
 
 /** Fans notices from the bus out to SSE clients. */
@@ -44,14 +42,14 @@ export class SseHub {
   }
 
   /** Takes over `res` as an event stream until the client goes away. */
-  attach(res: ServerResponse, person: Person): void {
+  attach(res: ServerResponse): void {
     res.writeHead(200, {
       "content-type": "text/event-stream; charset=utf-8",
       "cache-control": "no-cache, no-transform",
       connection: "keep-alive",
       "x-accel-buffering": "no",
     });
-    const client: Client = { res, person };
+    const client: Client = { res };
     this.clients.add(client);
     this.metrics.sseClients.set(this.clients.size);
     res.write("retry: 1000\n\n");

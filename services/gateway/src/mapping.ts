@@ -10,22 +10,35 @@ import type {
 } from "@gatehouse/gateway-contract";
 import {
   type ActionRecord,
+  actionStatusToJSON,
   Delivery,
   type LogView,
   type ObservationRecord,
   type LogEntry as ProtoLogEntry,
-  ActionStatus as ProtoStatus,
+  type ActionStatus as ProtoStatus,
   type RefusalRecord,
 } from "@gatehouse/proto";
 
-const STATUS: Record<number, ActionStatus> = {
-  [ProtoStatus.ACTION_STATUS_PENDING]: "pending",
-  [ProtoStatus.ACTION_STATUS_APPROVED]: "approved",
-  [ProtoStatus.ACTION_STATUS_APPLYING]: "applying",
-  [ProtoStatus.ACTION_STATUS_APPLIED]: "applied",
-  [ProtoStatus.ACTION_STATUS_FAILED]: "failed",
-  [ProtoStatus.ACTION_STATUS_REJECTED]: "rejected",
-};
+const STATUSES: ReadonlySet<string> = new Set<ActionStatus>([
+  "pending",
+  "approved",
+  "applying",
+  "applied",
+  "failed",
+  "rejected",
+]);
+
+/** "ACTION_STATUS_APPLIED" → "applied". @throws Error for a status the contract does not name (a projection bug). */
+function statusOf(status: ProtoStatus): ActionStatus {
+  const name = actionStatusToJSON(status)
+    .replace(/^ACTION_STATUS_/, "")
+    .toLowerCase();
+  if (!STATUSES.has(name))
+    throw new Error(
+      `an action has status ${actionStatusToJSON(status)}, which the gateway contract does not name`,
+    );
+  return name as ActionStatus;
+}
 
 function caller(c: { kind: string; id: string } | undefined): Caller {
   return { kind: c?.kind ?? "", id: c?.id ?? "" };
@@ -44,7 +57,7 @@ export function toAction(a: ActionRecord): Action {
     descriptionIsComplete: d?.descriptionIsComplete ?? false,
     delivery: d?.delivery === Delivery.DELIVERY_AWAIT ? "await" : "simulate",
     dependsOn: [...a.dependsOn],
-    status: STATUS[a.status] ?? "pending",
+    status: statusOf(a.status),
     caller: caller(a.caller),
     executionId: a.executionId,
     submittedAt: a.submittedAt,

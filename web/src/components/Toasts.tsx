@@ -1,26 +1,12 @@
-import { useEffect } from "react";
 import { Link } from "react-router-dom";
 import { actionPath } from "../format.ts";
 import type { Outcome } from "../outcomes.ts";
 
-/** How long an "applied" outcome stays, ms; failures and rejections stay until dismissed. */
-const APPLIED_TTL_MS = 6000;
 /** At most this many outcomes show at once (newest); the rest are counted. */
 const MAX_SHOWN = 4;
 
 /** Outcomes of this person's decisions, newest last; each can be dismissed, or all at once. */
 export function Toasts({ outcomes, onDismiss }: { outcomes: Outcome[]; onDismiss: (key: string) => void }) {
-  const appliedKeys = outcomes
-    .filter((o) => o.kind === "applied")
-    .map((o) => o.key)
-    .join(",");
-  useEffect(() => {
-    if (appliedKeys === "") return;
-    const timer = setTimeout(() => {
-      for (const k of appliedKeys.split(",")) onDismiss(k);
-    }, APPLIED_TTL_MS);
-    return () => clearTimeout(timer);
-  }, [appliedKeys, onDismiss]);
   if (outcomes.length === 0) return null;
   const shown = outcomes.slice(-MAX_SHOWN);
   const hidden = outcomes.length - shown.length;
