@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
 import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
-import { startOpsHttp } from "@gatehouse/service-kit";
+import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
 import { startApprovalService } from "./index.ts";
@@ -78,17 +78,13 @@ const health = config.metrics
     })
   : undefined;
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  serving = false;
-  logger.info({ event: "shutdown", signal });
-  await service.close();
-  await health?.close();
-  await notices?.close();
-  await store.close();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+stopOnSignals(
+  logger.child({ component: "approval" }),
+  () => {
+    serving = false;
+  },
+  () => service.close(),
+  async () => health?.close(),
+  async () => notices?.close(),
+  () => store.close(),
+);

@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { startOpsHttp } from "@gatehouse/service-kit";
+import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
 import { startLifecycleWorker } from "./index.ts";
@@ -50,16 +50,12 @@ const ops = await startOpsHttp({
 });
 logger.info({ component: "worker", event: "ready", metricsPort: ops.port });
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  serving = false;
-  logger.info({ component: "worker", event: "shutdown", signal });
-  await worker.close();
-  await ops.close();
-  await store.close();
-  process.exit(0);
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+stopOnSignals(
+  logger.child({ component: "worker" }),
+  () => {
+    serving = false;
+  },
+  () => worker.close(),
+  () => ops.close(),
+  () => store.close(),
+);
