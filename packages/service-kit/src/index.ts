@@ -1,4 +1,5 @@
 /** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, host:port config, loopback port helpers. */
+export { InvalidConfiguration, parseEnv } from "./env.ts";
 export { callUnary, listenGrpc, stopGrpc, type UnaryMethod } from "./grpc.ts";
 export { hostPort, splitHostPort } from "./host-port.ts";
 export { startOpsHttp } from "./ops-http.ts";

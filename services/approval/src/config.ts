@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
-import { hostPort, splitHostPort } from "@gatehouse/service-kit";
+import { hostPort, InvalidConfiguration, parseEnv, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 import { parseDurationMs } from "./duration.ts";
 
@@ -54,17 +54,12 @@ export interface ApprovalConfig {
 
 /** @throws Error naming each wrong variable and the fix. */
 export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid approval configuration:\n  ${lines.join("\n  ")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(EnvSchema, env, "approval");
   let gatekeepers: Record<string, string>;
   try {
     gatekeepers = parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES);
   } catch (err) {
-    throw new Error(`invalid approval configuration:\n  ${(err as Error).message}`);
+    throw new InvalidConfiguration("approval", [(err as Error).message]);
   }
   const { host, port } = splitHostPort(e.APPROVAL_ADDR);
   return {

@@ -10,7 +10,7 @@
  * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
  * - LOG_LEVEL                     pino level (default info)
  */
-import { hostPort, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "./index.ts";
@@ -37,14 +37,13 @@ const Env = z.object({
 });
 
 async function main(): Promise<void> {
-  const parsed = Env.safeParse(process.env);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      console.error(`gatekeeper-git: environment variable ${issue.path.join(".")} ${issue.message}`);
-    }
+  let env: z.output<typeof Env>;
+  try {
+    env = parseEnv(Env, process.env, "gatekeeper-git");
+  } catch (err) {
+    console.error((err as Error).message);
     process.exit(2);
   }
-  const env = parsed.data;
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-git" } });
   const { host, port } = splitHostPort(env.GATEKEEPER_GIT_ADDR);
   const allowedRoots = env.GATEKEEPER_GIT_ALLOWED_ROOTS.split(":");

@@ -7,7 +7,7 @@
  * - LOG_LEVEL                    pino level (default info)
  */
 
-import { hostPort, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
@@ -24,14 +24,13 @@ const Env = z.object({
 });
 
 async function main(): Promise<void> {
-  const parsed = Env.safeParse(process.env);
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      console.error(`gatekeeper-mcp: environment variable ${issue.path.join(".")} ${issue.message}`);
-    }
+  let env: z.output<typeof Env>;
+  try {
+    env = parseEnv(Env, process.env, "gatekeeper-mcp");
+  } catch (err) {
+    console.error((err as Error).message);
     process.exit(2);
   }
-  const env = parsed.data;
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-mcp" } });
   const registry = await loadRegistryFile(env.GATEKEEPER_MCP_REGISTRY);
   const { host, port } = splitHostPort(env.GATEKEEPER_MCP_ADDR);

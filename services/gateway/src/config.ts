@@ -1,5 +1,5 @@
 /** Process configuration of the gateway from environment variables, validated with zod (names the wrong variable). */
-import { hostPort, splitHostPort } from "@gatehouse/service-kit";
+import { hostPort, InvalidConfiguration, parseEnv, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 import type { DevToken } from "./auth/dev-tokens.ts";
 import { loadDevTokensFile } from "./auth/dev-tokens.ts";
@@ -64,19 +64,14 @@ export interface GatewayConfig {
 
 /** @throws Error naming each wrong variable and the fix. */
 export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid gateway configuration:\n  ${lines.join("\n  ")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(EnvSchema, env, "gateway");
   const { host, port } = splitHostPort(e.GATEWAY_ADDR);
   let devTokens: DevToken[] | undefined;
   if (e.GATEWAY_DEV_TOKENS_FILE) {
     try {
       devTokens = loadDevTokensFile(e.GATEWAY_DEV_TOKENS_FILE);
     } catch (err) {
-      throw new Error(`invalid gateway configuration:\n  GATEWAY_DEV_TOKENS_FILE: ${(err as Error).message}`);
+      throw new InvalidConfiguration("gateway", [`GATEWAY_DEV_TOKENS_FILE: ${(err as Error).message}`]);
     }
   }
   const roleMap = e.OIDC_ROLE_MAP

@@ -13,7 +13,7 @@
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { startOpsHttp } from "@gatehouse/service-kit";
+import { parseEnv, startOpsHttp } from "@gatehouse/service-kit";
 import pino from "pino";
 import { z } from "zod";
 import { startKernel } from "./index.ts";
@@ -50,12 +50,13 @@ const Config = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
-const parsed = Config.safeParse(process.env);
-if (!parsed.success) {
-  for (const issue of parsed.error.issues) console.error(`config: ${issue.path.join(".")}: ${issue.message}`);
+let config: z.output<typeof Config>;
+try {
+  config = parseEnv(Config, process.env, "kernel");
+} catch (err) {
+  console.error((err as Error).message);
   process.exit(2);
 }
-const config = parsed.data;
 const logger = pino({ level: config.LOG_LEVEL }).child({ component: "kernel" });
 const dataDir = resolve(config.GATEHOUSE_DATA_DIR);
 mkdirSync(dataDir, { recursive: true });

@@ -1,7 +1,7 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
 import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
-import { hostPort, splitHostPort } from "@gatehouse/service-kit";
+import { hostPort, parseEnv, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
 
 const address = hostPort("127.0.0.1:7233");
@@ -28,12 +28,7 @@ export interface WorkerConfig {
 
 /** @throws Error naming each wrong variable and the fix. */
 export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
-  const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`);
-    throw new Error(`invalid worker configuration:\n  ${lines.join("\n  ")}`);
-  }
-  const e = parsed.data;
+  const e = parseEnv(EnvSchema, env, "worker");
   return {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
