@@ -103,3 +103,4 @@ if [ -t 0 ] && [ -z "${CI:-}" ]; then
 fi
 echo
 echo "Demo done. The services are stopped; data stays in $GATEHOUSE_DATA_DIR."
+echo "To open the web app on this data again: GATEHOUSE_DATA_DIR=$GATEHOUSE_DATA_DIR npm run gatehouse -- dev --port-base ${DEMO_PORT_BASE:-7101} --web-port ${DEMO_WEB_PORT:-8781}"
