@@ -25,7 +25,10 @@ function run(env: Record<string, string>) {
 test("main refuses a bad environment naming the variable", async () => {
   const p = run({ APPROVAL_ADDRESS: "127.0.0.1:1", GATEKEEPER_GIT_ALLOWED_ROOTS: "relative/dir" });
   assert.equal(await p.exited, 2);
-  assert.match(p.output(), /GATEKEEPER_GIT_ALLOWED_ROOTS must be absolute directories/);
+  assert.match(
+    p.output(),
+    /invalid gatekeeper-git configuration:\n {2}GATEKEEPER_GIT_ALLOWED_ROOTS: must be absolute directories/,
+  );
 });
 
 test("main serves /healthz and /metrics and stops on SIGTERM", async () => {
