@@ -5,6 +5,9 @@
 # of the rejected write is cascaded; replay rebuilds the identical log; verify checks the chain.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export TURBO_TELEMETRY_DISABLED=1
+# Installs what is missing first (a few seconds when nothing is), so a fresh clone needs only this.
+bash scripts/setup.sh --quiet
 
 export GATEHOUSE_DATA_DIR="${GATEHOUSE_DATA_DIR:-$PWD/.gatehouse/demo}"
 rm -rf "$GATEHOUSE_DATA_DIR"

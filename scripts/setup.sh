@@ -4,10 +4,21 @@
 #     openssh (the git gatekeeper tests run a real sshd on loopback), nats-server (live notices),
 #     chromium (the approver web app's browser tests, driven by playwright-core)
 #   - the Temporal CLI (its dev server), built with `go install` when missing
-#   - npm packages (npm ci), then builds the generated code (proto → TypeScript, the sandbox bundle).
-# Safe to run again; it skips what is already there.
+#   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
+#     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
+#     restored, not redone).
+# Safe to run again; it skips what is already there: with nothing missing it takes a few seconds, so
+# `npm test` and `npm run demo` run it first (with --quiet: no build logs, no "Next:" hint).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export TURBO_TELEMETRY_DISABLED=1
+
+quiet=""
+case "${1:-}" in
+  "") ;;
+  --quiet) quiet=1 ;;
+  *) echo "setup: unknown option $1 (the only option is --quiet)" >&2; exit 2 ;;
+esac
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -58,10 +69,17 @@ if [ "$node_major" -lt 20 ]; then
   exit 1
 fi
 
-if [ -f package-lock.json ]; then
-  npm ci --no-audit --no-fund
-else
+if [ ! -f package-lock.json ]; then
   npm install --no-audit --no-fund
+elif why=$(node scripts/npm-installed.mjs); then
+  [ -n "$quiet" ] || echo "setup: node_modules matches package-lock.json; npm ci skipped"
+else
+  echo "setup: installing npm packages with npm ci ($why)"
+  npm ci --no-audit --no-fund
 fi
-npm run build
-echo "setup: done. Next: npm run demo   (tests: npm test)"
+if [ -n "$quiet" ]; then
+  npx turbo run build --output-logs=errors-only
+else
+  npx turbo run build
+  echo "setup: done. Next: npm run demo   (tests: npm test)"
+fi
