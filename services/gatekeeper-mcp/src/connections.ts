@@ -4,10 +4,18 @@
  * ends stdio children; they also exit on stdin EOF if the service dies).
  *
  * Only registry entries ever become stdio commands: the `target` comes from `resolveResourceUrl`.
+ *
+ * A Streamable HTTP server that answers 404 to a request carrying our session id no longer knows
+ * the session (it restarted, or expired it) and did not process the request (MCP spec, "Session
+ * Management"): the pool then drops that client, initializes a new session and sends the same
+ * request once more. Any other failure is never retried for a tool call.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -44,6 +52,14 @@ interface Entry {
 
 /** Observer of MCP requests, e.g. for metrics: `method` is "initialize", "tools/list" or "tools/call". */
 export type RequestObserver = (method: string, outcome: "ok" | "error") => void;
+
+/**
+ * True for the SDK's error for an HTTP 404 answer to a request: over Streamable HTTP a client only
+ * sends requests inside an initialized session, so this is the server saying the session is gone.
+ */
+function sessionGone(err: unknown): boolean {
+  return err instanceof StreamableHTTPError && err.code === 404;
+}
 
 /** A pool of MCP clients keyed by `ResolvedResource.connectionKey`. */
 export class ConnectionPool {
@@ -166,25 +182,41 @@ export class ConnectionPool {
   }
 
   /**
-   * Calls `tool` exactly once (never retried: the call may have side effects). Protocol errors
-   * (thrown by the SDK) become ServerUnavailable-free `Error`s for the caller to classify; a tool
-   * failure is returned as the result with `isError: true`.
+   * Calls `tool` once (never retried after the server may have processed it: the call may have
+   * side effects). The one exception is an HTTP 404 for our session (see the file comment): the
+   * request was not processed, so it is sent again, once, in a new session. Protocol errors
+   * (thrown by the SDK, e.g. McpError, StreamableHTTPError) reach the caller as they are, for it to
+   * classify; a tool failure is returned as the result with `isError: true`.
+   * @param timeoutMs how long to wait for the answer (default: the pool's `callMs`).
+   * @throws ServerUnavailable when no connection could be made (the call was not sent).
    */
   async callTool(
     resource: ResolvedResource,
     tool: string,
     args: Record<string, unknown>,
+    timeoutMs: number = this.#timeouts.callMs,
   ): Promise<CallToolResult> {
-    const client = await this.client(resource);
-    try {
-      const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: this.#timeouts.callMs,
-      })) as CallToolResult;
-      this.#observe("tools/call", "ok");
-      return result;
-    } catch (err) {
-      this.#observe("tools/call", "error");
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      const entry = this.#entry(resource);
+      const client = await entry.ready;
+      try {
+        const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+          timeout: timeoutMs,
+        })) as CallToolResult;
+        this.#observe("tools/call", "ok");
+        return result;
+      } catch (err) {
+        this.#observe("tools/call", "error");
+        if (attempt === 0 && sessionGone(err)) {
+          this.#logger.info(
+            { event: "mcp.session_gone", server: resource.serverName },
+            "server answered 404 for the session; starting a new session and sending the call again",
+          );
+          this.#drop(resource.connectionKey, entry);
+          continue;
+        }
+        throw err;
+      }
     }
   }
 
