@@ -1,4 +1,5 @@
 /** Rendering for people (tables) and scripts (`--json`). */
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { type ActionRecord, actionStatusToJSON, type LogView } from "@gatehouse/proto";
 import Table from "cli-table3";
 
@@ -10,18 +11,15 @@ export function statusName(status: ActionRecord["status"]): string {
 }
 
 /**
- * Makes untrusted text inert on a terminal: C0/C1 control characters (except newline and tab),
- * DEL and Unicode bidirectional overrides become visible escapes such as `\x1b`, so an agent's
- * text cannot move the cursor, recolour, retitle the window or forge table rows.
+ * Makes untrusted text inert and honest on a terminal: every character that does not show as
+ * itself — C0/C1 control characters (except newline and tab), DEL, bidirectional controls,
+ * zero-width and other format characters (`showInvisible` of @gatehouse/gateway-contract) —
+ * becomes a visible token such as `⟨U+001B⟩` or `⟨U+202E⟩`, the same the web app shows. So an
+ * agent's text cannot move the cursor, recolour, retitle the window, forge table rows, or read
+ * differently from the bytes that apply. `--json` output is not passed through this.
  */
 export function terminalSafe(text: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-  return text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const code = c.codePointAt(0) ?? 0;
-    return code <= 0xff
-      ? `\\x${code.toString(16).padStart(2, "0")}`
-      : `\\u${code.toString(16).padStart(4, "0")}`;
-  });
+  return showInvisible(text);
 }
 
 /**
@@ -41,9 +39,15 @@ function oneLine(s: string): string {
   return s.replace(/\s+/g, " ");
 }
 
+/** One table cell: invisible characters as tokens first (so widths are right), one line, at most `n` characters. */
 function cut(s: string, n: number): string {
-  const one = oneLine(s);
+  const one = oneLine(terminalSafe(s));
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}
+
+/** A short cell that is not cut (ids, names): invisible characters as tokens, one line. */
+function cell(s: string): string {
+  return oneLine(terminalSafe(s));
 }
 
 /** A table of actions: id, status, binding, title, dependencies, outcome (and which action a revert undoes). */
@@ -61,7 +65,7 @@ export function actionsTable(actions: ActionRecord[]): string {
     t.push([
       String(a.id),
       statusName(a.status),
-      a.binding,
+      cell(a.binding),
       cut(a.description?.title ?? "", 50),
       a.dependsOn.join(","),
       cut(note, 60),
@@ -85,19 +89,25 @@ export function logTable(view: LogView): string {
       t.push([
         String(e.id),
         "observation",
-        o.binding,
+        cell(o.binding),
         o.description?.containsRestrictedData ? "RESTRICTED" : "",
         cut(o.description?.title ?? "", 60),
       ]);
     } else if (entry?.$case === "action") {
       const a = entry.action;
-      t.push([String(e.id), "action", a.binding, statusName(a.status), cut(a.description?.title ?? "", 60)]);
+      t.push([
+        String(e.id),
+        "action",
+        cell(a.binding),
+        statusName(a.status),
+        cut(a.description?.title ?? "", 60),
+      ]);
     } else if (entry?.$case === "refusal") {
       const r = entry.refusal;
       const title = r.description?.title ?? "";
-      t.push([String(e.id), "refusal", r.binding, "refused", cut(title, 60)]);
+      t.push([String(e.id), "refusal", cell(r.binding), "refused", cut(title, 60)]);
       // One line per refusal: titles are agent-controlled, so no newline may forge another line.
-      refusals.push(`#${e.id} refused  ${oneLine(r.binding)}  ${cut(title, 60)}: ${oneLine(r.reason)}`);
+      refusals.push(`#${e.id} refused  ${cell(r.binding)}  ${cut(title, 60)}: ${cell(r.reason)}`);
     }
   }
   const head = `workspace ${view.workspaceId} at revision ${view.revision}${view.latched ? " — LATCHED (restricted data read)" : ""}`;

@@ -8,8 +8,8 @@ test("agent-controlled text cannot move the cursor, retitle the window or reorde
   const safe = terminalSafe(hostile);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no control character survives
   assert.doesNotMatch(safe, /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
-  assert.match(safe, /\\x1b\[1A/);
-  assert.match(safe, /\\u202e/);
+  assert.match(safe, /⟨U\+001B⟩\[1A/);
+  assert.match(safe, /⟨U\+202E⟩evil⟨U\+009B⟩/);
   assert.equal(terminalSafe("line one\n\tline two"), "line one\n\tline two", "newlines and tabs stay");
 });
 
@@ -123,4 +123,48 @@ test("an action that reverts another says so in the actions table", () => {
     },
   ]);
   assert.match(text, /pending .*Revert commit abc.*reverts #3/);
+});
+
+test("an action whose title holds a right-to-left override and a zero-width space shows them as tokens, columns aligned", () => {
+  const action = (id: number, title: string) => ({
+    id,
+    workspaceId: "w1",
+    binding: "FILES",
+    localId: `~${id}`,
+    description: {
+      title,
+      description: "",
+      descriptionIsComplete: true,
+      delivery: 1,
+      dependsOn: [],
+      implementsRevert: 0,
+      autoApprovable: false,
+      actionKind: undefined,
+      classifiedBy: "mcp",
+      egress: false,
+    },
+    status: ActionStatus.ACTION_STATUS_PENDING,
+    dependsOn: [],
+    caller: { kind: "agent", id: "c" },
+    submittedAt: "",
+    decidedBy: "",
+    decidedAt: "",
+    reason: "",
+    cascadedFrom: 0,
+    resultJson: "",
+    outcomeUnknown: false,
+    executionId: "",
+    lastRevision: id,
+  });
+  const text = terminalSafe(
+    actionsTable([action(4, "write invoice\u202Etxt.exe pay\u200Bpal"), action(5, "plain")]),
+  );
+  assert.match(text, /│ write invoice⟨U\+202E⟩txt\.exe pay⟨U\+200B⟩pal │/);
+  assert.doesNotMatch(
+    text,
+    /[\u202E\u200B]/u,
+    "no raw direction control or zero-width space reaches the terminal",
+  );
+  const widths = new Set(text.split("\n").map((line) => [...line].length));
+  assert.equal(widths.size, 1, `every line of the table has the same width:\n${text}`);
 });

@@ -6,8 +6,13 @@
  *
  * Budgets are UTF-8 bytes: each block has its own `maxBytes`, and `totalBytes` (optional) bounds
  * the whole description; the untrusted blocks then share what the trusted text leaves.
+ *
+ * When a block holds characters that do not show as themselves (direction controls, zero-width and
+ * other format or control characters), a trusted warning after the headline names each value that
+ * holds them and which (`invisibleNote`): approvers' screens show them as `⟨U+202E⟩` marks.
  */
 import { fenceUntrusted } from "./fence.ts";
+import { invisibleNote, invisibleValues } from "./invisible-note.ts";
 
 /** One untrusted block: a label line (trusted) then the fenced text. */
 export interface UntrustedBlock {
@@ -19,6 +24,11 @@ export interface UntrustedBlock {
   lang?: string;
   /** Byte budget of this block's text (UTF-8 bytes, before fencing). */
   maxBytes: number;
+  /**
+   * How the hidden-characters warning names this block, e.g. "Commit message"; default: the label
+   * up to its first "(" or ":". JSON blocks are named value by value (`Arguments \`path\``).
+   */
+  name?: string;
 }
 
 /** Input of `buildDescription`. */
@@ -54,13 +64,14 @@ export function inlineSafe(text: string, maxChars = 128): string {
   return text.replace(/[^A-Za-z0-9_.\-:/ ]/g, "?").slice(0, maxChars);
 }
 
-function render(input: DescriptionInput, budgets: number[]): BoundedDescription {
+function render(input: DescriptionInput, budgets: number[], hidden: string[]): BoundedDescription {
   const fenced = input.blocks.map((b, i) => fenceUntrusted(b.text, budgets[i]!, b.lang ?? "text"));
   const complete = fenced.every((f) => f.complete);
   const lines = [
     input.headline,
     "",
     ...(complete ? [] : [input.cutWarning ?? CUT_WARNING, ""]),
+    ...(hidden.length > 0 ? [...hidden, ""] : []),
     ...(input.details && input.details.length > 0 ? [...input.details, ""] : []),
   ];
   input.blocks.forEach((b, i) => {
@@ -72,13 +83,16 @@ function render(input: DescriptionInput, budgets: number[]): BoundedDescription 
 }
 
 /**
- * Builds the description (format: headline, blank, [warning, blank], details, blank, then each
- * block as label, blank, fence, separated by blank lines).
+ * Builds the description (format: headline, blank, [cut warning, blank], [hidden-characters
+ * warning and its list, blank], details, blank, then each block as label, blank, fence, separated
+ * by blank lines). The hidden-characters warning looks at each block's whole text, also what a
+ * budget cuts off.
  * @throws RangeError when `totalBytes` cannot hold even the trusted text with empty blocks.
  */
 export function buildDescription(input: DescriptionInput): BoundedDescription {
+  const hidden = invisibleNote(input.blocks.flatMap((b) => invisibleValues(b)));
   let budgets = input.blocks.map((b) => Math.max(0, b.maxBytes));
-  let out = render(input, budgets);
+  let out = render(input, budgets, hidden);
   const total = input.totalBytes;
   if (total === undefined) return out;
   // Shrink the blocks until the whole fits: each round removes the overflow (plus fence growth)
@@ -90,7 +104,7 @@ export function buildDescription(input: DescriptionInput): BoundedDescription {
     if (largest === 0) break;
     const cut = Math.max(1, Math.ceil(over / budgets.filter((b) => b > 0).length) + 8);
     budgets = budgets.map((b) => Math.max(0, b - cut));
-    out = render(input, budgets);
+    out = render(input, budgets, hidden);
   }
   if (Buffer.byteLength(out.description, "utf8") <= total) return out;
   throw new RangeError(

@@ -6,7 +6,8 @@
  * - Approval: `connectApprovalQueue` (caller token on every call), `observePage` (each page
  *   recorded before it is returned; a failed fetch records nothing), `pageOf`.
  * - Descriptions: `buildDescription` (byte budgets, fenced untrusted text, descriptionIsComplete),
- *   `fenceUntrusted`, `truncateUtf8`, `inlineSafe`.
+ *   `fenceUntrusted`, `truncateUtf8`, `inlineSafe`; a warning naming values that hold invisible or
+ *   direction-control characters (`invisibleValues`, `invisibleNote`).
  * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
  *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
  *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
@@ -40,6 +41,7 @@ export * from "./errors.ts";
 export { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "./fence.ts";
 export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
 export { toServiceError } from "./grpc-status.ts";
+export { type InvisibleValue, invisibleNote, invisibleValues } from "./invisible-note.ts";
 export {
   ActionJournal,
   isFinal,

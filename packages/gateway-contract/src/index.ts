@@ -11,6 +11,8 @@
  */
 import { z } from "zod";
 
+export * from "./invisible.ts";
+
 /** A person's role. `approver` decides actions, `auditor` reads everything and decides nothing, `admin` also sets auto-approval rules. */
 export type Role = "approver" | "auditor" | "admin";
 
