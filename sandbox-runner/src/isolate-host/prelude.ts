@@ -31,7 +31,10 @@ Object.defineProperty(globalThis, "queueMicrotask", {
  * `setup(capnweb, sendRef, logRef, granted, outputCapChars)` and returns `{ deliver, run }`:
  * - granted: `[{name, methods}]`; `env[name]` is a frozen plain object with exactly those methods, each
  *   forwarding to the binding's capnweb main stub (so a method not on the interface is `undefined`
- *   and never produces a frame)
+ *   and never produces a frame); each method first checks that its arguments are plain JSON (or
+ *   stubs / pipelined results a binding returned) and throws a TypeError naming the argument and the
+ *   path inside it otherwise (a Promise, thenable, stream, Map, Set, Date, typed array, class instance,
+ *   function, bigint, symbol, non-finite number, cycle): no frame is sent for such a call
  * - capnweb: the capnweb namespace (loaded in a closure, never a global)
  * - sendRef: ivm.Reference `(binding: string, frame: string) => void` (frame out to the runner)
  * - logRef: ivm.Reference `(level: string, text: string) => void`
@@ -94,6 +97,99 @@ export const SETUP_SOURCE = `
     abort(_reason) {}
   }
 
+  // Arguments of a binding call must be plain JSON (or capnweb stubs/pipelined results the bindings
+  // returned). Checked before capnweb sees them, so a Promise, stream, Map, class instance or function
+  // is named with its path instead of failing inside capnweb's serializer. Intrinsics are captured
+  // now, before the snippet can replace them (this is a courtesy to the snippet; gatekeepers validate).
+  const getProto = Object.getPrototypeOf;
+  const isArray = Array.isArray;
+  const keysOf = Object.keys;
+  const finite = Number.isFinite;
+  const ObjectProto = Object.prototype;
+  const PromiseProto = Promise.prototype;
+  const StubProto = capnweb.RpcStub.prototype;
+  const RpcPromiseProto = capnweb.RpcPromise.prototype;
+  const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+  const MAX_DEPTH = 100;
+  const TIPS = {
+    Map: "pass Object.fromEntries(map) or [...map]",
+    Set: "pass [...set]",
+    Date: "pass date.toISOString()",
+    RegExp: "pass its source as a string",
+  };
+
+  function kindOf(proto) {
+    try {
+      const c = proto && proto.constructor;
+      return typeof c === "function" && typeof c.name === "string" && c.name !== "" ? c.name : "";
+    } catch { return ""; }
+  }
+
+  // Why the object value (prototype proto) is not a plain JSON object (a phrase), or "" when it is.
+  function whyNot(value, proto) {
+    if (proto === PromiseProto) return "is a Promise; await it first";
+    let then;
+    try { then = value.then; } catch { then = undefined; }
+    if (typeof then === "function") return "is a thenable (an object with a then method); await it first";
+    let streamy = false;
+    try { streamy = typeof value.getReader === "function" || typeof value.getWriter === "function" || typeof value.pipeTo === "function"; } catch {}
+    if (streamy) return "is a stream; read it into a string first";
+    if (proto === ObjectProto) return "";
+    if (proto === null) return "is an object with a null prototype; copy it into a {} literal";
+    const kind = kindOf(proto);
+    if (/Array$|^ArrayBuffer$|^DataView$/.test(kind) && kind !== "Array") return "is a " + kind + "; pass the data as a string or an array of numbers";
+    if (TIPS[kind]) return "is a " + kind + "; " + TIPS[kind];
+    return kind ? "is a " + kind + " (a class instance); pass its data as a plain object" : "is not a plain object";
+  }
+
+  // The first non-JSON value inside value: {path, why}, or null. path is relative ("" = value itself).
+  function findBad(value, path, stack) {
+    switch (typeof value) {
+      case "string": case "boolean": case "undefined": return null;
+      case "number": return finite(value) ? null : { path, why: "is " + toStr(value) + ", not a JSON number" };
+      case "bigint": return { path, why: "is a bigint; pass a number or a decimal string" };
+      case "symbol": return { path, why: "is a symbol" };
+    }
+    if (value === null) return null;
+    let proto;
+    try { proto = getProto(value); } catch { return { path, why: "is an object that cannot be inspected" }; }
+    if (proto === StubProto || proto === RpcPromiseProto) return null;
+    if (typeof value === "function") return { path, why: "is a function; functions cannot be passed to a binding" };
+    if (stack.includes(value)) return { path, why: "refers back to an enclosing value (a cycle)" };
+    if (stack.length >= MAX_DEPTH) return { path, why: "nests more than " + MAX_DEPTH + " levels deep" };
+    if (isArray(value) && proto === Array.prototype) {
+      stack.push(value);
+      for (let i = 0; i < value.length; i++) {
+        const bad = findBad(value[i], path + "[" + i + "]", stack);
+        if (bad) return bad;
+      }
+      stack.pop();
+      return null;
+    }
+    const why = whyNot(value, proto);
+    if (why) return { path, why };
+    stack.push(value);
+    for (const key of keysOf(value)) {
+      const step = IDENT.test(key) ? (path ? "." : "") + key : "[" + stringify(key) + "]";
+      const bad = findBad(value[key], path + step, stack);
+      if (bad) return bad;
+    }
+    stack.pop();
+    return null;
+  }
+
+  // Throws a TypeError naming the argument (1-based) and the path inside it when args are not plain JSON.
+  function checkArgs(binding, method, args) {
+    for (let i = 0; i < args.length; i++) {
+      const bad = findBad(args[i], "", []);
+      if (bad) {
+        throw new TypeError("env." + binding + "." + method + ": argument " + (i + 1) +
+          (bad.path ? " (" + bad.path + ")" : "") + " " + bad.why +
+          "; binding arguments must be plain JSON (objects, arrays, strings, finite numbers, booleans, null)");
+      }
+    }
+  }
+
   const transports = new Map();
   const env = {};
   for (const binding of granted) {
@@ -105,7 +201,10 @@ export const SETUP_SOURCE = `
     for (const method of binding.methods) {
       // Returns capnweb's RpcPromise as is, so pipelined calls keep working.
       Object.defineProperty(facade, method, {
-        value: (...args) => stub[method](...args),
+        value: (...args) => {
+          checkArgs(name, method, args);
+          return stub[method](...args);
+        },
         enumerable: true,
       });
     }
