@@ -28,13 +28,14 @@ import { branchExists, lsPaths, resolveCommit } from "./repo.ts";
 import type { ResourcePolicy } from "./resource-url.ts";
 import { isValidBranchName, parseGitResource } from "./resource-url.ts";
 import { checkScopedPath } from "./scope.ts";
-import type {
-  CommitPayload,
-  CreateBranchPayload,
-  FileChange,
-  GitState,
-  PushPayload,
-  WritePayload,
+import {
+  type CommitPayload,
+  type CreateBranchPayload,
+  dropWrite,
+  type FileChange,
+  type GitState,
+  type PushPayload,
+  type WritePayload,
 } from "./state.ts";
 import { REMOTE_TIMEOUT_MS, type Upstream, upstreamFor } from "./upstream.ts";
 import { remoteUrlOf } from "./writes.ts";
@@ -195,10 +196,14 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
       const sha = (JSON.parse(res.resultJson) as { sha?: string }).sha;
       if (payload.kind !== "createBranch" && payload.kind !== "push" && sha && st.ids.issued(req.localId)) {
         st.ids.alias(req.localId, sha);
+      } else if (payload.kind === "createBranch") {
+        st.settled.set(req.localId, { kind: "branch", name: payload.name });
+      } else if (payload.kind === "push") {
+        st.settled.set(req.localId, { kind: "push" });
       }
       log.info({ event: "apply.ok", kind: payload.kind ?? "commit" }, "write applied");
     } else {
-      st.overlay.drop(req.localId);
+      dropWrite(st, req.localId, "failed to apply");
       log.info({ event: "apply.failed", kind: payload.kind ?? "commit" }, "write not applied");
     }
     return res;

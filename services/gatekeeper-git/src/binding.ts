@@ -4,13 +4,13 @@
  * (scoped branch, pending branches, real refs) to a real commit plus the pending view on top.
  */
 import { type ApprovalQueue, inlineSafe, type PageDescription } from "@gatehouse/gatekeeper-kit";
-import { InvalidRequest, ScopeViolation } from "./errors.ts";
+import { InvalidRequest, NotFound, ScopeViolation } from "./errors.ts";
 import type { RemoteRule } from "./remotes.ts";
 import { branchCommit, headBranch, resolveCommit } from "./repo.ts";
 import { type GitResource, isValidBranchName } from "./resource-url.ts";
 import type { BindingState } from "./state.ts";
 import type { Upstream } from "./upstream.ts";
-import { type BranchView, pendingViews, viewOf } from "./view.ts";
+import { type BranchView, type PendingViews, pendingViews, viewOf } from "./view.ts";
 
 /** Limits of a binding. */
 export interface Limits {
@@ -45,12 +45,20 @@ export interface SessionContext {
   resource: GitResource;
 }
 
-/** A resolved `ref`: the real commit, the branch (if the ref is one) and the pending view on it. */
+/**
+ * A resolved `ref`: the real commit, the branch (if the ref is one, or the branch a pending
+ * commit id is on) and the pending view on it.
+ */
 export interface ResolvedRef {
   commit: string;
   branch: string | undefined;
   view: BranchView;
+  /** How descriptions name the revision when the ref was a provisional id, e.g. "~2 (pending on main)". */
+  label?: string;
 }
+
+/** A provisional id as a ref: "~" and digits (validity is checked against the binding's ids). */
+const PROVISIONAL_REF = /^~\d{1,9}$/;
 
 /** The shared context of one binding session. */
 export class Binding {
@@ -104,12 +112,19 @@ export class Binding {
   /**
    * Resolves `ref` (default: the scoped branch, else HEAD's branch) after refreshing the upstream.
    * A branch created by a pending createBranch resolves to its start commit plus its pending view.
-   * @throws InvalidRequest (malformed), ScopeViolation (#branch=), NotFound (no such ref).
+   * A provisional id ("~2") the binding handed out resolves, while pending, to its branch as of
+   * that write (its real base plus the pending commits up to and including ~2); once applied, to
+   * the real commit it became (a createBranch id: to its branch).
+   * @throws InvalidRequest (malformed), ScopeViolation (#branch=), NotFound (no such ref, or a
+   *   provisional id that is unknown, rejected, failed or a push, naming the id and its state).
    */
   async resolve(ref: unknown): Promise<ResolvedRef> {
+    if (typeof ref === "string" && PROVISIONAL_REF.test(ref)) return this.#resolveProvisional(ref);
     const scoped = this.ctx.resource.branch;
     if (ref !== undefined && (typeof ref !== "string" || ref === "" || !isValidBranchName(ref))) {
-      throw new InvalidRequest("ref must be a branch name or commit sha (letters, digits, ._/-)");
+      throw new InvalidRequest(
+        'ref must be a branch name, a commit sha (letters, digits, ._/-) or a provisional commit id such as "~1"',
+      );
     }
     if (scoped !== undefined && ref !== undefined && ref !== scoped) {
       throw new ScopeViolation(
@@ -118,7 +133,60 @@ export class Binding {
     }
     await this.upstream.refresh();
     const name = (ref as string | undefined) ?? scoped ?? (await headBranch(this.gitDir)) ?? "HEAD";
-    const views = pendingViews(this.state.overlay);
+    return this.#resolveName(name);
+  }
+
+  /** The pending views of this binding (applied commits known by their real sha). */
+  views(untilLocalId?: string): PendingViews {
+    return pendingViews(this.state.overlay, untilLocalId, (id) => this.state.ids.permanentOf(id));
+  }
+
+  /**
+   * A provisional id as a ref (the scope needs no check: the write was made through this binding).
+   * @throws NotFound naming the id and why it names no revision.
+   */
+  async #resolveProvisional(id: string): Promise<ResolvedRef> {
+    const sha = this.state.ids.permanentOf(id);
+    await this.upstream.refresh();
+    if (sha !== undefined) return { ...(await this.#resolveName(sha)), label: `${id} (applied as ${sha})` };
+    const entry = this.state.overlay.pending().find((p) => p.localId === id);
+    const settled = this.state.settled.get(id);
+    if (entry?.write.kind === "createBranch" || (!entry && settled?.kind === "branch")) {
+      const name =
+        entry?.write.kind === "createBranch" ? entry.write.name : (settled as { name: string }).name;
+      if (!entry) return { ...(await this.#resolveName(name)), label: `${id} (branch ${inlineSafe(name)})` };
+      const view = viewOf(this.views(id), name);
+      return {
+        commit: view.createdAt?.commit ?? (await this.#resolveName(name)).commit,
+        branch: name,
+        view,
+        label: `${id} (pending branch ${inlineSafe(name)})`,
+      };
+    }
+    if (entry && entry.write.kind !== "push") {
+      const branch = entry.write.branch;
+      const base = await this.#resolveName(branch);
+      return {
+        commit: base.commit,
+        branch,
+        view: viewOf(this.views(id), branch),
+        label: `${id} (pending on ${inlineSafe(branch)})`,
+      };
+    }
+    const why =
+      entry || settled?.kind === "push"
+        ? "is a push, which names no revision; pass the branch name"
+        : settled?.kind === "dropped"
+          ? `${settled.why}, so it names no revision`
+          : this.state.ids.issued(id)
+            ? "is no longer pending and this gatekeeper does not know the commit it became (it restarted since); find the commit's sha with log()"
+            : "was never handed out by this binding";
+    throw new NotFound(`ref ${id} ${why}`);
+  }
+
+  /** A branch (pending or real) or commit name, after the upstream was refreshed. @throws NotFound. */
+  async #resolveName(name: string): Promise<ResolvedRef> {
+    const views = this.views();
     const pendingBranch = views.get(name)?.createdAt;
     if (pendingBranch && (await branchCommit(this.gitDir, name)) === undefined) {
       return { commit: pendingBranch.commit, branch: name, view: viewOf(views, name) };

@@ -20,6 +20,7 @@ export function generateGitDts(binding: string, resource: GitResource): string {
     [
       `A git repository (${resource.repoPath.split("/").pop() ?? "repo"}). ${scope}`,
       "Every read is recorded; writes are simulated until a person approves them.",
+      'A `ref` (and createBranch\'s `from`) is a branch, a commit sha, or the id a write returned ("~1": while pending, the branch as of that commit; once applied, the commit it became).',
       remote
         ? "A remote repository: each approved commit or branch is pushed to it."
         : "A local repository: approved commits are written to it; push sends a branch to one of its remotes.",
@@ -79,7 +80,7 @@ export function generateGitDts(binding: string, resource: GitResource): string {
       {
         name: "createBranch",
         doc: [
-          "Creates branch `name` at `from` (a branch with its pending commits, or a sha; default: the default branch). Simulated.",
+          'Creates branch `name` at `from` (a branch with its pending commits, a sha, or a commit\'s id "~1"; default: the default branch). Simulated.',
         ],
         signature: "(args: { name: string; from?: string }): Promise<GitWriteResult>;",
       },

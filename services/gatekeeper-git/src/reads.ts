@@ -19,7 +19,6 @@ import {
   readBlobRange,
 } from "./repo.ts";
 import { checkScopedPath, resolveEntryInScope } from "./scope.ts";
-import { pendingViews, viewOf } from "./view.ts";
 
 /** One page of a listing. */
 export interface FilePage {
@@ -98,7 +97,7 @@ function pageArg(v: unknown): number {
 }
 
 function at(r: ResolvedRef): string {
-  return inlineSafe(r.branch ?? r.commit);
+  return r.label ?? inlineSafe(r.branch ?? r.commit);
 }
 
 /** Lists files (paths under the scope), `listPageSize` per page; each page is observed. */
@@ -348,17 +347,11 @@ interface Revision {
  * @throws NotFound, InvalidRequest, ScopeViolation.
  */
 async function revision(b: Binding, rev: unknown, what: string): Promise<Revision> {
-  if (typeof rev === "string" && /^~\d+$/.test(rev)) {
-    const permanent = b.state.ids.permanentOf(rev);
-    if (permanent !== undefined) return revision(b, permanent, what);
-    const entry = b.state.overlay.pending().find((p) => p.localId === rev);
-    if (!entry || entry.write.kind === "push" || entry.write.kind === "createBranch") {
-      throw new NotFound(`${what} ${rev} is not a pending commit of this binding (rejected, or never made)`);
-    }
-    const branch = entry.write.branch;
-    const r = await b.resolve(branch);
-    const view = viewOf(pendingViews(b.state.overlay, rev), branch);
-    return { label: rev, commit: r.commit, changes: view.changes };
+  if (typeof rev === "string" && rev.startsWith("~")) {
+    const r = await b.resolve(rev).catch((e: unknown) => {
+      throw e instanceof NotFound ? new NotFound(`${what}: ${e.message}`) : e;
+    });
+    return { label: rev, commit: r.commit, changes: r.view.changes };
   }
   const r = await b.resolve(rev);
   if (rev === undefined)

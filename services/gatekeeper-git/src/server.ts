@@ -17,7 +17,7 @@ import { checkObserver } from "./observers.ts";
 import { type GitResource, parseGitResource, type ResourcePolicy } from "./resource-url.ts";
 import { restoreOnce } from "./restore.ts";
 import { prepareRevert } from "./revert.ts";
-import type { GitState } from "./state.ts";
+import { dropWrite, type GitState } from "./state.ts";
 import { GIT_METHODS, GitRepoTarget } from "./target.ts";
 import { upstreamFor } from "./upstream.ts";
 
@@ -114,7 +114,11 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
       applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
-      const dropped = deps.state.binding(req.workspaceId, req.binding).overlay.drop(req.localId);
+      const dropped = dropWrite(
+        deps.state.binding(req.workspaceId, req.binding),
+        req.localId,
+        "was rejected",
+      );
       deps.logger.info(
         { event: "action.rejected", actionId: req.actionId, dropped },
         "pending commits dropped",

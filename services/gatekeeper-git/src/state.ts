@@ -63,14 +63,43 @@ export type PendingGitWrite =
   | (CreateBranchPayload & { localId: string })
   | (PushPayload & { localId: string });
 
+/**
+ * What became of a provisional id that left the overlay other than as an applied commit (whose
+ * real sha is `ids.permanentOf`): an applied createBranch (its branch exists now), or a write that
+ * was dropped (`why`, e.g. "was rejected", "failed to apply").
+ */
+export type SettledWrite =
+  | { kind: "branch"; name: string }
+  | { kind: "push" }
+  | { kind: "dropped"; why: string };
+
 /** Simulation state of one binding. */
 export interface BindingState {
   overlay: PendingOverlay<PendingGitWrite>;
   ids: ProvisionalIds;
+  /** Provisional id -> what became of it, for ids no longer pending (see SettledWrite). */
+  settled: Map<string, SettledWrite>;
   /** Tail of the binding's commit queue: commits are built and submitted one at a time, in call order. */
   queue: Promise<unknown>;
   /** Set once the overlay was rebuilt from the approval service (restore.ts). */
   restored?: Promise<void> | undefined;
+}
+
+/**
+ * Drops `localId` from the overlay (rejected, or its apply failed) with every pending write built
+ * on it, remembering why each is gone so a later ref naming one says so.
+ * @param why what happened to `localId`, e.g. "was rejected".
+ * @returns the dropped local ids in submission order.
+ */
+export function dropWrite(state: BindingState, localId: string, why: string): string[] {
+  const dropped = state.overlay.drop(localId);
+  for (const id of dropped) {
+    state.settled.set(id, {
+      kind: "dropped",
+      why: id === localId ? why : `was dropped because ${localId}, which it was built on, ${why}`,
+    });
+  }
+  return dropped;
 }
 
 /** Runs `fn` after the binding's earlier queued work (so a commit sees every earlier pending commit). */
@@ -101,6 +130,7 @@ export class GitState {
       s = {
         overlay: new PendingOverlay<PendingGitWrite>(),
         ids: new ProvisionalIds(),
+        settled: new Map(),
         queue: Promise.resolve(),
       };
       this.#bindings.set(key, s);

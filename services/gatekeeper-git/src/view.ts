@@ -22,9 +22,15 @@ export type PendingViews = Map<string, BranchView>;
 
 /**
  * Folds `overlay` into per-branch views, stopping after `untilLocalId` when given (the view "as
- * of" a pending write).
+ * of" a pending write). A pending branch created from a pending commit starts from that commit's
+ * view as it was then (later commits on the source branch are not inherited); once that commit is
+ * applied (`appliedSha` knows its real sha), the branch starts at that sha and inherits nothing.
  */
-export function pendingViews(overlay: PendingOverlay<PendingGitWrite>, untilLocalId?: string): PendingViews {
+export function pendingViews(
+  overlay: PendingOverlay<PendingGitWrite>,
+  untilLocalId?: string,
+  appliedSha: (localId: string) => string | undefined = () => undefined,
+): PendingViews {
   const views: PendingViews = new Map();
   const get = (b: string) => {
     let v = views.get(b);
@@ -36,12 +42,13 @@ export function pendingViews(overlay: PendingOverlay<PendingGitWrite>, untilLoca
   };
   for (const { localId, write } of overlay.pending()) {
     if (write.kind === "createBranch") {
+      const sha = write.fromPending !== undefined ? appliedSha(write.fromPending) : undefined;
       const from =
-        write.fromBranch !== undefined && write.fromPending !== undefined
-          ? views.get(write.fromBranch)
+        write.fromBranch !== undefined && write.fromPending !== undefined && sha === undefined
+          ? sourceView(overlay, views, write.fromBranch, write.fromPending, appliedSha)
           : undefined;
       views.set(write.name, {
-        createdAt: { localId, commit: write.fromCommit },
+        createdAt: { localId, commit: sha ?? write.fromCommit },
         changes: new Map(from?.changes ?? []),
         commits: [...(from?.commits ?? [])],
       });
@@ -56,6 +63,20 @@ export function pendingViews(overlay: PendingOverlay<PendingGitWrite>, untilLoca
     if (localId === untilLocalId) break;
   }
   return views;
+}
+
+/** The view of `branch` as of its pending commit `until` (the current one when `until` is its tip). */
+function sourceView(
+  overlay: PendingOverlay<PendingGitWrite>,
+  views: PendingViews,
+  branch: string,
+  until: string,
+  appliedSha: (localId: string) => string | undefined,
+): BranchView | undefined {
+  const now = views.get(branch);
+  // `until` not pending (applied but its sha unknown here): the source's current view, as before.
+  if (!now || now.commits[now.commits.length - 1]?.localId === until || !overlay.has(until)) return now;
+  return pendingViews(overlay, until, appliedSha).get(branch);
 }
 
 /** The view of `branch` (empty when nothing is pending on it). */

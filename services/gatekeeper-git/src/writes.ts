@@ -25,7 +25,6 @@ import type {
   PendingGitWrite,
   PushPayload,
 } from "./state.ts";
-import { pendingViews } from "./view.ts";
 
 /** Result of a simulated write. */
 export interface WriteResult {
@@ -237,7 +236,7 @@ export async function createBranch(b: Binding, args?: unknown): Promise<WriteRes
   }
   const name = b.checkBranch(a.name, "createBranch.name");
   const r = await b.resolve(a.from);
-  if ((await branchExists(b.gitDir, name)) || pendingViews(b.state.overlay).get(name)?.createdAt) {
+  if ((await branchExists(b.gitDir, name)) || b.views().get(name)?.createdAt) {
     throw new InvalidRequest(`branch ${name} already exists (or is pending); pick another name`);
   }
   const dependsOn = tipDependency(r);

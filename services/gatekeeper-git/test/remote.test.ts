@@ -180,7 +180,7 @@ test("diff between revisions, pending ones included, paged and observed", async 
     byShas.files.map((f) => [f.path, f.status]),
     [["docs/a.md", "modified"]],
   );
-  await rejects(r.diff({ from: "~9" }), /not a pending commit/);
+  await rejects(r.diff({ from: "~9" }), /diff\.from: ref ~9 was never handed out by this binding/);
   await rejects(r.diff({}), /diff\.from is required/);
   assert.deepEqual(
     h.approval.observations.filter((o) => o.kind === "git.diff").map((o) => o.page),
