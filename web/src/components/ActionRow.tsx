@@ -1,9 +1,11 @@
 import type { Action } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { memo } from "react";
 import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
 import { RejectForm } from "./RejectForm.tsx";
 import { StatusBadge } from "./StatusBadge.tsx";
+import { Visible } from "./Visible.tsx";
 
 /** Decision controls of a pending row; absent for decided rows and for auditors. */
 export interface RowDecision {
@@ -53,14 +55,22 @@ function ActionRowView({
         )}
         <span className="row-id">#{action.id}</span>
         <Link className="row-title" to={actionPath(action.workspaceId, action.id)}>
-          {action.title || "(untitled)"}
+          {action.title ? <Visible text={action.title} /> : "(untitled)"}
         </Link>
         <StatusBadge status={action.status} />
       </div>
       <div className="row-meta">
-        <span>{action.binding}</span>
-        {action.actionKind && <span title={action.actionKind.tag}>{action.actionKind.label}</span>}
-        <span>{callerLabel(action.caller)}</span>
+        <span>
+          <Visible text={action.binding} />
+        </span>
+        {action.actionKind && (
+          <span title={showInvisible(action.actionKind.tag)}>
+            <Visible text={action.actionKind.label} />
+          </span>
+        )}
+        <span>
+          <Visible text={callerLabel(action.caller)} />
+        </span>
         <span>{action.delivery}</span>
         {action.egress && <span className="flag egress">egress</span>}
         {action.dependsOn.length > 0 && (
@@ -76,7 +86,11 @@ function ActionRowView({
         {action.outcomeUnknown && <span className="flag warn">outcome unknown</span>}
         <span>{formatTime(action.decidedAt || action.submittedAt)}</span>
       </div>
-      {action.reason && <div className={`row-reason reason-${action.status}`}>{action.reason}</div>}
+      {action.reason && (
+        <div className={`row-reason reason-${action.status}`}>
+          <Visible text={action.reason} />
+        </div>
+      )}
       {decision && action.status === "pending" && (
         <div className="row-actions">
           <button

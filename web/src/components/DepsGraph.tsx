@@ -1,4 +1,5 @@
 import type { Action } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { actionPath } from "../format.ts";
 
 const COLUMN_X = [0, 250, 500] as const;
@@ -8,14 +9,14 @@ const GAP = 10;
 const TOP = 26;
 
 function label(action: Action): string {
-  const text = `#${action.id} ${action.title}`;
+  const text = `#${action.id} ${showInvisible(action.title)}`;
   return text.length > 30 ? `${text.slice(0, 29)}…` : text;
 }
 
 function Node({ action, x, y, current }: { action: Action; x: number; y: number; current?: boolean }) {
   const body = (
     <>
-      <title>{`#${action.id} ${action.title} (${action.status})`}</title>
+      <title>{`#${action.id} ${showInvisible(action.title)} (${action.status})`}</title>
       <rect
         x={x}
         y={y}

@@ -1,8 +1,10 @@
 import type { LogEntry } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
 import { Markdown } from "../markdown.tsx";
 import { StatusBadge } from "./StatusBadge.tsx";
+import { Visible } from "./Visible.tsx";
 
 /** One record of the log: an observation (read), an action (write) or a refusal. */
 export function LogEntryRow({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) {
@@ -27,13 +29,21 @@ function Body({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) 
     const o = entry.observation;
     return (
       <>
-        <span className="row-title">{o.title}</span>
+        <span className="row-title">
+          <Visible text={o.title} />
+        </span>
         {o.containsRestrictedData && <span className="flag restricted">restricted</span>}
         <div className="row-meta">
-          <span>{o.binding}</span>
-          <code>{o.kind}</code>
+          <span>
+            <Visible text={o.binding} />
+          </span>
+          <code>
+            <Visible text={o.kind} />
+          </code>
           {o.page > 0 && <span>page {o.page}</span>}
-          <span>{callerLabel(o.caller)}</span>
+          <span>
+            <Visible text={callerLabel(o.caller)} />
+          </span>
           <span>{formatTime(o.recordedAt)}</span>
         </div>
         {o.description && (
@@ -50,30 +60,50 @@ function Body({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) 
     return (
       <>
         <Link className="row-title" to={actionPath(workspaceId, a.id)}>
-          {a.title || "(untitled)"}
+          {a.title ? <Visible text={a.title} /> : "(untitled)"}
         </Link>
         <StatusBadge status={a.status} />
         <div className="row-meta">
-          <span>{a.binding}</span>
-          {a.actionKind && <span title={a.actionKind.tag}>{a.actionKind.label}</span>}
-          <span>{callerLabel(a.caller)}</span>
+          <span>
+            <Visible text={a.binding} />
+          </span>
+          {a.actionKind && (
+            <span title={showInvisible(a.actionKind.tag)}>
+              <Visible text={a.actionKind.label} />
+            </span>
+          )}
+          <span>
+            <Visible text={callerLabel(a.caller)} />
+          </span>
           {a.egress && <span className="flag egress">egress</span>}
           <span>{formatTime(a.submittedAt)}</span>
         </div>
-        {a.reason && <div className={`row-reason reason-${a.status}`}>{a.reason}</div>}
+        {a.reason && (
+          <div className={`row-reason reason-${a.status}`}>
+            <Visible text={a.reason} />
+          </div>
+        )}
       </>
     );
   }
   const r = entry.refusal;
   return (
     <>
-      <span className="row-title">{r.title}</span>
+      <span className="row-title">
+        <Visible text={r.title} />
+      </span>
       <div className="row-meta">
-        <span>{r.binding}</span>
-        <span>{callerLabel(r.caller)}</span>
+        <span>
+          <Visible text={r.binding} />
+        </span>
+        <span>
+          <Visible text={callerLabel(r.caller)} />
+        </span>
         <span>{formatTime(r.refusedAt)}</span>
       </div>
-      <div className="row-reason reason-rejected">{r.reason}</div>
+      <div className="row-reason reason-rejected">
+        <Visible text={r.reason} />
+      </div>
     </>
   );
 }

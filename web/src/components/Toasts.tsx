@@ -1,6 +1,7 @@
 import { Link } from "react-router-dom";
 import { actionPath } from "../format.ts";
 import type { Outcome } from "../outcomes.ts";
+import { Visible } from "./Visible.tsx";
 
 /** At most this many outcomes show at once (newest); the rest are counted. */
 const MAX_SHOWN = 4;
@@ -15,7 +16,9 @@ export function Toasts({ outcomes, onDismiss }: { outcomes: Outcome[]; onDismiss
       {hidden > 0 && <li className="toast toast-more">+{hidden} earlier</li>}
       {shown.map((o) => (
         <li key={o.key} className={`toast toast-${o.kind}`} data-testid="toast" data-kind={o.kind}>
-          <Link to={actionPath(o.workspaceId, o.actionId)}>{o.text}</Link>
+          <Link to={actionPath(o.workspaceId, o.actionId)}>
+            <Visible text={o.text} />
+          </Link>
           <button type="button" className="link" onClick={() => onDismiss(o.key)} aria-label="Dismiss">
             ×
           </button>

@@ -5,6 +5,7 @@ import { createCoalescer } from "../coalesce.ts";
 import { DepsGraph } from "../components/DepsGraph.tsx";
 import { RejectForm } from "../components/RejectForm.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
+import { Visible } from "../components/Visible.tsx";
 import { callerLabel, formatResult, formatTime, shortId, workspacePath } from "../format.ts";
 import { Markdown } from "../markdown.tsx";
 import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
@@ -93,7 +94,8 @@ export function ActionDetailPage() {
         <Link to={workspacePath(workspaceId, "rules")}>Rules</Link>
       </nav>
       <h1>
-        <span className="row-id">#{action.id}</span> {action.title || "(untitled)"}{" "}
+        <span className="row-id">#{action.id}</span>{" "}
+        <span data-testid="title">{action.title ? <Visible text={action.title} /> : "(untitled)"}</span>{" "}
         <StatusBadge status={action.status} testId="status" />
       </h1>
 
@@ -134,7 +136,9 @@ export function ActionDetailPage() {
       {action.reason && (
         <div className={`reason reason-${action.status}`}>
           <span className="label">{action.status === "failed" ? "Failure" : "Reason"}:</span>{" "}
-          <span data-testid="reason">{action.reason}</span>
+          <span data-testid="reason">
+            <Visible text={action.reason} />
+          </span>
           {action.cascadedFrom > 0 && (
             <>
               {" "}
@@ -150,23 +154,34 @@ export function ActionDetailPage() {
 
       <dl className="facts">
         <dt>Binding</dt>
-        <dd>{action.binding}</dd>
+        <dd>
+          <Visible text={action.binding} />
+        </dd>
         <dt>Action kind</dt>
         <dd>
           {action.actionKind ? (
             <>
-              {action.actionKind.label} <code>{action.actionKind.tag}</code>
+              <Visible text={action.actionKind.label} />{" "}
+              <code>
+                <Visible text={action.actionKind.tag} />
+              </code>
             </>
           ) : (
             <span className="muted">unclassified (never auto-approved)</span>
           )}
         </dd>
         <dt>Caller</dt>
-        <dd>{callerLabel(action.caller)}</dd>
+        <dd>
+          <Visible text={callerLabel(action.caller)} />
+        </dd>
         <dt>Turn</dt>
         <dd>
           <code title={action.executionId}>{shortId(action.executionId)}</code> (the agent was given the
-          provisional id <code>{action.localId}</code>)
+          provisional id{" "}
+          <code>
+            <Visible text={action.localId} />
+          </code>
+          )
         </dd>
         <dt>Delivery</dt>
         <dd>{action.delivery}</dd>
@@ -178,7 +193,8 @@ export function ActionDetailPage() {
           <>
             <dt>Decided by</dt>
             <dd>
-              {action.decidedBy} <span className="muted">{formatTime(action.decidedAt)}</span>
+              <Visible text={action.decidedBy} />{" "}
+              <span className="muted">{formatTime(action.decidedAt)}</span>
             </dd>
           </>
         )}
@@ -206,7 +222,9 @@ export function ActionDetailPage() {
       {action.status === "applied" && action.resultJson && (
         <section>
           <h2>Result</h2>
-          <pre className="result">{formatResult(action.resultJson)}</pre>
+          <pre className="result">
+            <Visible text={formatResult(action.resultJson)} />
+          </pre>
         </section>
       )}
 
@@ -222,8 +240,16 @@ export function ActionDetailPage() {
         <ul className="read-before" data-testid="read-before">
           {detail.readBefore.map((o) => (
             <li key={o.id} data-observation-id={o.id}>
-              <span className="row-id">#{o.id}</span> <span>{o.binding}</span> <code>{o.kind}</code>{" "}
-              <span>{o.title}</span>
+              <span className="row-id">#{o.id}</span>{" "}
+              <span>
+                <Visible text={o.binding} />
+              </span>{" "}
+              <code>
+                <Visible text={o.kind} />
+              </code>{" "}
+              <span>
+                <Visible text={o.title} />
+              </span>
               {o.page > 0 && <span className="muted"> page {o.page}</span>}
               {o.containsRestrictedData && <span className="flag restricted">restricted</span>}
             </li>

@@ -1,8 +1,10 @@
 import type { Action } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
 import { ActionRow } from "../components/ActionRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
+import { Visible } from "../components/Visible.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
 import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
 import { useKeyboard } from "../keyboard.ts";
@@ -159,19 +161,23 @@ export function InboxPage() {
           </Select>
           <Select label="Binding" value={filters.binding} onChange={setFilter("binding")}>
             {options.bindings.map((b) => (
-              <option key={b}>{b}</option>
+              <option key={b} value={b}>
+                {showInvisible(b)}
+              </option>
             ))}
           </Select>
           <Select label="Action kind" value={filters.kind} onChange={setFilter("kind")}>
             {options.kinds.map(([tag, label]) => (
               <option key={tag} value={tag}>
-                {label}
+                {showInvisible(label)}
               </option>
             ))}
           </Select>
           <Select label="Caller" value={filters.caller} onChange={setFilter("caller")}>
             {options.callers.map((c) => (
-              <option key={c}>{c}</option>
+              <option key={c} value={c}>
+                {showInvisible(c)}
+              </option>
             ))}
           </Select>
         </div>
@@ -230,13 +236,15 @@ export function InboxPage() {
             <div key={turn.executionId} className="turn">
               <h3>
                 Turn <code title={turn.executionId}>{shortId(turn.executionId)}</code>{" "}
-                <span className="muted">{callerLabel(turn.caller)}</span>{" "}
+                <span className="muted">
+                  <Visible text={callerLabel(turn.caller)} />
+                </span>{" "}
                 <span className="count">{turn.count}</span>
               </h3>
               {turn.bindings.map((group) => (
                 <div key={group.binding} className="binding">
                   <h4>
-                    {group.binding} <span className="count">{group.actions.length}</span>
+                    <Visible text={group.binding} /> <span className="count">{group.actions.length}</span>
                   </h4>
                   <ul className="rows">
                     {group.actions.map((a) => {

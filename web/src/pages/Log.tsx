@@ -1,4 +1,5 @@
 import type { LogResponse } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
@@ -135,7 +136,9 @@ export function LogPage() {
           >
             <option value="">any</option>
             {bindings.map((b) => (
-              <option key={b}>{b}</option>
+              <option key={b} value={b}>
+                {showInvisible(b)}
+              </option>
             ))}
           </select>
         </label>

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
+import { Visible } from "../components/Visible.tsx";
 import { workspacePath } from "../format.ts";
 import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
@@ -124,7 +125,7 @@ export function RulesPage() {
       )}
       {note && (
         <p className="banner info" role="status">
-          {note}
+          <Visible text={note} />
         </p>
       )}
       {names.map((name) => {
@@ -135,10 +136,13 @@ export function RulesPage() {
         return (
           <section key={name} className="binding-rules" data-binding={name}>
             <h2>
-              {name}{" "}
+              <Visible text={name} />{" "}
               {binding && (
                 <span className="muted">
-                  {binding.gatekeeper} · trust {binding.trust} · <code>{binding.url}</code>
+                  <Visible text={binding.gatekeeper} /> · trust {binding.trust} ·{" "}
+                  <code>
+                    <Visible text={binding.url} />
+                  </code>
                 </span>
               )}
             </h2>
@@ -154,7 +158,10 @@ export function RulesPage() {
                       disabled={!me.canSetRules || busy !== null}
                       onChange={() => void toggle(name, kind)}
                     />{" "}
-                    {kind.label} <code>{kind.tag}</code>
+                    <Visible text={kind.label} />{" "}
+                    <code>
+                      <Visible text={kind.tag} />
+                    </code>
                   </label>
                   {kind.enabled && <span className="badge status-applied">auto-approved</span>}
                 </li>

@@ -1,0 +1,210 @@
+/**
+ * What approvers see must be what applies (issue 11): agent-supplied values holding direction
+ * controls or invisible characters are shown as marked ⟨U+202E⟩ tokens in the web app (Debian's
+ * Chromium via playwright-core) and in the CLI's tables, the description says which value holds
+ * them, and the bytes that apply stay the original ones. Against the dev stack with the real
+ * filesystem MCP server from npm.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { promisify } from "node:util";
+import type { ActionDetail } from "@gatehouse/gateway-contract";
+import { showInvisible } from "@gatehouse/gateway-contract/invisible";
+import { ActionSubmitted, Delivery } from "@gatehouse/proto";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser, openApp } from "./browser.ts";
+import { api } from "./gateway-client.ts";
+import { type Harness, returned, startHarness } from "./harness.ts";
+
+const ROOT = join(import.meta.dirname, "../../..");
+const run = promisify(execFile);
+/** A file name that reads "invoice…exe.txt"-like when the override is obeyed. */
+const NAME = "invoice\u202Etxt.exe";
+const CONTENT = "pay\u200Bpal";
+/** A (faulty or hostile) gatekeeper's title that does not keep to a safe character set. */
+const TITLE = `Write ${NAME}\u200B now\u2066`;
+
+let h: Harness;
+let browser: Browser;
+let base: string;
+const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";
+const dirOf = `(await env.FILES.list_allowed_directories({})).content[0].text.split("\\n").find((l: string) => l.startsWith("/"))`;
+
+before(async () => {
+  assert.ok(existsSync(join(ROOT, "web/dist/index.html")), "web/dist is built (npm run build)");
+  h = await startHarness();
+  base = h.stack.addresses.gateway;
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+/** Appends an ActionSubmitted as a gatekeeper that does not sanitise its title would; returns its id. */
+async function appendRaw(ws: string, title: string, description: string): Promise<number> {
+  const revision = await h.stack.store.streamRevision(`workspace-${ws}`);
+  const appended = await h.stack.store.append(
+    `workspace-${ws}`,
+    [
+      {
+        type: "ActionSubmitted",
+        data: ActionSubmitted.toJSON(
+          ActionSubmitted.fromPartial({
+            binding: "FILES",
+            localId: "~raw",
+            description: {
+              title,
+              description,
+              descriptionIsComplete: true,
+              delivery: Delivery.DELIVERY_SIMULATE,
+            },
+            payloadJson: "{}",
+            executionId: "faulty-gatekeeper",
+          }),
+        ),
+        metadata: { actor: "test", caller: { kind: "agent", id: "x" } },
+      },
+    ],
+    revision,
+  );
+  return appended.nextExpectedRevision;
+}
+
+/** The text of the first element matching `selector` once it shows `expected` (generous deadline). */
+async function textOnce(page: Page, selector: string, expected: string): Promise<string> {
+  await page
+    .waitForFunction(
+      ([s, t]) => document.querySelector(s)?.textContent?.includes(t),
+      [selector, expected] as const,
+      { timeout: 30_000 },
+    )
+    .catch(() => undefined);
+  return (await page.locator(selector).first().textContent()) ?? "";
+}
+
+test("a write whose arguments hold U+202E and a zero-width space: the detail shows them as marked tokens and says which values hold them; approved, the file gets the original bytes", async () => {
+  const ws = await h.workspace("mcp://files");
+  const { actionId, dir } = returned<{ actionId: number; dir: string }>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        const dir = ${dirOf};
+        const r = await env.FILES.write_file({ path: dir + "/" + ${JSON.stringify(NAME)}, content: ${JSON.stringify(CONTENT)} });
+        return { actionId: r.actionId, dir };
+      }`,
+    ),
+  );
+  const args = { path: `${dir}/${NAME}`, content: CONTENT };
+
+  const page = await openApp(browser, base, tokenOf("dev-approver"), `/ws/${ws}/actions/${actionId}`);
+  const description = '[data-testid="description"]';
+  const text = await textOnce(page, description, "Arguments");
+  assert.ok(!/[\u202E\u200B]/u.test(text), "no raw direction control or zero-width space is rendered");
+  // The fenced arguments render exactly as their escaped form.
+  const json = await page.locator(`${description} code.language-json`).textContent();
+  assert.equal(json?.replace(/\n$/, ""), showInvisible(JSON.stringify(args, null, 2)));
+  assert.ok(json?.includes(`"path": "${dir}/invoice⟨U+202E⟩txt.exe"`), json ?? "");
+  // The description's trusted text names the values and what they hold.
+  assert.match(
+    text,
+    /Arguments path contains invisible or direction-control characters: U\+202E RIGHT-TO-LEFT OVERRIDE/,
+  );
+  assert.match(
+    text,
+    /Arguments content contains invisible or direction-control characters: U\+200B ZERO WIDTH SPACE/,
+  );
+  // Each token is a marked element naming the character.
+  const marks = page.locator(`${description} code.language-json .invisible-char`);
+  assert.equal(await marks.count(), 2);
+  assert.equal(await marks.first().textContent(), "⟨U+202E⟩");
+  assert.match((await marks.first().getAttribute("title")) ?? "", /^U\+202E RIGHT-TO-LEFT OVERRIDE/);
+  // What Chromium lays out (innerText) reads as the escaped form, not as "invoice…exe.txt".
+  // biome-ignore lint/performance/useDomNodeTextContent: innerText is the laid-out text a person reads, the point here
+  const inner = await page.locator(`${description} code.language-json`).innerText();
+  assert.ok(inner.includes(`${dir}/invoice⟨U+202E⟩txt.exe`), inner);
+
+  // The API (machine output) keeps the exact bytes of the description.
+  const detail = await api<ActionDetail>(
+    base,
+    tokenOf("dev-approver"),
+    "GET",
+    `/api/workspaces/${ws}/actions/${actionId}`,
+  );
+  assert.ok(
+    detail.body.action.description.includes(`"path": "${dir}/${NAME}"`),
+    "the API returns the original bytes",
+  );
+
+  await page.click('[data-testid="approve"]');
+  await page.waitForSelector('[data-testid="status"]:has-text("applied")', { timeout: 60_000 });
+  assert.equal(
+    readFileSync(join(dir, NAME), "utf8"),
+    CONTENT,
+    "the file that applied has the original name and bytes",
+  );
+  await page.context().close();
+});
+
+test("a title holding invisible characters shows as its escaped form in the inbox, the detail and the log; the CLI table shows tokens, --json the bytes", async () => {
+  const ws = await h.workspace("mcp://files");
+  const id = await appendRaw(ws, TITLE, `Reason: see [${NAME}](http://x.test/${NAME}) and \`${CONTENT}\`.`);
+  const shown = showInvisible(TITLE);
+  assert.equal(shown, "Write invoice⟨U+202E⟩txt.exe⟨U+200B⟩ now⟨U+2066⟩");
+
+  const page = await openApp(browser, base, tokenOf("dev-approver"));
+  const rowTitle = `[data-testid="action-row"][data-workspace="${ws}"][data-action-id="${id}"] .row-title`;
+  assert.equal(await textOnce(page, rowTitle, "Write"), shown, "inbox row title");
+  // biome-ignore lint/performance/useDomNodeTextContent: innerText is the laid-out text a person reads, the point here
+  assert.equal(await page.locator(rowTitle).innerText(), shown, "inbox row title as laid out");
+  assert.equal(await page.locator(`${rowTitle} .invisible-char`).count(), 3);
+
+  await page.evaluate((route) => {
+    window.location.hash = route;
+  }, `#/ws/${ws}/actions/${id}`);
+  assert.equal(await textOnce(page, '[data-testid="title"]', "Write"), shown, "detail title");
+  const description = await textOnce(page, '[data-testid="description"]', "Reason");
+  assert.ok(
+    description.includes(`see ${showInvisible(NAME)} http://x.test/invoice`),
+    `link text shown escaped: ${description}`,
+  );
+  assert.ok(!/[\u202E\u200B]/u.test(description), `nothing raw in the link URL either: ${description}`);
+  assert.ok(description.includes("pay⟨U+200B⟩pal"), "code span shown escaped");
+
+  await page.evaluate((route) => {
+    window.location.hash = route;
+  }, `#/ws/${ws}/log`);
+  const logTitle = `[data-testid="log-entry"][data-id="${id}"] .row-title`;
+  assert.equal(await textOnce(page, logTitle, "Write"), shown, "log entry title");
+  await page.context().close();
+
+  const env = {
+    ...process.env,
+    GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
+    GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
+  };
+  const cli = async (...args: string[]) =>
+    (
+      await run(
+        process.execPath,
+        ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
+        {
+          cwd: ROOT,
+          env,
+          timeout: 120_000,
+        },
+      )
+    ).stdout;
+  const table = await cli("actions", ws);
+  assert.ok(table.includes(shown), table);
+  assert.ok(!/[\u202E\u200B\u2066]/u.test(table), "no raw invisible character reaches the terminal");
+  const json = JSON.parse(await cli("--json", "actions", ws)) as Array<{
+    id: number;
+    description?: { title?: string };
+  }>;
+  const record = json.find((a) => a.id === id);
+  assert.equal(record?.description?.title, TITLE, "--json keeps the exact bytes");
+});
