@@ -5,7 +5,13 @@
  * default); when cut, `descriptionIsComplete` is false and a marker says so. The bounding and
  * fencing are the kit's `buildDescription`; the wording is MCP's.
  */
-import { buildDescription, fenceUntrusted, inlineSafe } from "@gatehouse/gatekeeper-kit";
+import {
+  buildDescription,
+  fenceUntrusted,
+  inlineSafe,
+  invisibleNote,
+  invisibleValues,
+} from "@gatehouse/gatekeeper-kit";
 
 /** Byte budgets (UTF-8) for the untrusted parts. */
 export interface DescriptionBudget {
@@ -60,7 +66,8 @@ export function describeToolCall(
 }
 
 /**
- * Observation text for a read `tool(arguments)` on `serverName` (arguments fenced and bounded).
+ * Observation text for a read `tool(arguments)` on `serverName` (arguments fenced and bounded;
+ * arguments holding invisible or direction-control characters are named, as in writes).
  * The data read is not copied into the description.
  */
 export function describeRead(
@@ -69,12 +76,15 @@ export function describeRead(
   args: unknown,
   budget: DescriptionBudget = DEFAULT_BUDGET,
 ): { title: string; description: string } {
-  const argsBlock = fenceUntrusted(JSON.stringify(args ?? {}, null, 2), budget.argumentsBytes, "json");
+  const argsText = JSON.stringify(args ?? {}, null, 2);
+  const argsBlock = fenceUntrusted(argsText, budget.argumentsBytes, "json");
+  const hidden = invisibleNote(invisibleValues({ label: "Arguments", text: argsText, lang: "json" }));
   return {
     title: `Read ${safeInline(tool)} on ${safeInline(serverName)}`,
     description: [
       `Read MCP tool \`${safeInline(tool)}\` on server \`${safeInline(serverName)}\`.`,
       "",
+      ...(hidden.length > 0 ? [...hidden, ""] : []),
       "Arguments (untrusted):",
       "",
       argsBlock.markdown,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "@gatehouse/gatekeeper-kit";
-import { describeToolCall } from "../src/describe.ts";
+import { describeRead, describeToolCall } from "../src/describe.ts";
 
 test("the fence is longer than any backtick run inside the untrusted text", () => {
   const { markdown } = fenceUntrusted("a ```` b", 1000);
@@ -39,4 +39,24 @@ test("names outside fences cannot inject Markdown", () => {
   const d = describeToolCall("mem", "x`](http://evil)", undefined, {});
   assert.ok(!d.title.includes("`"));
   assert.ok(!d.title.includes("("));
+});
+
+test("a read or a write whose arguments hold a direction control names the argument in the trusted text", () => {
+  const args = { path: "/data/invoice\u202Etxt.exe" };
+  for (const description of [
+    describeRead("files", "read_text_file", args).description,
+    describeToolCall("files", "write_file", undefined, args).description,
+  ]) {
+    const trusted = description.slice(0, description.indexOf("```"));
+    assert.ok(
+      trusted.includes(
+        "- ⚠ Arguments `path` contains invisible or direction-control characters: U+202E RIGHT-TO-LEFT OVERRIDE",
+      ),
+      trusted,
+    );
+    assert.ok(
+      description.includes('"path": "/data/invoice\u202Etxt.exe"'),
+      "the fenced arguments keep the bytes",
+    );
+  }
 });
