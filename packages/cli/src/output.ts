@@ -1,6 +1,12 @@
 /** Rendering for people (tables) and scripts (`--json`). */
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
-import { type ActionRecord, actionStatusToJSON, type LogView } from "@gatehouse/proto";
+import {
+  type ActionRecord,
+  actionStatusToJSON,
+  type LogView,
+  type Turn,
+  type VerifyResponse,
+} from "@gatehouse/proto";
 import Table from "cli-table3";
 
 /** "ACTION_STATUS_PENDING" → "pending". */
@@ -75,6 +81,49 @@ export function actionsTable(actions: ActionRecord[]): string {
 }
 
 /**
+ * "stream revision 13 (14 events; revisions count from 0)": a stream revision is the 0-based
+ * position of an event in the workspace stream, so the stream up to revision r holds r + 1 events
+ * (what `verify` counts, and what `replay --until <revision>` takes).
+ */
+export function revisionAndCount(revision: number): string {
+  return `stream revision ${revision} (${revision + 1} event${revision === 0 ? "" : "s"}; revisions count from 0)`;
+}
+
+/**
+ * `turn`'s text: the state and the awaited ids, the reason when it completed, then one line per
+ * awaited action with its result (an older stream may lack some: those say so).
+ */
+export function turnText(turn: Turn): string {
+  const head = `turn ${turn.turnId}: ${turn.state} (awaiting ${turn.awaitedActionIds.join(", ")})`;
+  const byId = new Map(turn.results.map((r) => [r.actionId, r]));
+  const ids = [
+    ...turn.awaitedActionIds,
+    ...turn.results.map((r) => r.actionId).filter((id) => !turn.awaitedActionIds.includes(id)),
+  ];
+  const rows =
+    turn.state === "suspended"
+      ? []
+      : ids.map((id) => {
+          const r = byId.get(id);
+          if (!r) return `  action ${id}: no result recorded (not decided when the turn ended)`;
+          return `  action ${id}: ${r.status}${r.reason ? ` — ${r.reason}` : ""}${r.resultJson ? `\n    ${r.resultJson}` : ""}`;
+        });
+  return [head, ...(turn.reason ? [`  ${turn.reason}`] : []), ...rows].join("\n");
+}
+
+/**
+ * `verify`'s line: "ok: 14 events (stream revisions 0 to 13), hash chain intact", or the first
+ * tampered stream revision and what is wrong there.
+ */
+export function verifyText(res: VerifyResponse): string {
+  if (!res.ok)
+    return `TAMPERED at stream revision ${res.firstBadRevision} (revisions count from 0): ${res.problem}`;
+  const n = res.eventsChecked;
+  const span = n > 0 ? ` (stream revisions 0 to ${n - 1})` : "";
+  return `ok: ${n} event${n === 1 ? "" : "s"}${span}, hash chain intact`;
+}
+
+/**
  * Observations, actions and refused writes in one table, by log id; below it, each refused write
  * with its full reason (`#12 refused  REPO  push main: <reason>`), since reasons are too long for
  * a cell. The caller makes the text terminal-safe (`emit`).
@@ -110,7 +159,7 @@ export function logTable(view: LogView): string {
       refusals.push(`#${e.id} refused  ${cell(r.binding)}  ${cut(title, 60)}: ${cell(r.reason)}`);
     }
   }
-  const head = `workspace ${view.workspaceId} at revision ${view.revision}${view.latched ? " — LATCHED (restricted data read)" : ""}`;
+  const head = `workspace ${view.workspaceId} at ${revisionAndCount(view.revision)}${view.latched ? " — LATCHED (restricted data read)" : ""}`;
   const rules = view.rules.length
     ? `\nauto-approval rules: ${view.rules.map((r) => `${r.binding}/${r.actionKindTag}`).join(", ")}`
     : "";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ActionStatus, type LogView } from "@gatehouse/proto";
-import { actionsTable, logTable, terminalSafe } from "../src/output.ts";
+import { actionsTable, logTable, terminalSafe, verifyText } from "../src/output.ts";
 
 test("agent-controlled text cannot move the cursor, retitle the window or reorder text on a terminal", () => {
   const hostile = "Z\u001b[1A\u001b[2K\r│ 999 │ applied │\u001b]0;pwned\u0007 \u202eevil\u009b";
@@ -167,4 +167,18 @@ test("an action whose title holds a right-to-left override and a zero-width spac
   );
   const widths = new Set(text.split("\n").map((line) => [...line].length));
   assert.equal(widths.size, 1, `every line of the table has the same width:\n${text}`);
+});
+
+test("log and verify say which number is the stream revision and which the event count", () => {
+  const view: LogView = { workspaceId: "w1", entries: [], rules: [], latched: false, revision: 13 };
+  const head = logTable(view).split("\n")[0];
+  assert.equal(head, "workspace w1 at stream revision 13 (14 events; revisions count from 0)");
+  assert.equal(
+    verifyText({ ok: true, eventsChecked: 14, firstBadRevision: -1, problem: "" }),
+    "ok: 14 events (stream revisions 0 to 13), hash chain intact",
+  );
+  assert.match(
+    verifyText({ ok: false, eventsChecked: 14, firstBadRevision: 5, problem: "hash mismatch" }),
+    /^TAMPERED at stream revision 5 \(revisions count from 0\): hash mismatch$/,
+  );
 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
-import { TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import { TurnCompleted, TurnResumed, TurnSuspended } from "@gatehouse/proto";
 import { sleep } from "./support/assertions.ts";
 import { awaitTurn, startAction, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
@@ -92,6 +92,52 @@ describe("await-decision turn workflow", () => {
       ["TurnCompleted"],
     );
     assert.equal(TurnCompleted.fromJSON(events[0]?.data).reason, `action ${a2} was rejected: no drafts`);
+  });
+
+  test("a turn completed by a rejection records every awaited action: the cascaded dependent as rejected, the undecided one as pending", async () => {
+    const turnId = uniqueId("exec");
+    const ws = uniqueId("w");
+    await seedWorkspace(f.store, ws);
+    const root = await submit(f.streams, ws, "root", { await: true, executionId: turnId });
+    const dependent = await submit(f.streams, ws, "dep", {
+      await: true,
+      executionId: turnId,
+      dependsOn: ["root"],
+    });
+    const other = await submit(f.streams, ws, "other", { await: true, executionId: turnId });
+    const handles = await Promise.all([root, dependent, other].map((a) => startAction(f.env.client, ws, a)));
+    // As the kernel does: TurnSuspended in the stream, then the awaited set to the turn workflow.
+    const stream = `workspace-${ws}`;
+    const head = (await f.store.readStream(stream)).at(-1)?.revision ?? -1;
+    await f.store.append(
+      stream,
+      [
+        {
+          type: "TurnSuspended",
+          data: TurnSuspended.toJSON({ turnId, actionIds: [root, dependent, other] }),
+          metadata: { actor: "service:kernel" },
+        },
+      ],
+      head,
+    );
+    const turn = await awaitTurn(f.env.client, ws, turnId, [root, dependent, other]);
+    await handles[0]!.executeUpdate(decideUpdate, {
+      args: [{ kind: "reject", decidedBy: "user:bob", reason: "no drafts" }],
+    });
+    await turn.result();
+    const [completed] = await turnEvents(ws, turnId);
+    const results = TurnCompleted.fromJSON(completed?.data).results;
+    assert.deepEqual(
+      results.map((r) => [r.actionId, r.status]),
+      [
+        [root, "rejected"],
+        [dependent, "rejected"],
+        [other, "pending"],
+      ],
+    );
+    assert.equal(results[0]?.reason, "no drafts");
+    assert.match(results[1]?.reason ?? "", new RegExp(`\\b${root}\\b`), "the cascade names the root");
+    assert.equal(results[2]?.reason, "not decided when the turn completed");
   });
 
   test("decisions taken before the turn workflow exists are not lost: the turn resumes when it learns the awaited set", async () => {

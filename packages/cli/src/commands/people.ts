@@ -2,7 +2,7 @@
 import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gatehouse/proto";
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
-import { actionsTable, emit, logTable } from "../output.ts";
+import { actionsTable, emit, logTable, verifyText } from "../output.ts";
 import { type GlobalOptions, parseId, run } from "./shared.ts";
 
 function who(): string {
@@ -170,11 +170,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
       run("approval", async () => {
         const c = decisionsClient();
         const res = await call(c, c.verify, { workspaceId: ws });
-        emit(globals().json, res, () =>
-          res.ok
-            ? `ok: ${res.eventsChecked} events, hash chain intact`
-            : `TAMPERED at revision ${res.firstBadRevision}: ${res.problem}`,
-        );
+        emit(globals().json, res, () => verifyText(res));
         if (!res.ok) process.exitCode = 1;
       }),
     );
