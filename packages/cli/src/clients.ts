@@ -5,10 +5,11 @@
  *   GATEHOUSE_APPROVAL_ADDRESS  default: dev.json's approval, else 127.0.0.1:7002
  */
 import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { resolve } from "node:path";
 import { DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { credentials, type ServiceError } from "@grpc/grpc-js";
+import { cliWording } from "./error-text.ts";
 
 export interface Addresses {
   kernel: string;
@@ -17,24 +18,65 @@ export interface Addresses {
 
 /** Where `gatehouse dev` keeps its data (GATEHOUSE_DATA_DIR, default ./.gatehouse). */
 export function dataDir(): string {
-  return process.env.GATEHOUSE_DATA_DIR ?? ".gatehouse";
+  return process.env.GATEHOUSE_DATA_DIR || ".gatehouse";
+}
+
+const DEFAULTS: Addresses = { kernel: "127.0.0.1:7001", approval: "127.0.0.1:7002" };
+
+/** The variable that names a service's address: GATEHOUSE_KERNEL_ADDRESS, GATEHOUSE_APPROVAL_ADDRESS. */
+function addressVariable(service: keyof Addresses): string {
+  return `GATEHOUSE_${service.toUpperCase()}_ADDRESS`;
+}
+
+/**
+ * `<data dir>/dev.json` as an absolute path, and its addresses when it exists and parses
+ * (`dev` is undefined otherwise).
+ */
+function devFile(): { file: string; dev: (Partial<Addresses> & { pid?: number }) | undefined } {
+  const file = resolve(dataDir(), "dev.json");
+  if (!existsSync(file)) return { file, dev: undefined };
+  try {
+    return { file, dev: JSON.parse(readFileSync(file, "utf8")) };
+  } catch {
+    return { file, dev: undefined };
+  }
 }
 
 /** Resolves the service addresses (env first, then dev.json, then defaults). */
 export function addresses(): Addresses {
-  let dev: Partial<Addresses> = {};
-  const file = join(dataDir(), "dev.json");
-  if (existsSync(file)) {
-    try {
-      dev = JSON.parse(readFileSync(file, "utf8"));
-    } catch {
-      dev = {};
-    }
-  }
+  const { dev } = devFile();
   return {
-    kernel: process.env.GATEHOUSE_KERNEL_ADDRESS ?? dev.kernel ?? "127.0.0.1:7001",
-    approval: process.env.GATEHOUSE_APPROVAL_ADDRESS ?? dev.approval ?? "127.0.0.1:7002",
+    kernel: process.env[addressVariable("kernel")] || dev?.kernel || DEFAULTS.kernel,
+    approval: process.env[addressVariable("approval")] || dev?.approval || DEFAULTS.approval,
   };
+}
+
+/**
+ * Where the CLI took a service's address from, for the "cannot reach" hint: the variable, the
+ * dev.json it read, or the default — naming the data dir it looked in and GATEHOUSE_DATA_DIR,
+ * since a `gatehouse dev` started with another GATEHOUSE_DATA_DIR writes its dev.json elsewhere.
+ */
+export function unreachableHint(service: keyof Addresses): string {
+  const variable = addressVariable(service);
+  const where = addresses()[service];
+  const dirNote = process.env.GATEHOUSE_DATA_DIR
+    ? `GATEHOUSE_DATA_DIR=${process.env.GATEHOUSE_DATA_DIR}`
+    : "GATEHOUSE_DATA_DIR is unset, so ./.gatehouse";
+  if (process.env[variable]) {
+    return `cannot reach the ${service} service at ${where} (from ${variable}); start it, or correct ${variable}`;
+  }
+  const { file, dev } = devFile();
+  if (dev?.[service]) {
+    return (
+      `cannot reach the ${service} service at ${where}, the address in ${file} (${dirNote}); ` +
+      `the gatehouse dev that wrote it${dev.pid ? ` (pid ${dev.pid})` : ""} is not answering: start \`gatehouse dev\` again with the same GATEHOUSE_DATA_DIR, or set ${variable}`
+    );
+  }
+  return (
+    `cannot reach the ${service} service at ${where} (the default: there is no ${file}; ${dirNote}); ` +
+    "start `gatehouse dev`, or, if it runs with GATEHOUSE_DATA_DIR set, set the same GATEHOUSE_DATA_DIR here " +
+    `(the CLI reads the addresses from <data dir>/dev.json), or set ${variable}`
+  );
 }
 
 export function kernelClient(): KernelClient {
@@ -59,8 +101,11 @@ export function describeGrpcError(err: unknown, service: string): string {
     if (e.details && !/No connection established/i.test(e.details)) {
       return `the ${service} service at ${where} stopped answering during the call (${e.details}); it may have partly taken effect — check with \`gatehouse actions <workspace>\` once it runs again`;
     }
-    return `cannot reach the ${service} service at ${where}; start it with \`gatehouse dev\` or set GATEHOUSE_${service.toUpperCase()}_ADDRESS`;
+    return service === "kernel" || service === "approval"
+      ? unreachableHint(service)
+      : `cannot reach the ${service} service at ${where}; start it with \`gatehouse dev\``;
   }
   if (e.code === 4) return `the ${service} service did not answer in time`;
-  return e.details || (err instanceof Error ? err.message : String(err));
+  if (e.details) return cliWording(e.details);
+  return err instanceof Error ? err.message : String(err);
 }

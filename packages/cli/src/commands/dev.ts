@@ -1,11 +1,9 @@
 /** `gatehouse dev`: all services in one process on loopback, data under ./.gatehouse/. */
 import { resolve } from "node:path";
-import { loadRegistryFile } from "@gatehouse/gatekeeper-mcp";
 import type { OidcOptions } from "@gatehouse/gateway";
 import type { Command } from "commander";
 import pino from "pino";
 import { dataDir } from "../clients.ts";
-import { otherDevUsing, removeDevFile, startDevStack, writeDevFile } from "../dev-stack.ts";
 
 export function registerDevCommand(program: Command): void {
   program
@@ -57,6 +55,9 @@ export function registerDevCommand(program: Command): void {
           process.stderr.write(`gatehouse: --nats must be nats://host:port (got "${opts.nats}")\n`);
           process.exit(2);
         }
+        // Every service is loaded only here, so the other commands start quickly.
+        const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await import("../dev-stack.ts");
+        const { loadRegistryFile } = await import("@gatehouse/gatekeeper-mcp");
         const dir = resolve(dataDir());
         const other = otherDevUsing(dir);
         if (other) {

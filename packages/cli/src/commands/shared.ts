@@ -1,5 +1,6 @@
 /** Helpers shared by the CLI commands. */
 import { status } from "@grpc/grpc-js";
+import ms from "ms";
 import { describeGrpcError } from "../clients.ts";
 import { terminalSafe } from "../output.ts";
 
@@ -26,6 +27,33 @@ export function parseId(value: string, what: string): number {
     throw new Error(`${what} must be a non-negative integer below 2^53, got "${value}"`);
   }
   return Number(value);
+}
+
+/**
+ * Parses a duration flag to milliseconds: a number with a unit — "500ms", "30s", "2m", "1.5h" (the
+ * forms of the `ms` package). A bare number is still read in `bareUnit`, the flag's unit before
+ * durations took units, with a note on stderr that bare numbers are deprecated.
+ * @throws Error naming the flag and the accepted forms.
+ */
+export function parseDuration(value: string, flag: string, bareUnit: "ms" | "s"): number {
+  const text = value.trim();
+  let millis: number;
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    millis = Number(text) * (bareUnit === "s" ? 1000 : 1);
+    process.stderr.write(
+      `gatehouse: ${flag} ${text} has no unit and is read as ${text} ${bareUnit}; write ${text}${bareUnit} (bare numbers are deprecated)\n`,
+    );
+  } else {
+    millis = /^\d/.test(text)
+      ? ((ms(text as ms.StringValue) as number | undefined) ?? Number.NaN)
+      : Number.NaN;
+  }
+  if (!Number.isFinite(millis) || millis <= 0) {
+    throw new Error(
+      `${flag} must be a positive duration with a unit, e.g. 500ms, 30s or 2m (got "${value}")`,
+    );
+  }
+  return Math.round(millis);
 }
 
 /**

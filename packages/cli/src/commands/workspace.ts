@@ -1,9 +1,10 @@
 /** Commands for setting up work: workspace create/list, connect, bindings, exec. */
 import { readFileSync } from "node:fs";
+import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
-import { emit } from "../output.ts";
-import { type GlobalOptions, parseId, run } from "./shared.ts";
+import { emit, turnText } from "../output.ts";
+import { type GlobalOptions, parseDuration, run } from "./shared.ts";
 
 export function registerWorkspaceCommands(program: Command, globals: () => GlobalOptions): void {
   const workspace = program.command("workspace").description("create and list workspaces");
@@ -63,7 +64,7 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
   program
     .command("exec <workspace> <file>")
     .description("run a TypeScript snippet `export default async (env) => {...}` in the sandbox")
-    .option("--timeout <ms>", "wall-time limit in milliseconds")
+    .option("--timeout <duration>", "wall-time limit, e.g. 500ms, 30s, 2m (default 10s, at most 5m)")
     .action((ws: string, file: string, opts: { timeout?: string }) =>
       run("kernel", async () => {
         let code: string;
@@ -72,7 +73,7 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
         } catch {
           throw new Error(`cannot read snippet file "${file}"`);
         }
-        const wallTimeMs = opts.timeout ? parseId(opts.timeout, "--timeout") : 0;
+        const wallTimeMs = opts.timeout ? parseDuration(opts.timeout, "--timeout", "ms") : 0;
         const k = kernelClient();
         const res = await call(
           k,
@@ -117,26 +118,23 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
       "show an await-decision turn; --wait blocks until it resumed (prints the results) or completed",
     )
     .option("--wait", "wait until every awaited action is decided")
-    .option("--timeout <seconds>", "give up waiting after this many seconds", "3600")
+    .option("--timeout <duration>", "with --wait, give up waiting after this long, e.g. 30s, 10m", "1h")
     .action((ws: string, turnId: string, opts: { wait?: boolean; timeout: string }) =>
       run("kernel", async () => {
-        const seconds = parseId(opts.timeout, "--timeout");
+        const waitMs = parseDuration(opts.timeout, "--timeout", "s");
         const k = kernelClient();
-        // The kernel answers with the current state shortly before the call's deadline.
+        // The kernel answers with the current state shortly before the call's deadline; on a busy
+        // machine that answer can miss the deadline, so then the state is asked for once more.
         const turn = await call(
           k,
           k.getTurn,
           { workspaceId: ws, turnId, wait: !!opts.wait },
-          seconds * 1000 + 1000,
-        );
-        emit(globals().json, turn, () => {
-          const head = `turn ${turn.turnId}: ${turn.state} (awaiting ${turn.awaitedActionIds.join(", ")})`;
-          const rows = turn.results.map(
-            (r) =>
-              `  action ${r.actionId}: ${r.status}${r.reason ? ` — ${r.reason}` : ""}${r.resultJson ? `\n    ${r.resultJson}` : ""}`,
-          );
-          return [head, ...(turn.reason ? [`  ${turn.reason}`] : []), ...rows].join("\n");
+          waitMs + 1000,
+        ).catch((err: { code?: number }) => {
+          if (!opts.wait || err.code !== status.DEADLINE_EXCEEDED) throw err;
+          return call(k, k.getTurn, { workspaceId: ws, turnId, wait: false });
         });
+        emit(globals().json, turn, () => turnText(turn));
         if (opts.wait && turn.state === "suspended") {
           process.stderr.write("gatehouse: the turn is still suspended (timed out waiting)\n");
           process.exitCode = 1;
