@@ -15,7 +15,7 @@ import type { ActionDetail } from "@gatehouse/gateway-contract";
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { ActionSubmitted, Delivery } from "@gatehouse/proto";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp } from "./browser.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
 import { api } from "./gateway-client.ts";
 import { type Harness, returned, startHarness } from "./harness.ts";
 
@@ -139,6 +139,7 @@ test("a write whose arguments hold U+202E and a zero-width space: the detail sho
     "the API returns the original bytes",
   );
 
+  await page.screenshot({ path: join(SCREENSHOTS, "detail-invisible-characters-1280.png"), fullPage: true });
   await page.click('[data-testid="approve"]');
   await page.waitForSelector('[data-testid="status"]:has-text("applied")', { timeout: 60_000 });
   assert.equal(
