@@ -62,7 +62,7 @@ test("without runsc on PATH the runner process refuses to start unless --insecur
   const accepted = startMain(["--insecure-no-gvisor"]);
   try {
     const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line: ${accepted.output()}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${accepted.output()}`)), 120_000);
       const check = () => {
         const match = /"event":"listening".*?"port":(\d+)/.exec(accepted.output());
         if (match) {
@@ -92,7 +92,7 @@ test("SANDBOX_INSECURE_NO_GVISOR=1 is the environment form of --insecure-no-gvis
   const child = startMain([], { SANDBOX_INSECURE_NO_GVISOR: "1", SANDBOX_MODE: "none" });
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line: ${child.output()}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${child.output()}`)), 120_000);
       child.stdout?.on("data", () => {
         if (/"event":"listening"/.test(child.output())) {
           clearTimeout(timer);

@@ -29,7 +29,7 @@ export async function api<T = unknown>(
 export interface EventStreamClient {
   /** Events in arrival order; `at` is the arrival time (epoch ms). */
   events: Array<{ event: string; data: LogNotice | { reason: string }; at: number }>;
-  /** Resolves once an event matching `pred` has arrived (≤ timeoutMs). */
+  /** Resolves once an event matching `pred` has arrived (≤ timeoutMs, default 60 s: a busy machine is slow). */
   waitFor(pred: (e: { event: string; data: unknown }) => boolean, timeoutMs?: number): Promise<void>;
   close(): void;
 }
@@ -68,7 +68,7 @@ export async function openEvents(base: string, token: string): Promise<EventStre
   })();
   return {
     events,
-    async waitFor(pred, timeoutMs = 5000) {
+    async waitFor(pred, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;
       while (!events.some(pred)) {
         if (Date.now() > deadline)

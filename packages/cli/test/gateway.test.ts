@@ -149,7 +149,7 @@ describe("gateway API", () => {
     );
     assert.equal(approved.status, 200, JSON.stringify(approved.body));
     // The outcome arrives through the lifecycle; read the projection until both applied.
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const view = await unary(h.decisions, h.decisions.listActions, { workspaceId: ws, pendingOnly: false });
       const done = view.actions.filter((x) => x.status === ActionStatus.ACTION_STATUS_APPLIED);
@@ -160,7 +160,7 @@ describe("gateway API", () => {
         );
         break;
       }
-      assert.ok(Date.now() < deadline, "both applied within 20 s");
+      assert.ok(Date.now() < deadline, "both applied within 60 s");
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.ok(
@@ -223,7 +223,7 @@ describe("gateway API", () => {
     const ws = await h.workspace("mcp://memory");
     const stream = await openEvents(base, tokenOf("dev-auditor"));
     try {
-      await stream.waitFor((e) => e.event === "resync", 2000); // every connection starts with one
+      await stream.waitFor((e) => e.event === "resync"); // every connection starts with one
       const { a } = await twoDependentWrites(ws);
       await stream.waitFor(
         (e) =>
@@ -238,7 +238,6 @@ describe("gateway API", () => {
       await stream.waitFor(
         (e) =>
           e.event === "resync" && stream.events.filter((x) => x.event === "resync").length > resyncsBefore,
-        10_000,
       );
     } finally {
       stream.close();

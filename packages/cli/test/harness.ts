@@ -47,7 +47,7 @@ export async function startHarness(
         await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url, name: "" });
       return ws.id;
     },
-    exec(ws, code, wallTimeMs = 20_000) {
+    exec(ws, code, wallTimeMs = 60_000) {
       return unary(kernel, kernel.executeCode, {
         workspaceId: ws,
         code,

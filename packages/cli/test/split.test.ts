@@ -18,8 +18,11 @@ import { git, makeBareRepo } from "./git-repo.ts";
 const ROOT = resolve(import.meta.dirname, "../../..");
 const run = promisify(execFile);
 
-/** Waits for a child process's port; fails at once when the child exits. */
-function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs = 30_000): Promise<void> {
+/**
+ * Waits for a child process's port; fails at once when the child exits. Six services start at once, so on
+ * a busy 2-core machine one can take well over 30 s: the deadline is generous.
+ */
+function waitForPort(port: number, child: ChildProcess, name: string, timeoutMs = 120_000): Promise<void> {
   return waitForListening(port, {
     name,
     timeoutMs,

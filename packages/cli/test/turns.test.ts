@@ -45,6 +45,8 @@ test("a turn with two awaited actions resumes only after both are approved, with
   const { turnId, ids } = await turnOf(ws, twoWrites("TurnA", "TurnB"));
   assert.equal((await getTurn(ws, turnId)).state, "suspended");
   await approve(ws, ids[0]!);
+  // An absence ("the turn does not resume yet"): the CLI suite has no handle on the turn's workflow to
+  // wait on (services/worker's turn test waits for the handled signal); a short grace, then the check.
   await new Promise((r) => setTimeout(r, 500));
   assert.equal((await getTurn(ws, turnId)).state, "suspended", "one approval is not enough");
   await approve(ws, ids[1]!);

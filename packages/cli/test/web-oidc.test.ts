@@ -52,7 +52,7 @@ async function signIn(login: string): Promise<Page> {
   await page.click('button[type="submit"]');
   await page.waitForSelector('button:has-text("Continue")');
   await page.click('button:has-text("Continue")');
-  await page.waitForSelector('[data-testid="me-name"]', { timeout: 15_000 });
+  await page.waitForSelector('[data-testid="me-name"]', { timeout: 60_000 });
   return page;
 }
 

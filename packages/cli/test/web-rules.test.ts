@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 import type { Browser } from "playwright-core";
 import { devRegistry } from "../src/dev-stack.ts";
 import { launchBrowser, openApp } from "./browser.ts";
@@ -56,11 +57,8 @@ test("an admin enables a rule on the Rules page and the waiting write auto-appli
   await admin.waitForSelector(toggle);
   await admin.click(toggle);
   await admin.waitForSelector(`${toggle}:checked`);
-  for (let i = 0; i < 100 && !existsSync(join(h.dir, "files", "reports")); i++)
-    await new Promise((r) => setTimeout(r, 100));
-  assert.ok(
+  await waitUntil(`the pending create_directory (action ${first}) to be auto-approved and applied`, () =>
     existsSync(join(h.dir, "files", "reports")),
-    `the pending create_directory (action ${first}) was auto-approved and applied`,
   );
   const beforeLatch = await h.stack.store.streamRevision(`workspace-${ws}`);
 

@@ -121,7 +121,7 @@ describe("approver web app in Chromium", () => {
     const page = await openApp(browser, base, tokenOf("dev-approver"), `/ws/${ws}/actions/${id}`);
     await page.waitForSelector('[data-testid="status"]:has-text("pending")');
     await page.click('[data-testid="approve"]');
-    await page.waitForSelector('[data-testid="status"]:has-text("applied")', { timeout: 20_000 });
+    await page.waitForSelector('[data-testid="status"]:has-text("applied")', { timeout: 60_000 });
     assert.ok(
       h.memoryState().some((l) => l.includes('"Dora"')),
       "the memory server has Dora",
@@ -132,7 +132,7 @@ describe("approver web app in Chromium", () => {
     await page.evaluate(() => {
       window.location.hash = "#/";
     });
-    await page.waitForSelector(`${row(ws, id ?? 0)}[data-status="applied"]`, { timeout: 10_000 });
+    await page.waitForSelector(`${row(ws, id ?? 0)}[data-status="applied"]`, { timeout: 60_000 });
     await page.context().close();
   });
 
@@ -168,12 +168,12 @@ describe("approver web app in Chromium", () => {
     await page.keyboard.press("x");
     await page.keyboard.press("Shift+A");
     for (const id of [k1, k2])
-      await page.waitForSelector(`${row(ws, id ?? 0)}[data-status="applied"]`, { timeout: 20_000 });
+      await page.waitForSelector(`${row(ws, id ?? 0)}[data-status="applied"]`, { timeout: 60_000 });
     await page.waitForSelector(`${row(ws, k3 ?? 0)}[data-focused="true"]`);
     await page.keyboard.press("r");
     await page.fill(`${row(ws, k3 ?? 0)} [data-testid="reject-reason"]`, "not this one");
     await page.click(`${row(ws, k3 ?? 0)} [data-testid="reject-confirm"]`);
-    await page.waitForSelector(`${row(ws, k3 ?? 0)}[data-status="rejected"]`, { timeout: 10_000 });
+    await page.waitForSelector(`${row(ws, k3 ?? 0)}[data-status="rejected"]`, { timeout: 60_000 });
     assert.equal(await page.getAttribute(row(ws, k4 ?? 0), "data-status"), "pending");
     await page.context().close();
   });
@@ -202,7 +202,7 @@ describe("approver web app in Chromium", () => {
       window.location.hash = "#/";
     });
     for (const id of [b, c]) {
-      const el = await page.waitForSelector(`${row(ws, id)}[data-status="rejected"]`, { timeout: 10_000 });
+      const el = await page.waitForSelector(`${row(ws, id)}[data-status="rejected"]`, { timeout: 60_000 });
       assert.match((await el.textContent()) ?? "", /needed action \d+/);
     }
     assert.match((await page.textContent(row(ws, b))) ?? "", new RegExp(`needed action ${a}\\b`));
@@ -282,6 +282,8 @@ describe("approver web app in Chromium", () => {
     await page.waitForSelector('[data-testid="pending-count"]');
     await nats.kill();
     const [id] = await createEntities(ws, ["WhileDown"]);
+    // Keeps NATS down a moment after the submission, so its notice is sent into the outage (an absence
+    // of delivery has no event to wait on); the property checked is the recovery after the restart.
     await new Promise((r) => setTimeout(r, 500));
     const restored = Date.now();
     await nats.restart();

@@ -29,9 +29,9 @@ export function numbered(count: number, start = 0, type = "Numbered"): NewEvent[
 
 /**
  * Resolves when `condition()` is true, polling every 5 ms.
- * @throws Error naming `what` after `timeoutMs` (default 5000).
+ * @throws Error naming `what` after `timeoutMs` (default 60 000: generous, so a busy machine passes too).
  */
-export async function waitFor(what: string, condition: () => boolean, timeoutMs = 5000): Promise<void> {
+export async function waitFor(what: string, condition: () => boolean, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -39,7 +39,10 @@ export async function waitFor(what: string, condition: () => boolean, timeoutMs 
   }
 }
 
-/** Sleeps `ms` milliseconds. */
+/**
+ * Sleeps `ms` milliseconds. Only for absence checks ("no duplicate arrives after the last expected
+ * event"), where there is no condition to wait on; wait for what must happen with {@link waitFor}.
+ */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { RpcTarget } from "capnweb";
 import { InvalidRequest, UnknownAction } from "../src/errors.ts";
@@ -70,7 +71,8 @@ test("a session's main object is the gatekeeper's RpcTarget, and objects it retu
   } finally {
     s.close();
   }
-  await new Promise((r) => setTimeout(r, 50));
+  // The server sees the stream end a little later (a busy machine may take seconds): wait for it.
+  await waitUntil("the server to count the closed session", () => live === 0);
   assert.equal(live, 0);
 });
 

@@ -18,7 +18,7 @@ export interface NatsServerProcess {
   close(): Promise<void>;
 }
 
-/** Starts nats-server on `port` (0 = a free one) and resolves once it accepts TCP connections (≤ 10 s). */
+/** Starts nats-server on `port` (0 = a free one) and resolves once it accepts TCP connections (≤ 60 s). */
 export async function startNatsServer(options: { port?: number } = {}): Promise<NatsServerProcess> {
   const port = options.port || (await freePort());
   let child: ChildProcess | undefined;
@@ -35,7 +35,7 @@ export async function startNatsServer(options: { port?: number } = {}): Promise<
         reject(new Error(`nats-server exited with code ${code} before accepting connections`)),
       );
     });
-    await Promise.race([waitForPort(port, { name: "nats-server", timeoutMs: 10_000 }), failed]);
+    await Promise.race([waitForPort(port, { name: "nats-server", timeoutMs: 60_000 }), failed]);
   };
   const stop = async () => {
     const proc = child;

@@ -30,7 +30,7 @@ function collector() {
       for (const w of waiters.splice(0)) w();
     },
   };
-  const until = async (pred: () => boolean, ms = 5000) => {
+  const until = async (pred: () => boolean, ms = 60_000) => {
     const deadline = Date.now() + ms;
     while (!pred()) {
       if (Date.now() > deadline) throw new Error("timed out waiting");
@@ -40,8 +40,28 @@ function collector() {
       });
     }
   };
-  return { notices, resyncs, listener, until };
+  /** Notices other than the probes {@link heard} sends. */
+  const real = () => notices.filter((n) => n.workspaceId !== PROBE);
+  /**
+   * Publishes a probe notice every 100 ms (through `publish`) until this collector receives one: then the
+   * subscription has reached the server, so what is published next is delivered (no fixed wait that a
+   * busy machine can outrun).
+   */
+  const heard = async (publish: (n: LogNotice) => void) => {
+    const before = notices.length - real().length;
+    const probe = { workspaceId: PROBE, revision: 0, type: "Probe" };
+    publish(probe);
+    const timer = setInterval(() => publish(probe), 100);
+    try {
+      await until(() => notices.length - real().length > before);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+  return { notices, resyncs, listener, until, real, heard };
 }
+
+const PROBE = "probe";
 
 test("a workspace id that is not one subject token is refused by name", () => {
   assert.equal(logSubject("ws_1"), "gatehouse.ws.ws_1.log");
@@ -61,6 +81,8 @@ test("the publisher sends one notice per new workspace event, in order, and none
     await store.append("other-stream", [{ type: "X", data: {} }], "no_stream");
     await store.append("workspace-w1", [{ type: "ActionSubmitted", data: {} }], 0);
     await c.until(() => c.notices.length >= 2);
+    // "None for other streams": no event to wait on for an absence; a short grace lets a wrong extra
+    // notice arrive (it would be published right after the two above) before the exact comparison.
     await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(c.notices, [
       { workspaceId: "w1", revision: 0, type: "WorkspaceCreated" },
@@ -88,20 +110,19 @@ test("notices cross a real nats-server; after the server is killed and restarted
   try {
     const c = collector();
     subscriber.subscribe(c.listener);
-    // Let the SUB reach the server before publishing.
-    await new Promise((r) => setTimeout(r, 200));
+    await c.heard((n) => publisher.publish(n));
     publisher.publish({ workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
-    await c.until(() => c.notices.length === 1);
-    assert.deepEqual(c.notices[0], { workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
+    await c.until(() => c.real().length === 1);
+    assert.deepEqual(c.real()[0], { workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
 
     await server.kill();
     await server.restart();
-    await c.until(() => c.resyncs.length >= 1, 10_000);
+    await c.until(() => c.resyncs.length >= 1);
     assert.match(c.resyncs[0] ?? "", /missed/);
     // After the reconnect, notices flow again.
-    await new Promise((r) => setTimeout(r, 300));
+    await c.heard((n) => publisher.publish(n));
     publisher.publish({ workspaceId: "w1", revision: 4, type: "ActionApproved" });
-    await c.until(() => c.notices.some((n) => n.revision === 4), 10_000);
+    await c.until(() => c.real().some((n) => n.revision === 4));
   } finally {
     await publisher.close();
     await subscriber.close();
@@ -121,11 +142,12 @@ test("a malformed message on a notice subject is dropped, not delivered", async 
   try {
     const c = collector();
     subscriber.subscribe(c.listener);
-    await new Promise((r) => setTimeout(r, 200));
+    await c.heard((n) => raw.publish(logSubject(n.workspaceId), JSON.stringify(n)));
     raw.publish("gatehouse.ws.w1.log", "not json");
     raw.publish("gatehouse.ws.w1.log", JSON.stringify({ workspaceId: "w1", revision: -1, type: "" }));
     raw.publish("gatehouse.ws.w1.log", JSON.stringify({ workspaceId: "w1", revision: 1, type: "T" }));
-    await c.until(() => c.notices.length === 1);
+    await c.until(() => c.real().length === 1);
+    assert.deepEqual(c.real(), [{ workspaceId: "w1", revision: 1, type: "T" }]);
     assert.equal(statuses.filter((s) => s === "malformed_notice").length, 2);
   } finally {
     await raw.close();

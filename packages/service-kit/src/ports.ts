@@ -29,13 +29,13 @@ export function canConnect(port: number, host = "127.0.0.1"): Promise<boolean> {
  * Waits until something accepts connections on 127.0.0.1:`port`, checking every 50 ms.
  * `stillRunning` (optional) is asked before each try; when it returns a message the wait fails with it
  * (e.g. the server's process exited).
- * @throws Error naming `name` and the port after `timeoutMs` (default 30 s), or `stillRunning`'s message.
+ * @throws Error naming `name` and the port after `timeoutMs` (default 120 s: start-ups on a busy machine are slow), or `stillRunning`'s message.
  */
 export async function waitForPort(
   port: number,
   options: { name: string; timeoutMs?: number; stillRunning?: () => string | undefined },
 ): Promise<void> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? 120_000;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const stopped = options.stillRunning?.();

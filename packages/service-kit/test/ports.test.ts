@@ -12,7 +12,7 @@ test("a free port can be bound; canConnect and waitForPort see a listener only o
   );
   const server = createServer();
   setTimeout(() => server.listen(port, "127.0.0.1"), 100);
-  await waitForPort(port, { name: "late server", timeoutMs: 5000 });
+  await waitForPort(port, { name: "late server", timeoutMs: 60_000 });
   assert.equal(await canConnect(port), true);
   await new Promise<void>((r) => server.close(() => r()));
 });

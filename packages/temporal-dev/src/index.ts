@@ -63,7 +63,7 @@ export interface TemporalDevServerOptions {
   port?: number;
   /** Namespace created at start (default "default"). */
   namespace?: string;
-  /** How long to wait for the server to accept connections, ms (default 60000). */
+  /** How long to wait for the server to accept connections, ms (default 120000: slow on a busy machine). */
   startTimeoutMs?: number;
 }
 
@@ -121,7 +121,7 @@ export async function startTemporalDevServer(
   };
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
-  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
   while (!(await canConnect(port))) {
     if (child.exitCode !== null) {
       throw new Error(`temporal server start-dev exited with code ${child.exitCode}: ${output.trim()}`);

@@ -6,7 +6,7 @@ export interface PoolOptions {
   idleMs: number;
   /** Most sandboxes at once, warm + starting + leased (SANDBOX_MAX_SANDBOXES, default 16). */
   maxSandboxes: number;
-  /** A sandbox that has not reported ready after this long is destroyed, ms (default 30 s). */
+  /** A sandbox that has not reported ready after this long is destroyed, ms (default 60 s: starts are slow on a busy machine). */
   readyTimeoutMs: number;
 }
 
@@ -15,7 +15,7 @@ export const DEFAULT_POOL_OPTIONS: PoolOptions = {
   warm: 2,
   idleMs: 5 * 60_000,
   maxSandboxes: 16,
-  readyTimeoutMs: 30_000,
+  readyTimeoutMs: 60_000,
 };
 
 /** One sandbox as shown by SandboxPool.describe() (tests, status pages). */

@@ -374,7 +374,7 @@ describe(`capability misuse (runner sandbox: ${ESCAPE_MODE})`, () => {
           bindings: { VAULT_A: { main: vaultA, methods: [...VAULT_METHODS, "gate"] } },
         },
       );
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       while (!vaultA.calls.includes("gate")) {
         assert.ok(Date.now() < deadline, `workspace A never reached its gate: ${vaultA.calls.join(", ")}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -430,7 +430,7 @@ describe(`capability misuse (runner sandbox: ${ESCAPE_MODE})`, () => {
       }),
     );
     try {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       while (!vaults.a.calls.includes("gate") || !vaults.b.calls.includes("gate")) {
         assert.ok(Date.now() < deadline, "the executions never started");
         await new Promise((resolve) => setTimeout(resolve, 20));

@@ -129,7 +129,7 @@ describe(`env enumeration (runner sandbox: ${ESCAPE_MODE})`, () => {
       bindings: { OTHER_WORKSPACE_DB: { main: other, methods: ["gate"] } },
     });
     try {
-      const deadline = Date.now() + 20_000;
+      const deadline = Date.now() + 60_000;
       while (!other.calls.includes("gate")) {
         assert.ok(Date.now() < deadline, "the other workspace's execution never started");
         await new Promise((resolve) => setTimeout(resolve, 20));

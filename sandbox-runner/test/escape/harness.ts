@@ -283,7 +283,7 @@ async function attempt(name, fn) {
 export async function probe(
   template: BundleTemplate,
   body: string,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
 ): Promise<Record<string, ProbeAttempt>> {
   assert.ok(RUNSC, "runsc is required for container probes");
   const script = `${PROBE_PRELUDE}\n(async () => {\n${body}\n})().then(

@@ -12,6 +12,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 import type { ServiceError } from "@grpc/grpc-js";
 import type { SandboxRunnerHandle } from "../../src/index.ts";
 import {
@@ -275,12 +276,18 @@ describe(`resource bombs (runner sandbox: ${ESCAPE_MODE})`, () => {
     try {
       const loop = `export default async () => { for (;;) {} }`;
       const limits = { wallTimeMs: 3000 };
-      const outcomes = await Promise.allSettled([
+      const first = [
         exec(small, loop, { limits, workspaceId: "ws-a" }),
         exec(small, loop, { limits, workspaceId: "ws-b" }),
-        new Promise((resolve) => setTimeout(resolve, 500)).then(() =>
-          exec(small, loop, { limits, workspaceId: "ws-c" }),
-        ),
+      ];
+      // The third is sent once the runner holds both (its active-executions gauge), not after a guess.
+      const holding = waitUntil(
+        "the runner to hold two executions",
+        async () => (await small.metrics.active.get()).values[0]?.value === 2,
+      );
+      const outcomes = await Promise.allSettled([
+        ...first,
+        holding.then(() => exec(small, loop, { limits, workspaceId: "ws-c" })),
       ]);
       const [a, b, c] = outcomes;
       assert.equal(a?.status, "fulfilled");

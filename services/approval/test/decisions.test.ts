@@ -236,7 +236,7 @@ test("a pending action expires after the configured TTL and cascades with reason
     const get = (id: number) =>
       call<unknown, ActionRecord>(h.decisions, "getAction", { workspaceId: h.ws, actionId: id });
     assert.ok(
-      await eventually(async () => (await get(a)).status === ActionStatus.ACTION_STATUS_REJECTED, 20_000),
+      await eventually(async () => (await get(a)).status === ActionStatus.ACTION_STATUS_REJECTED),
       "the action should expire",
     );
     assert.match((await get(a)).reason, /expired/);

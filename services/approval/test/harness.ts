@@ -195,10 +195,10 @@ export function call<Req, Res>(client: Client, method: string, request: Req): Pr
   });
 }
 
-/** Polls `check` until it returns true or `timeoutMs` passes; returns its last answer. */
+/** Polls `check` until it returns true or `timeoutMs` (default 60 s: a busy machine is slow) passes; returns its last answer. */
 export async function eventually(
   check: () => boolean | Promise<boolean>,
-  timeoutMs = 10_000,
+  timeoutMs = 60_000,
 ): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -58,7 +58,7 @@ test("a decision sent while no worker runs is applied exactly once after a worke
     // (submission order is kept only for decisions delivered as updates), so wait for both.
     for (const id of [a, b]) {
       assert.ok(
-        await eventually(async () => (await get(id)).status === ActionStatus.ACTION_STATUS_APPLIED, 30_000),
+        await eventually(async () => (await get(id)).status === ActionStatus.ACTION_STATUS_APPLIED),
         `action ${id} should be applied once a worker runs:\n${stack.worker.log()}`,
       );
     }

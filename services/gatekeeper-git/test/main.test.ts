@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 import { FakeApprovalQueue, makeRepo } from "./helpers.ts";
 
 const MAIN = join(import.meta.dirname, "../src/main.ts");
@@ -41,12 +42,10 @@ test("main serves /healthz and /metrics and stops on SIGTERM", async () => {
     GATEKEEPER_GIT_METRICS_ADDR: "127.0.0.1:0",
   });
   try {
-    let ops = "";
-    for (let i = 0; i < 100 && !ops; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      ops = /"ops":"([^"]+)"/.exec(p.output())?.[1] ?? "";
-    }
-    assert.ok(ops, p.output());
+    const ops = await waitUntil(
+      "the gatekeeper's ops address",
+      () => /"ops":"([^"]+)"/.exec(p.output())?.[1],
+    );
     const health = await fetch(`http://${ops}/healthz`);
     assert.equal(health.status, 200);
     const metrics = await (await fetch(`http://${ops}/metrics`)).text();

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { connectSession } from "@gatehouse/gatekeeper-kit";
 import { GatekeeperClient } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import { FakeApprovalQueue, makeRepo, type RepoApi, sh, type TestRepo } from "./helpers.ts";
 
@@ -70,12 +71,10 @@ before(async () => {
   child.stdout?.on("data", (d) => {
     out += d;
   });
-  let grpc = "";
-  for (let i = 0; i < 150 && !grpc; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    grpc = /"grpc":"([^"]+)"/.exec(out)?.[1] ?? "";
-  }
-  assert.ok(grpc, `gatekeeper did not start: ${out}`);
+  const grpc = await waitUntil("the gatekeeper's start-up line", () => {
+    if (child.exitCode !== null) throw new Error(`gatekeeper exited with ${child.exitCode}: ${out}`);
+    return /"grpc":"([^"]+)"/.exec(out)?.[1];
+  });
   client = new GatekeeperClient(grpc, credentials.createInsecure());
 });
 

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { freePort } from "@gatehouse/service-kit";
+import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { createRemotes } from "../src/index.ts";
 import { type Harness, makeRepo, startHarness, type TestRepo } from "./helpers.ts";
 
@@ -68,11 +68,10 @@ before(async () => {
     knownHosts: join(d, "known_hosts"),
     wrongKnownHosts: join(d, "wrong_known_hosts"),
   };
-  for (let i = 0; i < 50; i++) {
-    if (err.includes("Server listening")) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  assert.match(err, /Server listening/, `sshd did not start: ${err}`);
+  await waitUntil("sshd's listening line", () => {
+    if (sshd?.exitCode != null) throw new Error(`sshd exited with ${sshd.exitCode}: ${err}`);
+    return err.includes("Server listening");
+  });
 });
 
 after(() => {

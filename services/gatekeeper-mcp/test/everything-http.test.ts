@@ -25,7 +25,7 @@ before(async () => {
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("everything server did not start")), 20_000);
+    const timer = setTimeout(() => reject(new Error("everything server did not start in 120 s")), 120_000);
     child.stderr!.on("data", (d: Buffer) => {
       if (d.toString().includes("listening on port")) {
         clearTimeout(timer);

@@ -21,7 +21,7 @@ import {
   KernelClient,
   ObserverAdded,
 } from "@gatehouse/proto";
-import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { callUnary, type UnaryMethod, waitUntil } from "@gatehouse/service-kit";
 import { credentials, Server, ServerCredentials, type ServiceError, status } from "@grpc/grpc-js";
 import pino from "pino";
 import { type RunningKernel, startKernel } from "../src/index.ts";
@@ -145,13 +145,10 @@ async function startMcpGatekeeperProcess(): Promise<string> {
   mcp.stderr?.on("data", (d) => {
     mcpOutput += d;
   });
-  for (let i = 0; i < 200; i++) {
-    const grpc = /"grpc":"([^"]+)"/.exec(mcpOutput)?.[1];
-    if (grpc) return grpc;
-    if (mcp.exitCode !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gatekeeper-mcp did not start:\n${mcpOutput}`);
+  return waitUntil("gatekeeper-mcp's start-up line", () => {
+    if (mcp.exitCode !== null) throw new Error(`gatekeeper-mcp exited with ${mcp.exitCode}:\n${mcpOutput}`);
+    return /"grpc":"([^"]+)"/.exec(mcpOutput)?.[1];
+  });
 }
 
 before(async () => {

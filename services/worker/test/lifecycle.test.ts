@@ -12,6 +12,7 @@ import {
   decideUpdate,
 } from "@gatehouse/approval-core/lifecycle-contract";
 import { ActionStatus } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import { eventTypesOf, messagesOf, projected, sleep } from "./support/assertions.ts";
 import { startAction, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
@@ -114,14 +115,17 @@ describe("action lifecycle workflow", () => {
     );
   });
 
-  test("approve, then reject 50 ms later: the action is applied and the reject is refused with a clear error", async () => {
+  test("approve, then reject while it applies: the action is applied and the reject is refused with a clear error", async () => {
     const ws = await workspace();
     const id = await submit(f.streams, ws, "a1");
     const handle = await startAction(f.env.client, ws, id);
     f.gatekeeper.block();
     try {
       const approving = handle.executeUpdate(decideUpdate, { args: [alice] });
-      await sleep(50);
+      await waitUntil(
+        "the approved action to be applying",
+        async () => (await handle.query(actionStatusQuery)) === "applying",
+      );
       await expectRefused(
         handle.executeUpdate(decideUpdate, { args: [rejectBy("changed my mind")] }),
         new RegExp(`action ${id} was already approved by user:alice`),
@@ -176,6 +180,8 @@ describe("action lifecycle workflow", () => {
     const queue = uniqueId("idle-queue");
     const handle = await startAction(f.env.client, ws, id, { taskQueue: queue });
     await handle.signal(decideSignal, alice);
+    // No worker polls this queue, so nothing can happen and there is no event to wait on: a short
+    // grace shows that nothing did.
     await sleep(500);
     assert.equal(f.gatekeeper.appliesOf(ws, id), 0);
     assert.equal((await projected(f.store, ws, id)).status, ActionStatus.ACTION_STATUS_PENDING);
@@ -193,7 +199,8 @@ describe("action lifecycle workflow", () => {
     f.gatekeeper.unreachable = true;
     try {
       await handle.signal(decideSignal, alice);
-      await sleep(1800);
+      const refused = f.gatekeeper.refusedReady;
+      await waitUntil("a retried apply attempt", () => f.gatekeeper.refusedReady >= refused + 2);
       assert.deepEqual(await eventTypesOf(f.store, ws, id), ["ActionSubmitted", "ActionApproved"]);
     } finally {
       f.gatekeeper.unreachable = false;

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
 import { TurnCompleted, TurnResumed, TurnSuspended } from "@gatehouse/proto";
-import { sleep } from "./support/assertions.ts";
+import { waitUntil } from "@gatehouse/service-kit";
+import type { WorkflowHandle } from "@temporalio/client";
 import { awaitTurn, startAction, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
 import { seedWorkspace, submit } from "./support/workspace.ts";
@@ -34,6 +35,20 @@ describe("await-decision turn workflow", () => {
     return { ws, a1, a2, h1, h2 };
   }
 
+  /**
+   * Resolves once the workflow has received signal `name` and completed a workflow task after it: by then
+   * anything the signal makes the workflow do within that task (e.g. record its outcome) is done.
+   */
+  async function signalHandled(handle: WorkflowHandle, name: string): Promise<void> {
+    await waitUntil(`the turn workflow to handle its "${name}" signal`, async () => {
+      const events = (await handle.fetchHistory()).events ?? [];
+      const signalled = events.findIndex(
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === name,
+      );
+      return signalled >= 0 && events.slice(signalled).some((e) => e.workflowTaskCompletedEventAttributes);
+    });
+  }
+
   async function turnEvents(ws: string, turnId: string) {
     const events = await f.store.readStream(`workspace-${ws}`);
     return events.filter(
@@ -48,7 +63,7 @@ describe("await-decision turn workflow", () => {
     const { ws, a1, a2, h1, h2 } = await twoAwaited(turnId);
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
     await h1.executeUpdate(decideUpdate, { args: [approve] });
-    await sleep(300);
+    await signalHandled(turn, "actionDecided");
     assert.equal((await turn.describe()).status.name, "RUNNING", "still waiting for the second action");
     assert.equal((await turnEvents(ws, turnId)).length, 0);
     await h2.executeUpdate(decideUpdate, { args: [approve] });

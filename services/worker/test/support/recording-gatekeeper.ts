@@ -14,6 +14,8 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   readonly answers = new Map<string, ApplyActionResponse | Error>();
   /** When true, ready() fails as if the gatekeeper were down (nothing is sent). */
   unreachable = false;
+  /** How many ready() checks failed because `unreachable` was set (each is one apply attempt refused). */
+  refusedReady = 0;
   private gate: Promise<void> | undefined;
   private openGate: (() => void) | undefined;
   private readonly waiters: Array<() => void> = [];
@@ -32,7 +34,7 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   }
 
   /** Resolves once `count` ApplyAction calls were received. */
-  async waitForApplies(count: number, timeoutMs = 20_000): Promise<void> {
+  async waitForApplies(count: number, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.applied.length < count) {
       if (Date.now() > deadline) throw new Error(`expected ${count} apply calls, got ${this.applied.length}`);
@@ -49,8 +51,10 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   }
 
   async ready(gatekeeper: string): Promise<void> {
-    if (this.unreachable)
+    if (this.unreachable) {
+      this.refusedReady++;
       throw new GatekeeperCallError(`gatekeeper "${gatekeeper}" is down (the request was not sent)`, false);
+    }
   }
 
   async apply(_gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse> {

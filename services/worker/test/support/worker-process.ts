@@ -15,7 +15,7 @@ export interface WorkerProcess {
 /** Starts `src/main.ts` with `env` and resolves once it logged `event:"ready"`. */
 export async function startWorkerProcess(
   env: Record<string, string>,
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
 ): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/main.ts"], {
     cwd: WORKER_DIR,
