@@ -1,5 +1,5 @@
 /** Helpers for the decider tables: build stored events and actions without any I/O. */
-import type { ActionDescription } from "@gatehouse/proto";
+import type { ActionDescription, BindingActionKind } from "@gatehouse/proto";
 import {
   type DomainEvent,
   encodeEventData,
@@ -29,7 +29,11 @@ export function stored(e: Ev, revision: number): FoldableEvent {
 }
 
 export const created: Ev = { type: "WorkspaceCreated", data: { workspaceId: "w1", name: "W" } };
-export function binding(name: string): Ev {
+/**
+ * ResourceIntroduced of `name`; `kinds` are the action kinds its gatekeeper published (undefined:
+ * introduced before gatekeepers published them).
+ */
+export function binding(name: string, kinds?: BindingActionKind[]): Ev {
   return {
     type: "ResourceIntroduced",
     data: {
@@ -39,8 +43,14 @@ export function binding(name: string): Ev {
       trust: "vetted",
       dts: "",
       methods: [],
+      actionKinds: kinds && { kinds },
     },
   };
+}
+
+/** A published action kind; `why` set makes it one no rule may approve. */
+export function kind(tag: string, why = ""): BindingActionKind {
+  return { tag, label: tag, autoApprovable: why === "", notAutoApprovableReason: why };
 }
 
 export function desc(over: Partial<ActionDescription> = {}): ActionDescription {
@@ -99,7 +109,7 @@ export const rule = (b: string, tag: string, enabled = true): Ev => ({
   type: "AutoApprovalRuleSet",
   data: { binding: b, actionKindTag: tag, enabled, setBy: "user:alice" },
 });
-export const observed = (b: string, restricted = false): Ev => ({
+export const observed = (b: string, restricted = false, requestId = "", page = 0): Ev => ({
   type: "ObservationRecorded",
   data: {
     binding: b,
@@ -108,9 +118,10 @@ export const observed = (b: string, restricted = false): Ev => ({
       description: "",
       containsRestrictedData: restricted,
       kind: "mcp.tool.read",
-      page: 0,
+      page,
     },
     executionId: "x1",
+    requestId,
   },
 });
 export const latched = (observationId: number, b: string): Ev => ({

@@ -226,10 +226,13 @@ const rows: Row[] = [
     error: { type: UnknownDependency, message: /depends_on: "g"/ },
   },
   {
-    name: "resubmitting a local id of the same binding is refused",
+    name: "a different submission under a used local id of the same binding is refused",
     given: [...base, submitted("MEM", "a")],
-    when: submit("MEM", "a"),
-    error: { type: DuplicateLocalId, message: /already submitted on binding "MEM" as action 3/ },
+    when: submit("MEM", "a", [], desc({ title: "something else" })),
+    error: {
+      type: DuplicateLocalId,
+      message: /already submitted on binding "MEM" as action 3 with a different description/,
+    },
   },
   {
     name: "a submission for a binding the workspace does not know is refused",
@@ -325,6 +328,7 @@ const rows: Row[] = [
         page: 0,
       },
       executionId: "x1",
+      requestId: "",
     },
     expect: [observed("MEM", true), latched(3, "MEM")],
   },

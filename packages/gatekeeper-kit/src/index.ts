@@ -17,7 +17,7 @@
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
  *   unexpected errors.
  */
-export { type ApprovalQueue, connectApprovalQueue } from "./approval-client.ts";
+export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
 export {
   type BoundedDescription,
@@ -54,6 +54,7 @@ export { type KitLogger, silentLogger } from "./logger.ts";
 export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
 export { PendingOverlay, type PendingWrite } from "./overlay.ts";
 export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
+export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 export { type ServedGatekeeper, type ServeGatekeeperOptions, serveGatekeeper } from "./serve.ts";
 export { type ClientSession, connectSession } from "./session-client.ts";
 export { BINDING_NAME, checkOpenFields } from "./session-open.ts";

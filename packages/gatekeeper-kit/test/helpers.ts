@@ -64,31 +64,68 @@ export function startSessionServer(
   return startGatekeeper({ openSession: (call) => serveSession(call, handlers) });
 }
 
-/** A recording ApprovalQueue on loopback. */
+/**
+ * A recording ApprovalQueue on loopback. Like the real service it answers a retry (same local id,
+ * same observation request id) with the id it gave the first time, and it can lose replies.
+ */
 export class RecordingApprovalQueue {
-  readonly observations: { callerToken: string; description: ObservationDescription }[] = [];
+  /** Every AuthorizeObservation received, retries included. */
+  readonly observations: { callerToken: string; description: ObservationDescription; requestId: string }[] =
+    [];
+  /** Every SubmitAction received, retries included. */
   readonly submissions: { callerToken: string; localId: string; payloadJson: string }[] = [];
   /** When set, every call fails with this status. */
   refuse: status | null = null;
+  /** Statuses the next calls fail with, one per call (after recording the request). */
+  failNext: status[] = [];
+  /** How many of the next replies are lost: the request is recorded and never answered. */
+  dropReplies = 0;
   port = 0;
   #next = 1;
+  #ids = new Map<string, number>();
   #server = new Server();
+
+  /** The id recorded under `key`, or a new one; then the reply (or none when it is dropped). */
+  #answer<T>(
+    key: string,
+    cb: (e: Partial<ServiceError> | null, r?: T) => void,
+    reply: (id: number) => T,
+  ): void {
+    let id = this.#ids.get(key);
+    if (id === undefined) {
+      id = this.#next++;
+      if (key) this.#ids.set(key, id);
+    }
+    const fail = this.failNext.shift();
+    if (fail !== undefined) {
+      cb({ code: fail, details: "failed by test" });
+    } else if (this.dropReplies > 0) {
+      this.dropReplies--; // the reply is lost: the client's deadline passes
+    } else {
+      cb(null, reply(id));
+    }
+  }
 
   async start(): Promise<this> {
     const impl: ApprovalQueueServer = {
       authorizeObservation: (call, cb) => {
         if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
+        const r = call.request;
         this.observations.push({
-          callerToken: call.request.callerToken,
-          description: call.request.description!,
+          callerToken: r.callerToken,
+          description: r.description!,
+          requestId: r.requestId,
         });
-        cb(null, { observationId: this.#next++ });
+        this.#answer(r.requestId && `obs:${r.requestId}`, cb, (observationId) => ({ observationId }));
       },
       submitAction: (call, cb) => {
         if (this.refuse !== null) return cb({ code: this.refuse, details: "refused by test" });
         const r = call.request;
         this.submissions.push({ callerToken: r.callerToken, localId: r.localId, payloadJson: r.payloadJson });
-        cb(null, { actionId: this.#next++, status: ActionStatus.ACTION_STATUS_PENDING });
+        this.#answer(`act:${r.localId}`, cb, (actionId) => ({
+          actionId,
+          status: ActionStatus.ACTION_STATUS_PENDING,
+        }));
       },
       // Not used by these tests: the MCP gatekeeper keeps no overlay to rebuild.
       listUnappliedForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),

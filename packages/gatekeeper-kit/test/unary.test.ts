@@ -31,6 +31,7 @@ const RESOLVED: ResolveResourceResponse = {
   dts: "",
   methods: ["read"],
   url: "test://repo",
+  actionKinds: { kinds: [] },
 };
 
 const gk = await startGatekeeper({

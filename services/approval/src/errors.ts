@@ -5,6 +5,8 @@
  */
 
 import {
+  ActionKindNotAutoApprovable,
+  ActionKindsNotPublished,
   ActionNotFound,
   ActionNotPending,
   ActionNotRevertible,
@@ -12,9 +14,11 @@ import {
   ApprovalError,
   DependenciesUndecided,
   DuplicateLocalId,
+  DuplicateObservationRequest,
   InvalidField,
   NotCallersAction,
   ReasonRequired,
+  UnknownActionKind,
   UnknownBinding,
   UnknownDependency,
   WorkspaceLatched,
@@ -64,12 +68,20 @@ function domainCode(err: ApprovalError): status {
     err instanceof DependenciesUndecided ||
     err instanceof WorkspaceLatched ||
     err instanceof ActionStateConflict ||
-    err instanceof ActionNotRevertible
+    err instanceof ActionNotRevertible ||
+    err instanceof ActionKindNotAutoApprovable ||
+    err instanceof ActionKindsNotPublished
   ) {
     return status.FAILED_PRECONDITION;
   }
-  if (err instanceof DuplicateLocalId) return status.ALREADY_EXISTS;
-  if (err instanceof ReasonRequired || err instanceof InvalidField || err instanceof UnknownDependency) {
+  if (err instanceof DuplicateLocalId || err instanceof DuplicateObservationRequest)
+    return status.ALREADY_EXISTS;
+  if (
+    err instanceof ReasonRequired ||
+    err instanceof InvalidField ||
+    err instanceof UnknownDependency ||
+    err instanceof UnknownActionKind
+  ) {
     return status.INVALID_ARGUMENT;
   }
   return status.FAILED_PRECONDITION;

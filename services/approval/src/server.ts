@@ -2,7 +2,8 @@
  * Thin gRPC handlers for ApprovalQueue (gatekeeper-facing, caller-token authenticated) and
  * Decisions (people-facing) of proto/gatehouse/v1/approval.proto: decode, authorize, call the
  * domain/lifecycle, map errors in one place (errors.ts). A submission the restricted-data latch
- * refuses is recorded (ActionRefused) before SubmitAction fails with FAILED_PRECONDITION.
+ * refuses is recorded (ActionRefused) before SubmitAction fails with FAILED_PRECONDITION. A retried
+ * SubmitAction or AuthorizeObservation that matches what was recorded gets the recorded id back.
  */
 
 import {
@@ -11,6 +12,7 @@ import {
   InvalidField,
   localIdKey,
   NotCallersAction,
+  recordedObservationId,
   toActionRecord,
   type WorkspaceStreams,
 } from "@gatehouse/approval-core";
@@ -71,25 +73,23 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
   return {
     authorizeObservation: unary(deps, "AuthorizeObservation", async (req) => {
       const t = claimsOf(req.callerToken);
-      const { events } = await streams.execute(
-        t.workspaceId,
-        (s) =>
-          decide(
-            {
-              type: "RecordObservation",
-              binding: t.binding,
-              description: req.description,
-              executionId: t.executionId,
-            },
-            s,
-          ),
-        { caller: t.caller, correlationId: t.executionId },
-      );
-      return { observationId: events[0]?.revision ?? 0 };
+      const command = {
+        type: "RecordObservation" as const,
+        binding: t.binding,
+        description: req.description,
+        executionId: t.executionId,
+        requestId: req.requestId,
+      };
+      const { events, state } = await streams.execute(t.workspaceId, (s) => decide(command, s), {
+        caller: t.caller,
+        correlationId: t.executionId,
+      });
+      // No event: a retry of a recorded read, answered with the observation it recorded.
+      return { observationId: events[0]?.revision ?? recordedObservationId(state, command) ?? 0 };
     }),
     submitAction: unary(deps, "SubmitAction", async (req) => {
       const t = claimsOf(req.callerToken);
-      const { events } = await streams.execute(
+      const { events, state: after } = await streams.execute(
         t.workspaceId,
         (s) =>
           decide(
@@ -106,7 +106,9 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
         // A latch refusal is appended as ActionRefused first, then thrown (FAILED_PRECONDITION).
         { caller: t.caller, correlationId: t.executionId },
       );
-      const actionId = events[0]?.revision ?? 0;
+      // No event: a retry of a recorded submission, answered with the action it recorded (its
+      // workflow start and drain below are no-ops when they already ran).
+      const actionId = events[0]?.revision ?? after.localIds.get(localIdKey(t.binding, req.localId)) ?? 0;
       await lifecycle.afterSubmit(t.workspaceId, actionId);
       const state = await streams.state(t.workspaceId);
       return { actionId, status: state.actions.get(actionId)?.status ?? ActionStatus.ACTION_STATUS_PENDING };

@@ -26,6 +26,7 @@ export function binding(name: string): DomainEvent {
       trust: "vetted",
       dts: "",
       methods: [],
+      actionKinds: undefined,
     },
   };
 }

@@ -13,6 +13,7 @@ import { type EventStore, type NewEvent, openSqliteEventStore } from "@gatehouse
 import {
   type ActionDescription,
   ApprovalQueueClient,
+  type BindingActionKind,
   DecisionsClient,
   ResourceIntroduced,
   WorkspaceCreated,
@@ -91,6 +92,21 @@ export interface Harness {
   close(): Promise<void>;
 }
 
+/**
+ * The action kinds every seeded binding publishes: `mcp.tool.add` and `git.commit` may be
+ * auto-approved, `mcp.tool.delete` never (its reason names the destructive hint).
+ */
+export const SEEDED_ACTION_KINDS: BindingActionKind[] = [
+  { tag: "mcp.tool.add", label: "Add", autoApprovable: true, notAutoApprovableReason: "" },
+  { tag: "git.commit", label: "Commit", autoApprovable: true, notAutoApprovableReason: "" },
+  {
+    tag: "mcp.tool.delete",
+    label: "Delete",
+    autoApprovable: false,
+    notAutoApprovableReason: "annotations.destructiveHint=true (must be false)",
+  },
+];
+
 /** Appends WorkspaceCreated + ResourceIntroduced for each binding (what the kernel does). */
 export async function seedWorkspace(
   store: EventStore,
@@ -113,6 +129,7 @@ export async function seedWorkspace(
         trust: "vetted",
         dts: "",
         methods: [],
+        actionKinds: { kinds: SEEDED_ACTION_KINDS },
       }),
       metadata: { actor: "user:alice" },
     })),

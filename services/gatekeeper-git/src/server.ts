@@ -6,6 +6,7 @@
 import { type ApprovalQueue, checkOpenFields, serveSession, unaryHandler } from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
+import { GIT_ACTION_KINDS } from "./action-kinds.ts";
 import { applyAction, gitWhy } from "./apply.ts";
 import { Binding, type Limits } from "./binding.ts";
 import { GitBindingService } from "./binding-service.ts";
@@ -58,7 +59,7 @@ export async function openResource(
   return resource;
 }
 
-/** ResolveResource: the binding name (default REPO), d.ts, methods and normalized URL. */
+/** ResolveResource: the binding name (default REPO), d.ts, methods, normalized URL and action kinds. */
 export async function resolveResource(
   req: ResolveResourceRequest,
   deps: ServerDeps,
@@ -73,6 +74,7 @@ export async function resolveResource(
     dts: generateGitDts(binding, resource),
     methods: [...GIT_METHODS],
     url: resource.normalizedUrl,
+    actionKinds: { kinds: GIT_ACTION_KINDS.map((k) => ({ ...k })) },
   };
 }
 

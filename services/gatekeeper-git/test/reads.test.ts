@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import type { ResolveResourceResponse } from "@gatehouse/proto";
 import { gitTrace } from "../src/git.ts";
 import { type Harness, makeRepo, rejects, sh, startHarness, type TestRepo } from "./helpers.ts";
 
@@ -24,6 +25,21 @@ before(async () => {
 after(async () => {
   await h.close();
   repo.cleanup();
+});
+
+test("ResolveResource publishes the binding's action kinds (commit, createBranch, push, revert), none auto-approvable, each with why", async () => {
+  const res = await new Promise<ResolveResourceResponse>((ok, ko) =>
+    h.client.resolveResource({ url: repo.url, name: "" }, (e, r) => (e ? ko(e) : ok(r))),
+  );
+  const kinds = res.actionKinds?.kinds ?? [];
+  assert.deepEqual(
+    kinds.map((k) => k.tag),
+    ["git.commit", "git.createBranch", "git.push", "git.revert"],
+  );
+  for (const k of kinds) {
+    assert.equal(k.autoApprovable, false, k.tag);
+    assert.match(k.notAutoApprovableReason, /needs a person/);
+  }
 });
 
 test("ResolveResource returns the binding, methods, normalized URL and a d.ts", async () => {

@@ -21,6 +21,12 @@ export interface ToolClassification {
   classifiedBy: string;
   /** `{tag: "mcp.tool.<name>", label}`: the auto-approval rule key. */
   actionKind: { tag: string; label: string };
+  /**
+   * For an action that is not auto-approvable: why no rule can ever approve it, each unmet
+   * condition with what it must be, e.g. "endpoint byo (...); annotations.destructiveHint absent
+   * (must be false)". Empty for reads and auto-approvable actions.
+   */
+  notAutoApprovableReason: string;
 }
 
 function describeHint(annotations: Record<string, unknown> | undefined, hint: string): string {
@@ -49,7 +55,7 @@ export function classifyTool(
   };
   const ro = describeHint(a, "readOnlyHint");
   if (a?.readOnlyHint === true) {
-    return { kind: "read", autoApprovable: false, classifiedBy: ro, actionKind };
+    return { kind: "read", autoApprovable: false, classifiedBy: ro, actionKind, notAutoApprovableReason: "" };
   }
   const reasons = [
     ro,
@@ -57,11 +63,17 @@ export function classifyTool(
     describeHint(a, "idempotentHint"),
     `endpoint ${endpointVetted ? "vetted" : "byo"}`,
   ];
-  const autoApprovable = endpointVetted && a?.destructiveHint === false && a?.idempotentHint === true;
+  const unmet = [
+    ...(endpointVetted ? [] : ["endpoint byo (only tools of an endpoint an administrator vetted can be)"]),
+    ...(a?.destructiveHint === false ? [] : [`${describeHint(a, "destructiveHint")} (must be false)`]),
+    ...(a?.idempotentHint === true ? [] : [`${describeHint(a, "idempotentHint")} (must be true)`]),
+  ];
+  const autoApprovable = unmet.length === 0;
   return {
     kind: "action",
     autoApprovable,
     classifiedBy: `${reasons.join("; ")} -> action${autoApprovable ? ", auto-approvable" : ""}`,
     actionKind,
+    notAutoApprovableReason: unmet.join("; "),
   };
 }

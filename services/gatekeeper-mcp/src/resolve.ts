@@ -1,16 +1,32 @@
 /**
  * ResolveResource: parse the URL, connect, list tools, and return what the agent will see
- * (binding name, trust, permitted methods, generated d.ts, normalized URL). The only effect on the
- * external system is connecting and listing its tools.
+ * (binding name, trust, permitted methods, generated d.ts, normalized URL) and the binding's action
+ * kinds (which a rule may auto-approve, and why not). The only effect on the external system is
+ * connecting and listing its tools.
  */
-import type { ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
+import type { BindingActionKind, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import { bindingMethodNames } from "./binding-target.ts";
-import { loadCatalog } from "./catalog.ts";
+import { type Catalog, loadCatalog } from "./catalog.ts";
 import type { ConnectionPool } from "./connections.ts";
 import { generateBindingDts } from "./dts.ts";
 import { ScopeViolation } from "./errors.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { bindingNameFor, resolveResourceUrl } from "./resource-url.ts";
+
+/**
+ * The binding's action kinds: one per permitted tool that is not a read, in the server's order,
+ * with whether a rule may auto-approve it (classify.ts) and, when not, why.
+ */
+export function catalogActionKinds(catalog: Catalog): BindingActionKind[] {
+  return [...catalog.tools.values()]
+    .filter((t) => t.classification.kind === "action")
+    .map(({ classification: c }) => ({
+      tag: c.actionKind.tag,
+      label: c.actionKind.label,
+      autoApprovable: c.autoApprovable,
+      notAutoApprovableReason: c.notAutoApprovableReason,
+    }));
+}
 
 /**
  * @throws InvalidResourceUrl, MalformedScopeFragment, UnknownServer, InvalidRequest (name),
@@ -44,5 +60,6 @@ export async function resolveResource(
     dts,
     methods: bindingMethodNames(catalog),
     url: resource.normalizedUrl,
+    actionKinds: { kinds: catalogActionKinds(catalog) },
   };
 }

@@ -56,3 +56,16 @@ test("a missing or non-boolean destructive/idempotent hint is not auto-approvabl
     false,
   );
 });
+
+test("an action that is not auto-approvable says every unmet condition and what it must be", () => {
+  const byo = classifyTool({ name: "write_file", annotations: { destructiveHint: true } }, false);
+  assert.equal(byo.autoApprovable, false);
+  assert.match(byo.notAutoApprovableReason, /endpoint byo/);
+  assert.match(byo.notAutoApprovableReason, /annotations\.destructiveHint=true \(must be false\)/);
+  assert.match(byo.notAutoApprovableReason, /annotations\.idempotentHint absent \(must be true\)/);
+  const ok = classifyTool(
+    { name: "create_directory", annotations: { destructiveHint: false, idempotentHint: true } },
+    true,
+  );
+  assert.equal(ok.notAutoApprovableReason, "");
+});

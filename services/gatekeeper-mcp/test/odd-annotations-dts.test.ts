@@ -130,3 +130,23 @@ declare const injected: unknown;
     assert.fail(`generated d.ts does not compile:\n${(err as { stdout: Buffer }).stdout.toString()}`);
   }
 });
+
+test("ResolveResource publishes one action kind per action tool, auto-approvable or with why not; reads are not kinds", async () => {
+  const res = await resolveUrl("mcp://odd");
+  const kinds = new Map((res.actionKinds?.kinds ?? []).map((k) => [k.tag, k]));
+  assert.deepEqual(
+    [...kinds.keys()],
+    ["mcp.tool.string_true", "mcp.tool.no_annotations", "mcp.tool.favourable"],
+  );
+  assert.equal(kinds.get("mcp.tool.favourable")?.autoApprovable, true);
+  assert.equal(kinds.get("mcp.tool.favourable")?.notAutoApprovableReason, "");
+  const none = kinds.get("mcp.tool.no_annotations");
+  assert.equal(none?.autoApprovable, false);
+  assert.match(
+    none?.notAutoApprovableReason ?? "",
+    /destructiveHint absent \(must be false\).*idempotentHint absent \(must be true\)/,
+  );
+  // A scope that permits only reads publishes an empty list (not "unknown").
+  const reads = await resolveUrl("mcp://odd#tool=always_fails");
+  assert.deepEqual(reads.actionKinds, { kinds: [] });
+});

@@ -41,6 +41,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
         trust: e.trust,
         dts: e.dts,
         methods: e.methods,
+        actionKinds: e.actionKinds,
       };
     });
   const describeBindings: KernelServer["describeBindings"] = (call, cb) =>
@@ -55,6 +56,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
           trust: b.trust,
           dts: b.dts,
           methods: b.methods,
+          actionKinds: b.actionKinds,
         })),
       };
     });

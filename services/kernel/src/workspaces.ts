@@ -105,6 +105,7 @@ export class Workspaces {
           trust: resolved.trust,
           dts: resolved.dts,
           methods: resolved.methods,
+          actionKinds: resolved.actionKinds,
         };
         return { type: "ResourceIntroduced", data: ResourceIntroduced.toJSON(event), result: event };
       },

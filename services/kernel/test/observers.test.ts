@@ -57,6 +57,7 @@ class AllowingGatekeeper {
           dts: `interface ${name} {}`,
           methods: [],
           url: call.request.url,
+          actionKinds: { kinds: [] },
         });
       },
       checkObserver: (call, cb) => {

@@ -10,10 +10,18 @@ export interface RecordObservation {
   binding: string;
   description: ObservationDescription | undefined;
   executionId: string;
+  /**
+   * The gatekeeper's id of this read, the same on each retry ("" = none): a retry with the same id
+   * (same binding and execution) and description records nothing (the decider returns no events;
+   * `recordedObservationId` finds the recorded one). The same id with another description is refused.
+   */
+  requestId: string;
 }
 
 /**
- * A gatekeeper write held for approval (ApprovalQueue.SubmitAction). Once the workspace is latched,
+ * A gatekeeper write held for approval (ApprovalQueue.SubmitAction). A retry of a recorded
+ * submission (same binding, local id and execution, identical description and payload) returns no
+ * events: the recorded action stands (`state.localIds` finds it). Once the workspace is latched,
  * a write to a binding that did not read the restricted data, or any write with
  * `description.egress`, is refused and recorded as ActionRefused (see `ApprovalError.recorded`).
  */
@@ -75,7 +83,11 @@ export interface RecordApplyFailed {
   outcomeUnknown: boolean;
 }
 
-/** A person enables or disables auto-approval for (binding, action kind tag). */
+/**
+ * A person enables or disables auto-approval for (binding, action kind tag). Enabling needs a tag the
+ * binding's gatekeeper published as auto-approvable (ResourceIntroduced.actionKinds); disabling is
+ * always allowed on a known binding or an existing rule.
+ */
 export interface SetAutoApprovalRule {
   type: "SetAutoApprovalRule";
   binding: string;

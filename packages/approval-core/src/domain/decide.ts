@@ -4,7 +4,7 @@
  * Rules: DESIGN.md "Approval semantics"; the returned events are appended at `state.revision`
  * (expected revision), so the i-th event gets revision `state.revision + 1 + i`.
  */
-import { ActionStatus } from "@gatehouse/proto";
+import { ActionDescription, ActionStatus, ObservationDescription } from "@gatehouse/proto";
 import { CASCADE_ACTOR, cascadeReason, cascadeRejections } from "./cascade.ts";
 import type {
   Approve,
@@ -20,21 +20,31 @@ import type {
   SubmitAction,
 } from "./commands.ts";
 import {
+  ActionKindNotAutoApprovable,
+  ActionKindsNotPublished,
   ActionNotFound,
   ActionNotPending,
   ActionNotRevertible,
   ActionStateConflict,
   DependenciesUndecided,
   DuplicateLocalId,
+  DuplicateObservationRequest,
   InvalidField,
   ReasonRequired,
+  UnknownActionKind,
   UnknownBinding,
   UnknownDependency,
   WorkspaceLatched,
   WorkspaceNotFound,
 } from "./errors.ts";
 import { type PlannedEvent, planned } from "./events.ts";
-import { type ActionState, localIdKey, ruleKey, type WorkspaceState } from "./state.ts";
+import {
+  type ActionState,
+  localIdKey,
+  observationRequestKey,
+  ruleKey,
+  type WorkspaceState,
+} from "./state.ts";
 
 /** Actor of events the service appends on a gatekeeper's behalf. */
 export const SERVICE_ACTOR = "service:approval";
@@ -43,8 +53,9 @@ export const SERVICE_ACTOR = "service:approval";
  * Decides a command against the folded state.
  * @returns the events to append, in order (possibly none).
  * @throws WorkspaceNotFound, ActionNotFound, ActionNotPending, DependenciesUndecided, ReasonRequired,
- *   WorkspaceLatched, DuplicateLocalId, UnknownBinding, UnknownDependency, InvalidField,
- *   ActionStateConflict, ActionNotRevertible. A WorkspaceLatched thrown for a submission carries
+ *   WorkspaceLatched, DuplicateLocalId, DuplicateObservationRequest, UnknownBinding,
+ *   UnknownDependency, InvalidField, ActionStateConflict, ActionNotRevertible, UnknownActionKind,
+ *   ActionKindNotAutoApprovable, ActionKindsNotPublished. A WorkspaceLatched thrown for a submission carries
  *   the ActionRefused event to record in `recorded` (see ApprovalError.recorded).
  */
 export function decide(command: Command, state: WorkspaceState): PlannedEvent[] {
@@ -146,15 +157,42 @@ function requirePending(a: ActionState, approving: boolean): void {
   }
 }
 
+/**
+ * The observation a retried AuthorizeObservation (same binding, execution and request id) recorded,
+ * or undefined when none did (or the request has no id).
+ */
+export function recordedObservationId(
+  state: WorkspaceState,
+  c: Pick<RecordObservation, "binding" | "executionId" | "requestId">,
+): number | undefined {
+  if (!c.requestId) return undefined;
+  return state.observationRequests.get(observationRequestKey(c.binding, c.executionId, c.requestId));
+}
+
 function recordObservation(c: RecordObservation, state: WorkspaceState): PlannedEvent[] {
   requireBinding(state, c.binding);
   if (!c.description)
     throw new InvalidField("description", "an observation needs a description; set description.title");
+  const earlier = recordedObservationId(state, c);
+  if (earlier !== undefined) {
+    const recorded = state.observations.get(earlier)?.description;
+    const same =
+      recorded !== undefined &&
+      JSON.stringify(ObservationDescription.toJSON(recorded)) ===
+        JSON.stringify(ObservationDescription.toJSON(c.description));
+    if (same) return []; // a retry: the observation is recorded already
+    throw new DuplicateObservationRequest(c.binding, c.requestId, earlier);
+  }
   const id = state.revision + 1;
   const events = [
     planned(
       "ObservationRecorded",
-      { binding: c.binding, description: c.description, executionId: c.executionId },
+      {
+        binding: c.binding,
+        description: c.description,
+        executionId: c.executionId,
+        requestId: c.requestId,
+      },
       SERVICE_ACTOR,
     ),
   ];
@@ -164,7 +202,31 @@ function recordObservation(c: RecordObservation, state: WorkspaceState): Planned
   return events;
 }
 
+/**
+ * What differs between a recorded action and a new submission under its local id ("" when the
+ * submission is a retry of it: same execution, identical description and payload).
+ */
+export function submissionDifference(a: ActionState, c: SubmitAction): string {
+  const differs: string[] = [];
+  const json = (d: ActionDescription | undefined) => JSON.stringify(d && ActionDescription.toJSON(d));
+  if (json(a.description) !== json(c.description)) differs.push("description");
+  if (a.payloadJson !== c.payloadJson) differs.push("payload");
+  if (a.executionId !== c.executionId) differs.push("execution");
+  return differs.join(" and ");
+}
+
 function submitAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
+  if (c.localId && c.description && state.bindings.has(c.binding)) {
+    const earlier = state.localIds.get(localIdKey(c.binding, c.localId));
+    const a = earlier === undefined ? undefined : state.actions.get(earlier);
+    // A retry of a recorded submission (its reply was lost): the recorded action stands.
+    if (a && submissionDifference(a, c) === "") return [];
+  }
+  return stageAction(c, state);
+}
+
+/** Validates and stages a new action (no retry recognition: RequestRevert submits through this). */
+function stageAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
   if (!c.localId) throw new InvalidField("local_id", "set a gatekeeper-local id, unique per binding");
   if (!c.description)
     throw new InvalidField("description", "an action needs a description; set description.title");
@@ -188,7 +250,10 @@ function submitAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
     throw refusal;
   }
   const existing = state.localIds.get(localIdKey(c.binding, c.localId));
-  if (existing !== undefined) throw new DuplicateLocalId(c.binding, c.localId, existing);
+  if (existing !== undefined) {
+    const a = state.actions.get(existing);
+    throw new DuplicateLocalId(c.binding, c.localId, existing, a ? submissionDifference(a, c) : "");
+  }
   const dependsOn: number[] = [];
   for (const local of c.description.dependsOn) {
     const id = state.localIds.get(localIdKey(c.binding, local));
@@ -375,7 +440,8 @@ function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] 
   if (!c.actionKindTag)
     throw new InvalidField("action_kind_tag", 'set the action kind tag, e.g. "mcp.tool.create_entities"');
   if (!c.setBy) throw new InvalidField("set_by", 'say who sets the rule, e.g. "user:alice"');
-  requireBinding(state, c.binding);
+  if (c.enabled) requireRuleCanFire(state, c.binding, c.actionKindTag);
+  else if (!state.rules.has(ruleKey(c.binding, c.actionKindTag))) requireBinding(state, c.binding);
   return [
     planned(
       "AutoApprovalRuleSet",
@@ -383,6 +449,31 @@ function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] 
       c.setBy,
     ),
   ];
+}
+
+/**
+ * The tags of `binding` a rule may enable (published auto-approvable), or undefined when the
+ * binding's kinds were not published (introduced before gatekeepers published them).
+ * @throws UnknownBinding.
+ */
+export function autoApprovableTags(state: WorkspaceState, binding: string): string[] | undefined {
+  const b = state.bindings.get(binding);
+  if (!b) throw new UnknownBinding(binding);
+  return b.actionKinds?.filter((k) => k.autoApprovable).map((k) => k.tag);
+}
+
+/**
+ * Refuses a rule that could never fire: the tag is not one of the binding's published action
+ * kinds, or that kind can never be auto-approved, or the binding's kinds were never published.
+ * @throws UnknownBinding, ActionKindsNotPublished, UnknownActionKind, ActionKindNotAutoApprovable.
+ */
+function requireRuleCanFire(state: WorkspaceState, binding: string, tag: string): void {
+  const valid = autoApprovableTags(state, binding);
+  if (valid === undefined) throw new ActionKindsNotPublished(binding, tag);
+  const kind = state.bindings.get(binding)?.actionKinds?.find((k) => k.tag === tag);
+  if (!kind) throw new UnknownActionKind(binding, tag, valid);
+  if (!kind.autoApprovable)
+    throw new ActionKindNotAutoApprovable(binding, tag, kind.notAutoApprovableReason, valid);
 }
 
 /** Why an applied action's latest revert blocks a new one, or undefined when it does not. */
@@ -456,7 +547,7 @@ function requestRevert(c: RequestRevert, state: WorkspaceState): PlannedEvent[] 
     );
   }
   const revertId = state.revision + 1;
-  const events = submitAction(
+  const events = stageAction(
     {
       type: "SubmitAction",
       binding: original.binding,

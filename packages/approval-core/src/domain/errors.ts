@@ -110,17 +110,97 @@ export class WorkspaceLatched extends ApprovalError {
   }
 }
 
-/** A submission reuses a local id of the same binding. */
+/**
+ * A submission reuses a local id of the same binding and is not a retry of the recorded one (a
+ * retry — same execution, identical description and payload — returns the recorded action).
+ */
 export class DuplicateLocalId extends ApprovalError {
   readonly code = "DuplicateLocalId";
   override name = "DuplicateLocalId";
+  /** @param differs what differs from the recorded submission, e.g. "its payload". */
   constructor(
     readonly binding: string,
     readonly localId: string,
     readonly existingActionId: number,
+    readonly differs = "",
   ) {
     super(
-      `local_id: "${localId}" was already submitted on binding "${binding}" as action ${existingActionId}; use a new local id per action`,
+      `local_id: "${localId}" was already submitted on binding "${binding}" as action ${existingActionId}${differs ? ` with a different ${differs}` : ""}; a retry must resend exactly the same submission, and a new action needs a new local id`,
+    );
+  }
+}
+
+/**
+ * An observation request id was already used by this binding and execution for a different read
+ * (a retry with the same description returns the recorded observation instead).
+ */
+export class DuplicateObservationRequest extends ApprovalError {
+  readonly code = "DuplicateObservationRequest";
+  override name = "DuplicateObservationRequest";
+  constructor(
+    readonly binding: string,
+    readonly requestId: string,
+    readonly existingObservationId: number,
+  ) {
+    super(
+      `request_id: "${requestId}" was already used on binding "${binding}" for observation ${existingObservationId} with a different description; a retry must resend the same description, and a new read needs a new request id`,
+    );
+  }
+}
+
+function tagList(tags: readonly string[]): string {
+  return tags.length === 0 ? "none" : tags.map((t) => `"${t}"`).join(", ");
+}
+
+/** Enabling a rule for a tag the binding's gatekeeper did not publish for it: no action can carry it. */
+export class UnknownActionKind extends ApprovalError {
+  readonly code = "UnknownActionKind";
+  override name = "UnknownActionKind";
+  /** @param autoApprovableTags the binding's tags a rule may enable. */
+  constructor(
+    readonly binding: string,
+    readonly tag: string,
+    readonly autoApprovableTags: readonly string[],
+  ) {
+    super(
+      `action_kind_tag: no action of binding "${binding}" can carry "${tag}", so a rule for it would never fire; its auto-approvable tags: ${tagList(autoApprovableTags)} (gatehouse bindings <workspace> lists every kind)`,
+    );
+  }
+}
+
+/** Enabling a rule for a kind its gatekeeper says can never be auto-approved (so it would never fire). */
+export class ActionKindNotAutoApprovable extends ApprovalError {
+  readonly code = "ActionKindNotAutoApprovable";
+  override name = "ActionKindNotAutoApprovable";
+  /**
+   * @param reason the gatekeeper's `not_auto_approvable_reason`.
+   * @param autoApprovableTags the binding's tags a rule may enable.
+   */
+  constructor(
+    readonly binding: string,
+    readonly tag: string,
+    readonly reason: string,
+    readonly autoApprovableTags: readonly string[],
+  ) {
+    super(
+      `action_kind_tag: "${tag}" on binding "${binding}" can never be auto-approved (${reason || "its gatekeeper never marks it auto-approvable"}), so a rule for it would never fire; its auto-approvable tags: ${tagList(autoApprovableTags)}`,
+    );
+  }
+}
+
+/**
+ * Enabling a rule on a binding whose ResourceIntroduced predates published action kinds: which tags
+ * can fire is unknown, so the rule is refused rather than stored to maybe never fire.
+ */
+export class ActionKindsNotPublished extends ApprovalError {
+  readonly code = "ActionKindsNotPublished";
+  override name = "ActionKindsNotPublished";
+  constructor(
+    readonly binding: string,
+    readonly tag: string,
+  ) {
+    super(
+      `binding "${binding}" was introduced before its gatekeeper published its action kinds, so whether a rule for "${tag}" could ever fire is unknown; introduce the resource again (e.g. gatehouse connect <workspace> <url> --name NEW_NAME) and set the rule on the new binding`,
     );
   }
 }

@@ -10,6 +10,7 @@
 import {
   type ActionDescription,
   ActionStatus,
+  type BindingActionKind,
   type Caller,
   type ObservationDescription,
 } from "@gatehouse/proto";
@@ -22,6 +23,11 @@ export interface BindingInfo {
   /** Gatekeeper kind, e.g. "mcp". */
   gatekeeper: string;
   trust: string;
+  /**
+   * The action kinds its gatekeeper published at introduction; undefined when the
+   * ResourceIntroduced predates published action kinds (then no rule can be enabled on it).
+   */
+  actionKinds: BindingActionKind[] | undefined;
 }
 
 /** One action as folded from the stream. */
@@ -86,6 +92,8 @@ export interface WorkspaceState {
   refusals: Map<number, RefusalState>;
   /** `${binding}\u0000${localId}` -> action id. */
   localIds: Map<string, number>;
+  /** `observationRequestKey(binding, executionId, requestId)` -> observation id, for requests with an id. */
+  observationRequests: Map<string, number>;
   /** Enabled auto-approval rules, keyed `${binding}\u0000${tag}`, in the order they were enabled. */
   rules: Map<string, { binding: string; actionKindTag: string }>;
   /** Bindings that read restricted data; non-empty = the workspace is latched. */
@@ -111,6 +119,7 @@ export function initialState(): WorkspaceState {
     observations: new Map(),
     refusals: new Map(),
     localIds: new Map(),
+    observationRequests: new Map(),
     rules: new Map(),
     latchedBindings: [],
   };
@@ -119,6 +128,11 @@ export function initialState(): WorkspaceState {
 /** Key of a (binding, local id) pair in `WorkspaceState.localIds`. */
 export function localIdKey(binding: string, localId: string): string {
   return `${binding}\u0000${localId}`;
+}
+
+/** Key of an observation request in `WorkspaceState.observationRequests`. */
+export function observationRequestKey(binding: string, executionId: string, requestId: string): string {
+  return `${binding}\u0000${executionId}\u0000${requestId}`;
 }
 
 /** Key of a (binding, action kind tag) rule in `WorkspaceState.rules`. */
@@ -151,8 +165,8 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       state.workspaceId = event.data.workspaceId;
       break;
     case "ResourceIntroduced": {
-      const { binding, url, gatekeeper, trust } = event.data;
-      state.bindings.set(binding, { binding, url, gatekeeper, trust });
+      const { binding, url, gatekeeper, trust, actionKinds } = event.data;
+      state.bindings.set(binding, { binding, url, gatekeeper, trust, actionKinds: actionKinds?.kinds });
       break;
     }
     case "BindingRemoved":
@@ -167,6 +181,10 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
         caller: callerOf(stored.metadata),
         recordedAt: at,
       });
+      if (event.data.requestId) {
+        const key = observationRequestKey(event.data.binding, event.data.executionId, event.data.requestId);
+        state.observationRequests.set(key, stored.revision);
+      }
       break;
     case "RestrictedDataLatched":
       if (!state.latchedBindings.includes(event.data.binding)) state.latchedBindings.push(event.data.binding);

@@ -1,10 +1,29 @@
 /** Commands for setting up work: workspace create/list, connect, bindings, exec. */
 import { readFileSync } from "node:fs";
+import type { Binding } from "@gatehouse/proto";
 import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
 import { emit, turnText } from "../output.ts";
 import { type GlobalOptions, parseDuration, run } from "./shared.ts";
+
+/**
+ * Comment lines listing a binding's action kinds for `gatehouse bindings`: which tags
+ * `gatehouse rule` accepts, and why the others always need a person.
+ */
+export function actionKindLines(b: Binding): string {
+  const kinds = b.actionKinds?.kinds;
+  if (!kinds) {
+    return "// action kinds: not published (introduced before gatekeepers published them; introduce it again to set rules)\n";
+  }
+  if (kinds.length === 0) return "// action kinds: none (every method reads)\n";
+  const lines = kinds.map((k) =>
+    k.autoApprovable
+      ? `//   ${k.tag} — ${k.label}: a rule may auto-approve it`
+      : `//   ${k.tag} — ${k.label}: always needs a person (${k.notAutoApprovableReason})`,
+  );
+  return `// action kinds (gatehouse rule <workspace> ${b.name} <tag>):\n${lines.join("\n")}\n`;
+}
 
 export function registerWorkspaceCommands(program: Command, globals: () => GlobalOptions): void {
   const workspace = program.command("workspace").description("create and list workspaces");
@@ -55,8 +74,9 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
           globals().json,
           res.bindings,
           () =>
-            res.bindings.map((b) => `// env.${b.name} — ${b.url} (${b.trust})\n${b.dts}`).join("\n\n") ||
-            "(no bindings)",
+            res.bindings
+              .map((b) => `// env.${b.name} — ${b.url} (${b.trust})\n${actionKindLines(b)}${b.dts}`)
+              .join("\n\n") || "(no bindings)",
         );
       }),
     );

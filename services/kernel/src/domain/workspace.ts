@@ -3,7 +3,12 @@
  * only needs the workspace's identity and its bindings; the approval service owns the action log.
  */
 import type { StoredEvent } from "@gatehouse/event-store";
-import { BindingRemoved, ResourceIntroduced, WorkspaceCreated } from "@gatehouse/proto";
+import {
+  type BindingActionKinds,
+  BindingRemoved,
+  ResourceIntroduced,
+  WorkspaceCreated,
+} from "@gatehouse/proto";
 
 /** One binding: what `env.<name>` is in executions of this workspace. */
 export interface BindingState {
@@ -14,6 +19,8 @@ export interface BindingState {
   dts: string;
   /** Method names the binding exposes, as the gatekeeper resolved them at introduction. */
   methods: string[];
+  /** Its action kinds as the gatekeeper published them; undefined for a binding introduced before that. */
+  actionKinds?: BindingActionKinds | undefined;
 }
 
 export interface WorkspaceState {
@@ -47,6 +54,7 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
         trust: e.trust,
         dts: e.dts,
         methods: e.methods,
+        actionKinds: e.actionKinds,
       });
       return { ...next, bindings };
     }

@@ -26,6 +26,7 @@ export async function seedWorkspace(
           trust: "vetted",
           dts: "",
           methods: [],
+          actionKinds: undefined,
         }),
         metadata: { actor: "user:alice" },
       })),
