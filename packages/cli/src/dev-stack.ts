@@ -14,7 +14,7 @@ import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gateho
 import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
 import { startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
-import { startSandboxRunner } from "@gatehouse/sandbox-runner";
+import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
 import { startLifecycleWorker } from "@gatehouse/worker";
@@ -53,6 +53,11 @@ export interface DevStackOptions {
    * (passed to the runner as its --insecure-no-gvisor opt-in; every result then carries a warning).
    */
   sandbox?: "auto" | "gvisor" | "none";
+  /**
+   * The sandbox runner's frame cap (its SANDBOX_MAX_FRAME_BYTES), bytes; the git gatekeeper sizes
+   * its replies from the same value (default: the runner's, 1 MiB).
+   */
+  maxFrameBytes?: number;
   logger?: Logger;
 }
 
@@ -130,8 +135,10 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       temporalAddress = server.address;
     }
     const temporal = { address: temporalAddress };
+    const maxFrameBytes = options.maxFrameBytes ?? DEFAULT_CAPS.maxFrameBytes;
     const runner = await startSandboxRunner({
       host,
+      maxFrameBytes,
       port: options.ports?.runner ?? 0,
       mode: options.sandbox ?? "auto",
       // `--sandbox none` is the operator's explicit choice to run without gVisor; the runner requires it
@@ -163,6 +170,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       host,
       port: 0,
       logger,
+      limits: { maxFrameBytes },
     });
     closers.push(() => git.close());
     const gatekeepers = { mcp: `${host}:${mcp.port}`, git: `${host}:${git.port}` };

@@ -123,3 +123,39 @@ test("revert: a person reverts an applied commit; the revert is a new pending ac
   assert.equal(git(bare, "show", "main:docs/readme.md"), "hello");
   assert.equal(git(bare, "log", "--format=%s", "main"), 'Revert "A"\nA\ninitial');
 });
+
+test("a 3 MiB file of worst-case text read page by page through the real sandbox: every page fits the frame cap, every byte comes back, one observation per page", async () => {
+  // Control characters (6 bytes of JSON each), quotes, backslashes and multi-byte characters; no NUL.
+  const unit = '\u0001\u001f"\\é漢😀\n';
+  const content = unit.repeat(Math.ceil((3 * 1024 * 1024) / Buffer.byteLength(unit)));
+  const bare = makeBareRepo(h.dir, join(h.dir, "repos", "big.git"), { "big.txt": content });
+  const ws = await h.workspace(`git+file://${bare}`);
+  let expected = 2166136261;
+  for (let i = 0; i < content.length; i++)
+    expected = Math.imul(expected ^ content.charCodeAt(i), 16777619) >>> 0;
+  const r = await h.exec(
+    ws,
+    `export default async (env: any) => {
+      let page = 0, chars = 0, hash = 2166136261, more = true, total = 0;
+      while (more) {
+        const c = await env.REPO.readFilePage({ path: "big.txt", page });
+        for (let i = 0; i < c.content.length; i++) hash = Math.imul(hash ^ c.content.charCodeAt(i), 16777619) >>> 0;
+        chars += c.content.length;
+        more = c.more;
+        total = c.totalBytes;
+        page++;
+      }
+      return { pages: page, chars, hash, total };
+    }`,
+    120_000,
+  );
+  const got = returned<{ pages: number; chars: number; hash: number; total: number }>(r);
+  assert.equal(got.total, Buffer.byteLength(content));
+  assert.equal(got.chars, content.length);
+  assert.equal(got.hash, expected, "the pages put together are the file");
+  assert.ok(got.pages > 3, `${got.pages} pages`);
+  const observed = (await h.stack.store.readStream(`workspace-${ws}`)).filter(
+    (e) => e.type === "ObservationRecorded",
+  );
+  assert.equal(observed.length, got.pages, "one observation per page returned, none for a page not returned");
+});

@@ -41,3 +41,12 @@ export class ActionStateConflict extends GatekeeperError {
   override name = "ActionStateConflict";
   readonly code = "failed_precondition" as const;
 }
+
+/**
+ * A reply would not fit one Cap'n Web frame under the sandbox's frame cap (SANDBOX_MAX_FRAME_BYTES);
+ * it was refused before anything was recorded (see frame-budget.ts).
+ */
+export class ReplyTooLarge extends GatekeeperError {
+  override name = "ReplyTooLarge";
+  readonly code = "failed_precondition" as const;
+}

@@ -11,6 +11,9 @@
  * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
  *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
  *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
+ * - Reply sizes: `replyBudget`, `textPageBytes`, `checkReplyFits`, `cutTextsToFit` size what a
+ *   gatekeeper returns from the sandbox's frame cap (`DEFAULT_MAX_FRAME_BYTES`), before it records
+ *   the read, so a reply never ends an execution with a MessageSizeError.
  * - `.d.ts` delivery: `sanitizeDocText`, `docComment`, `assembleInterface`, `methodKey`, `uniqueIdent`.
  * - Errors: `GatekeeperError` and the shared subclasses; `toServiceError` maps them to gRPC.
  * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
@@ -39,6 +42,21 @@ export {
 } from "./dts.ts";
 export * from "./errors.ts";
 export { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "./fence.ts";
+export {
+  CUT_MARK_BYTES,
+  type CuttableText,
+  checkReplyFits,
+  cutTextsToFit,
+  cutToJsonBytes,
+  DEFAULT_MAX_FRAME_BYTES,
+  FRAME_ENVELOPE_BYTES,
+  MAX_JSON_BYTES_PER_TEXT_BYTE,
+  MAX_MAX_FRAME_BYTES,
+  MIN_MAX_FRAME_BYTES,
+  replyBudget,
+  serializedBytes,
+  textPageBytes,
+} from "./frame-budget.ts";
 export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
 export { toServiceError } from "./grpc-status.ts";
 export { type InvisibleValue, invisibleNote, invisibleValues } from "./invisible-note.ts";

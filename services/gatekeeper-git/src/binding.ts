@@ -3,10 +3,16 @@
  * simulation state, the approval queue, limits, the upstream, and how a `ref` argument resolves
  * (scoped branch, pending branches, real refs) to a real commit plus the pending view on top.
  */
-import { type ApprovalQueue, inlineSafe, type PageDescription } from "@gatehouse/gatekeeper-kit";
+import {
+  type ApprovalQueue,
+  DEFAULT_MAX_FRAME_BYTES,
+  inlineSafe,
+  type PageDescription,
+} from "@gatehouse/gatekeeper-kit";
+import { BlobCursor } from "./blob-cursor.ts";
 import { InvalidRequest, NotFound, ScopeViolation } from "./errors.ts";
 import type { RemoteRule } from "./remotes.ts";
-import { branchCommit, headBranch, resolveCommit } from "./repo.ts";
+import { branchCommit, headBranch, readBlobRange, resolveCommit } from "./repo.ts";
 import { type GitResource, isValidBranchName } from "./resource-url.ts";
 import type { BindingState } from "./state.ts";
 import type { Upstream } from "./upstream.ts";
@@ -20,8 +26,11 @@ export interface Limits {
   logPageSize: number;
   /** Largest file readFile returns whole, and the largest content a commit may write, bytes. */
   maxFileBytes: number;
-  /** Bytes per readFilePage page. */
-  filePageBytes: number;
+  /**
+   * The sandbox runners' frame cap (their SANDBOX_MAX_FRAME_BYTES), bytes: every reply is sized to
+   * fit one frame under it (readFilePage's page size is derived from it, see reads.ts).
+   */
+  maxFrameBytes: number;
   /** Budget of a diff in an approver description and of one diff page, bytes. */
   maxDiffBytes: number;
   /** Most file changes in one commit. */
@@ -32,7 +41,7 @@ export const DEFAULT_LIMITS: Limits = {
   listPageSize: 1000,
   logPageSize: 100,
   maxFileBytes: 1024 * 1024,
-  filePageBytes: 1024 * 1024,
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
   maxDiffBytes: 64 * 1024,
   maxChanges: 200,
 };
@@ -71,6 +80,25 @@ export class Binding {
     /** The admin's remotes (push targets of local repositories must be covered). */
     readonly remotes: readonly RemoteRule[],
   ) {}
+
+  #cursor: BlobCursor | undefined;
+
+  /**
+   * Bytes [start, end) of blob `sha` (fewer at its end). Reading a blob front to back, page after
+   * page, continues one git process (blob-cursor.ts) instead of streaming from byte 0 each time.
+   * @throws GitFailed when git cannot read the blob.
+   */
+  readBlobRange(sha: string, start: number, end: number): Promise<Buffer> {
+    if (!this.#cursor || this.#cursor.sha !== sha || !this.#cursor.canServe(start)) {
+      this.#cursor?.close();
+      this.#cursor = new BlobCursor(this.gitDir, sha);
+    }
+    return this.#cursor.range(start, end).catch((e: unknown) => {
+      // A concurrent read moved the cursor past `start`: read this range on its own.
+      if (e instanceof RangeError) return readBlobRange(this.gitDir, sha, start, end);
+      throw e;
+    });
+  }
 
   get gitDir(): string {
     return this.ctx.resource.gitDir;

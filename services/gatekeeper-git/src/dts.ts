@@ -35,14 +35,14 @@ export function generateGitDts(binding: string, resource: GitResource): string {
       {
         name: "readFile",
         doc: [
-          "A text file's content (at most 1 MiB; larger files: readFilePage). Pending commits are included.",
+          "A text file's content (at most 1 MiB, and what fits one reply; larger files: readFilePage). Pending commits are included.",
         ],
         signature: "(args: { path: string; ref?: string }): Promise<string>;",
       },
       {
         name: "readFilePage",
         doc: [
-          "One page (about 1 MiB) of a file of any size; page is 0-based; pages start and end on whole characters.",
+          "One page (a fixed size that always fits one reply, about 170 KiB by default) of a file of any size; page is 0-based; pages start and end on whole characters; `more` says whether another follows.",
         ],
         signature:
           "(args: { path: string; ref?: string; page?: number }): Promise<{ content: string; page: number; more: boolean; totalBytes: number }>;",

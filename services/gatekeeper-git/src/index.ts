@@ -59,7 +59,10 @@ export interface GitGatekeeperOptions {
   port: number;
   logger: Logger;
   metrics?: GitGatekeeperMetrics;
-  /** Page sizes and byte limits (default DEFAULT_LIMITS: 1000 files / 100 commits per page, 1 MiB files, 64 KiB diffs). */
+  /**
+   * Page sizes and byte limits (default DEFAULT_LIMITS: 1000 files / 100 commits per page, 1 MiB files, 64 KiB
+   * diffs, replies sized for the sandbox runners' default 1 MiB frame cap: set `maxFrameBytes` to theirs).
+   */
   limits?: Partial<Limits>;
 }
 

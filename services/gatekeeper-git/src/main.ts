@@ -8,8 +8,12 @@
  * - GATEKEEPER_GIT_CACHE_DIR      absolute directory for mirrors of remote repositories
  *                                 (default <tmpdir>/gatehouse-gatekeeper-git; use a volume in a cluster)
  * - GATEKEEPER_GIT_METRICS_ADDR   host:port of /metrics and /healthz (default 127.0.0.1:9404)
+ * - SANDBOX_MAX_FRAME_BYTES       the sandbox runners' frame cap, bytes (default 1048576, as theirs); every
+ *                                 reply is sized to fit one frame under it: set it to the runners' value
  * - LOG_LEVEL                     pino level (default info)
  */
+
+import { DEFAULT_MAX_FRAME_BYTES, MAX_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES } from "@gatehouse/gatekeeper-kit";
 import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { pino } from "pino";
 import { z } from "zod";
@@ -33,6 +37,13 @@ const Env = z.object({
     .startsWith("/", "must be an absolute directory, e.g. /var/cache/gatekeeper-git")
     .optional(),
   GATEKEEPER_GIT_METRICS_ADDR: HostPort.default("127.0.0.1:9404"),
+  // The sandbox runners' frame cap: set it to the same value as theirs.
+  SANDBOX_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(MIN_MAX_FRAME_BYTES)
+    .max(MAX_MAX_FRAME_BYTES)
+    .default(DEFAULT_MAX_FRAME_BYTES),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -64,6 +75,7 @@ async function main(): Promise<void> {
     host,
     port,
     logger,
+    limits: { maxFrameBytes: env.SANDBOX_MAX_FRAME_BYTES },
   });
   const ops = splitHostPort(env.GATEKEEPER_GIT_METRICS_ADDR);
   const http = await startOpsHttp({ ...ops, registry: gk.metrics.registry, healthy: gk.healthy });
@@ -75,6 +87,7 @@ async function main(): Promise<void> {
       allowedRoots,
       remotes: remotes.map((r) => ({ prefix: r.urlPrefix, auth: r.auth.kind, restricted: r.restricted })),
       ops: `${ops.host}:${http.port}`,
+      maxFrameBytes: env.SANDBOX_MAX_FRAME_BYTES,
     },
     "gatekeeper-git configured",
   );

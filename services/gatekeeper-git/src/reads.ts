@@ -3,7 +3,15 @@
  * read records nothing), each page of a paged read recorded separately. Pending writes of the
  * binding are shown as if they had happened (view.ts).
  */
-import { inlineSafe, observePage, pageOf } from "@gatehouse/gatekeeper-kit";
+import {
+  checkReplyFits,
+  cutTextsToFit,
+  inlineSafe,
+  observePage,
+  pageOf,
+  serializedBytes,
+  textPageBytes,
+} from "@gatehouse/gatekeeper-kit";
 import type { Binding, ResolvedRef } from "./binding.ts";
 import { unifiedDiff } from "./diff-text.ts";
 import { FileTooLarge, InvalidRequest, NotFound } from "./errors.ts";
@@ -96,6 +104,26 @@ function pageArg(v: unknown): number {
   return v;
 }
 
+/** What a FileChunk serializes to besides its content, at its largest (page and totalBytes maximal). */
+const FILE_CHUNK_FIXED_BYTES = serializedBytes({
+  content: "",
+  page: MAX_PAGE,
+  more: false,
+  totalBytes: Number.MAX_SAFE_INTEGER,
+});
+
+/**
+ * Bytes of file per readFilePage page under `limits.maxFrameBytes`: small enough that a page of
+ * the worst text (every byte a control character, 6 bytes of JSON) still fits one frame.
+ * About 170 KiB under the default 1 MiB cap.
+ */
+export function filePageBytes(limits: Pick<Binding["limits"], "maxFrameBytes">): number {
+  return textPageBytes(limits.maxFrameBytes, FILE_CHUNK_FIXED_BYTES);
+}
+
+/** A cut text's marker (well under the kit's CUT_MARK_BYTES). */
+const CUT_NOTE = "\n(cut to fit one reply)";
+
 function at(r: ResolvedRef): string {
   return r.label ?? inlineSafe(r.branch ?? r.commit);
 }
@@ -124,7 +152,14 @@ export async function listFiles(b: Binding, args?: unknown): Promise<FilePage> {
       }
       const all = [...set].sort();
       const slice = pageOf(all, page, b.limits.listPageSize);
-      return { files: slice.items, page, more: slice.more };
+      const res = { files: slice.items, page, more: slice.more };
+      checkReplyFits(
+        res,
+        b.limits.maxFrameBytes,
+        `listFiles page ${page}`,
+        "Its paths are too long for one reply; ask a person to narrow the binding with #path=.",
+      );
+      return res;
     },
   );
   return res.data;
@@ -169,6 +204,12 @@ export async function readFile(b: Binding, args?: unknown): Promise<string> {
     }
     content = head.toString("utf8");
   }
+  checkReplyFits(
+    content,
+    b.limits.maxFrameBytes,
+    `readFile of ${inlineSafe(path)}`,
+    "Read it in pages with readFilePage({ path, page }).",
+  );
   await b.approval.authorizeObservation(b.ctx.callerToken, {
     ...b.observation(
       "git.readFile",
@@ -188,15 +229,17 @@ function charStart(buf: Buffer, base: number, i: number): number {
 }
 
 /**
- * Page `page` of a file of any size, `filePageBytes` per page (boundaries moved back to whole
- * UTF-8 characters), streamed so memory stays near one page; each page observed.
+ * Page `page` of a file of any size, `filePageBytes(limits)` per page (both boundaries moved back
+ * to whole UTF-8 characters, so a page is within 3 bytes of that), streamed so memory stays near
+ * one page; each page observed. Every page fits one frame whatever the text: the bytes a start
+ * moves back belong to a multi-byte character, which JSON keeps at one byte per byte.
  */
 export async function readFilePage(b: Binding, args?: unknown): Promise<FileChunk> {
   const a = obj(args, "readFilePage arguments");
   const path = checkScopedPath(b.prefix, a.path);
   const page = pageArg(a.page);
   const r = await b.resolve(a.ref);
-  const size = b.limits.filePageBytes;
+  const size = filePageBytes(b.limits);
   const res = await observePage(
     b.approval,
     b.ctx.callerToken,
@@ -224,17 +267,19 @@ export async function readFilePage(b: Binding, args?: unknown): Promise<FileChun
       const buf =
         "pending" in where
           ? Buffer.from(where.pending).subarray(from, to)
-          : await readBlobRange(b.gitDir, where.sha, from, to);
+          : await b.readBlobRange(where.sha, from, to);
       if (buf.includes(0))
         throw new InvalidRequest(`${path} is a binary file; readFilePage returns text only`);
       const start = lo === 0 ? 0 : charStart(buf, from, lo);
       const end = hi >= total ? total : charStart(buf, from, hi);
-      return {
+      const chunk = {
         content: buf.subarray(start - from, end - from).toString("utf8"),
         page,
         more: end < total,
         totalBytes: total,
       };
+      checkReplyFits(chunk, b.limits.maxFrameBytes, `readFilePage page ${page}`, "");
+      return chunk;
     },
   );
   return res.data;
@@ -272,7 +317,20 @@ export async function log(b: Binding, args?: unknown): Promise<LogPage> {
       const skip = Math.max(0, start - pending.length);
       const real = await logCommits(b.gitDir, r.commit, b.prefix, skip, size - fromPending.length);
       const total = pending.length + (await countCommits(b.gitDir, r.commit, b.prefix));
-      return { commits: [...fromPending, ...real], page, more: start + size < total };
+      const res = { commits: [...fromPending, ...real], page, more: start + size < total };
+      cutTextsToFit(
+        res,
+        b.limits.maxFrameBytes,
+        res.commits.map((c) => ({
+          get: () => c.message,
+          set: (t: string) => {
+            c.message = t + CUT_NOTE;
+          },
+        })),
+        `log page ${page}`,
+        "",
+      );
+      return res;
     },
   );
   return res.data;
@@ -327,7 +385,20 @@ export async function grep(b: Binding, args?: unknown): Promise<GrepPage> {
       }
       matches.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.line - y.line));
       const slice = pageOf(matches, page, b.limits.listPageSize);
-      return { matches: slice.items, page, more: slice.more };
+      const res = { matches: slice.items, page, more: slice.more };
+      cutTextsToFit(
+        res,
+        b.limits.maxFrameBytes,
+        res.matches.map((m) => ({
+          get: () => m.text,
+          set: (t: string) => {
+            m.text = `${t}…`;
+          },
+        })),
+        `grep page ${page}`,
+        "Its paths are too long for one reply; search for a rarer string.",
+      );
+      return res;
     },
   );
   return res.data;
@@ -438,7 +509,21 @@ export async function diff(b: Binding, args?: unknown): Promise<DiffPage> {
         }
         files.push({ path, status, patch, complete });
       }
-      return { files, page, more: slice.more };
+      const res = { files, page, more: slice.more };
+      cutTextsToFit(
+        res,
+        b.limits.maxFrameBytes,
+        files.map((f) => ({
+          get: () => f.patch,
+          set: (t: string) => {
+            f.patch = `${t}${CUT_NOTE}\n`;
+            f.complete = false;
+          },
+        })),
+        `diff page ${page}`,
+        "",
+      );
+      return res;
     },
   );
   return res.data;

@@ -1,7 +1,7 @@
 /**
  * Memory bounds, measured on a gatekeeper-git process (src/main.ts as a child, its V8 heap capped
  * at 40 MiB, so holding a 50 MB file as a string would crash it): a 10k-file listing is paged and
- * a 50 MB file is read page by page, each page observed, while the child's peak resident set
+ * a 50 MB file is read page by page (one git process for the whole walk), each page observed, while the child's peak resident set
  * (VmHWM from /proc) grows by less than 40 MiB.
  */
 import assert from "node:assert/strict";
@@ -10,15 +10,25 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { connectSession } from "@gatehouse/gatekeeper-kit";
+import {
+  connectSession,
+  DEFAULT_MAX_FRAME_BYTES,
+  replyBudget,
+  serializedBytes,
+} from "@gatehouse/gatekeeper-kit";
 import { GatekeeperClient } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
+import { DEFAULT_LIMITS } from "../src/binding.ts";
+import { filePageBytes } from "../src/reads.ts";
 import { FakeApprovalQueue, makeRepo, type RepoApi, sh, type TestRepo } from "./helpers.ts";
 
 const MAIN = join(import.meta.dirname, "../src/main.ts");
 const MB = 1024 * 1024;
 const FILE_BYTES = 50 * MB;
+/** readFilePage's page under the default frame cap (what src/main.ts runs with here). */
+const PAGE = filePageBytes(DEFAULT_LIMITS);
+const PAGES = Math.ceil(FILE_BYTES / PAGE);
 
 let repo: TestRepo;
 let approval: FakeApprovalQueue;
@@ -119,7 +129,7 @@ test("a 10k-file listing is paged by 1000, each page observed, within memory bou
   }
 });
 
-test("a 50 MB file: readFile refuses it clearly; readFilePage streams it in observed 1 MiB pages within memory bounds", async () => {
+test("a 50 MB file: readFile refuses it clearly; readFilePage streams it in observed pages that each fit one frame, within memory bounds", async () => {
   const s = open();
   try {
     await s.repo.readFile({ path: "seed.txt" });
@@ -134,24 +144,29 @@ test("a 50 MB file: readFile refuses it clearly; readFilePage streams it in obse
     for (;;) {
       const c = await s.repo.readFilePage({ path: "big.txt", page });
       assert.equal(c.totalBytes, FILE_BYTES);
-      assert.ok(Buffer.byteLength(c.content) <= MB + 3, "a page is 1 MiB, moved to whole characters");
+      const len = Buffer.byteLength(c.content);
+      assert.ok(
+        len <= PAGE + 3 && (len >= PAGE - 3 || !c.more),
+        `page ${page} is ${len} bytes: the page size, both ends moved to whole characters`,
+      );
+      assert.ok(serializedBytes(c) <= replyBudget(DEFAULT_MAX_FRAME_BYTES), `page ${page} fits one frame`);
       assert.ok(!c.content.includes("\uFFFD"), `page ${page} split a character`);
       hash.update(c.content);
       bytes += Buffer.byteLength(c.content);
       if (!c.more) break;
       page++;
     }
-    assert.equal(page, 49);
+    assert.equal(page, PAGES - 1);
     assert.equal(bytes, FILE_BYTES);
     assert.equal(hash.digest("hex"), fileSha, "the pages put together are the file");
     const pages = approval.observations.filter((o) => o.kind === "git.readFilePage").map((o) => o.page);
     assert.deepEqual(
       pages,
-      Array.from({ length: 50 }, (_, i) => i),
+      Array.from({ length: PAGES }, (_, i) => i),
       "each page observed once",
     );
     const grew = peakRss() - baseline;
-    console.log(`# 50 MB file in 50 pages: peak RSS grew ${(grew / MB).toFixed(1)} MiB`);
+    console.log(`# 50 MB file in ${PAGES} pages: peak RSS grew ${(grew / MB).toFixed(1)} MiB`);
     assert.ok(grew < 40 * MB, `peak RSS grew ${(grew / MB).toFixed(1)} MiB reading a 50 MiB file`);
   } finally {
     s.close();
