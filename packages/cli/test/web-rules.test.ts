@@ -97,3 +97,36 @@ test("an admin enables a rule on the Rules page and the waiting write auto-appli
   assert.equal(await admin.locator('[data-testid="latch-banner"]').count(), 0, "not latched back then");
   await admin.context().close();
 });
+
+test("the Rules page offers, before any action, only the kinds a rule can approve, and greys the others with the reason", async () => {
+  const ws = await h.workspace("mcp://files");
+  const admin = await openApp(browser, h.stack.addresses.gateway, tokenOf("dev-admin"), `/ws/${ws}/rules`);
+  try {
+    const row = (tag: string) => `[data-testid="rule"][data-binding="FILES"][data-tag="${tag}"]`;
+    await admin.waitForSelector(row("mcp.tool.create_directory"));
+    assert.equal(await admin.getAttribute(row("mcp.tool.create_directory"), "data-allowed"), "true");
+    assert.equal(
+      await admin.isDisabled(`${row("mcp.tool.create_directory")} [data-testid="rule-toggle"]`),
+      false,
+    );
+
+    const never = row("mcp.tool.write_file");
+    assert.equal(await admin.getAttribute(never, "data-allowed"), "false");
+    assert.equal(
+      await admin.isDisabled(`${never} [data-testid="rule-toggle"]`),
+      true,
+      "no toggle for a kind that can never be auto-approved",
+    );
+    assert.match(
+      (await admin.textContent(`${never} [data-testid="rule-why"]`)) ?? "",
+      /always needs a person: .*destructiveHint/,
+    );
+    assert.equal(
+      await admin.locator(row("mcp.tool.read_text_file")).count(),
+      0,
+      "reads are not action kinds",
+    );
+  } finally {
+    await admin.context().close();
+  }
+});

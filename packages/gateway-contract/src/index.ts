@@ -246,9 +246,31 @@ export interface LogResponse {
   entries: LogEntry[];
 }
 
+/**
+ * One kind of action a binding can submit, as its gatekeeper published it: a rule (PUT rules) may
+ * be enabled only when `autoApprovable`; otherwise `notAutoApprovableReason` says why never.
+ */
+export interface BindingActionKind {
+  tag: string;
+  label: string;
+  autoApprovable: boolean;
+  /** Empty when `autoApprovable`. */
+  notAutoApprovableReason: string;
+}
+
 /** GET /api/workspaces/:ws/bindings */
 export interface BindingsResponse {
-  bindings: Array<{ name: string; url: string; gatekeeper: string; trust: string }>;
+  bindings: Array<{
+    name: string;
+    url: string;
+    gatekeeper: string;
+    trust: string;
+    /**
+     * Every kind of action the binding can submit; null for a binding introduced before
+     * gatekeepers published them (no rule can be enabled on it until it is introduced again).
+     */
+    actionKinds: BindingActionKind[] | null;
+  }>;
 }
 
 /** PUT /api/workspaces/:ws/rules (admin) */

@@ -5,17 +5,14 @@ import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { Visible } from "../components/Visible.tsx";
 import { workspacePath } from "../format.ts";
+import { type KindRow, ruleRows } from "../ruleKinds.ts";
 import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
-interface KindRow {
-  tag: string;
-  label: string;
-  enabled: boolean;
-}
-
 /**
- * Auto-approval rules of a workspace: per binding, the action kinds seen in its log, each with a
- * toggle (admins only; read-only for everyone else). Rules have no effect while the workspace is latched.
+ * Auto-approval rules of a workspace: per binding, the action kinds its gatekeeper published, each
+ * auto-approvable one with a toggle (admins only; read-only for everyone else) and the others greyed
+ * with the reason no rule can approve them (ruleKinds.ts). A stored rule can always be turned off.
+ * Rules have no effect while the workspace is latched.
  */
 export function RulesPage() {
   const workspaceId = useParams().ws ?? "";
@@ -49,32 +46,10 @@ export function RulesPage() {
     if (event.type !== "notice" || event.notice.workspaceId === workspaceId) reload();
   });
 
-  const kindsByBinding = useMemo(() => {
-    const map = new Map<string, Map<string, KindRow>>();
-    const row = (binding: string) => {
-      let kinds = map.get(binding);
-      if (!kinds) {
-        kinds = new Map();
-        map.set(binding, kinds);
-      }
-      return kinds;
-    };
-    for (const entry of log?.entries ?? []) {
-      if (entry.kind !== "action" || !entry.action.actionKind) continue;
-      const { tag, label } = entry.action.actionKind;
-      row(entry.action.binding).set(tag, { tag, label, enabled: false });
-    }
-    for (const rule of log?.rules ?? []) {
-      const kinds = row(rule.binding);
-      const known = kinds.get(rule.actionKindTag);
-      kinds.set(rule.actionKindTag, {
-        tag: rule.actionKindTag,
-        label: known?.label ?? rule.actionKindTag,
-        enabled: true,
-      });
-    }
-    return map;
-  }, [log]);
+  const kindsByBinding = useMemo(
+    () => (bindings && log ? ruleRows(bindings, log) : new Map<string, KindRow[]>()),
+    [bindings, log],
+  );
 
   if (!bindings || !log) return <p className="muted">Loading the rules of {workspaceId}…</p>;
 
@@ -116,7 +91,8 @@ export function RulesPage() {
       {log.latched && <LatchBanner workspaceName={workspaceName} />}
       <p className="hint">
         A rule approves, without a person, every action of one kind on one binding, in submission order,
-        stopping at the first action that needs a person. Unclassified actions always need a person.
+        stopping at the first action that needs a person. Only kinds the binding's gatekeeper marks
+        auto-approvable can have a rule; the others are greyed, with the reason.
       </p>
       {!me.canSetRules && (
         <p className="banner info" data-testid="rules-read-only">
@@ -130,9 +106,7 @@ export function RulesPage() {
       )}
       {names.map((name) => {
         const binding = bindings.find((b) => b.name === name);
-        const kinds = [...(kindsByBinding.get(name)?.values() ?? [])].sort((a, b) =>
-          a.label.localeCompare(b.label),
-        );
+        const kinds = kindsByBinding.get(name) ?? [];
         return (
           <section key={name} className="binding-rules" data-binding={name}>
             <h2>
@@ -146,16 +120,29 @@ export function RulesPage() {
                 </span>
               )}
             </h2>
-            {kinds.length === 0 && <p className="muted">No classified actions seen on this binding yet.</p>}
+            {kinds.length === 0 && (
+              <p className="muted">
+                {binding?.actionKinds
+                  ? "This binding has no actions (every method reads): nothing to auto-approve."
+                  : "No classified actions seen on this binding yet."}
+              </p>
+            )}
             <ul className="rule-list">
               {kinds.map((kind) => (
-                <li key={kind.tag} data-testid="rule" data-binding={name} data-tag={kind.tag}>
+                <li
+                  key={kind.tag}
+                  data-testid="rule"
+                  data-binding={name}
+                  data-tag={kind.tag}
+                  data-allowed={kind.allowed}
+                  className={kind.allowed ? undefined : "rule-never"}
+                >
                   <label>
                     <input
                       type="checkbox"
                       data-testid="rule-toggle"
                       checked={asked[`${name}:${kind.tag}`] ?? kind.enabled}
-                      disabled={!me.canSetRules || busy !== null}
+                      disabled={!me.canSetRules || busy !== null || (!kind.allowed && !kind.enabled)}
                       onChange={() => void toggle(name, kind)}
                     />{" "}
                     <Visible text={kind.label} />{" "}
@@ -164,6 +151,12 @@ export function RulesPage() {
                     </code>
                   </label>
                   {kind.enabled && <span className="badge status-applied">auto-approved</span>}
+                  {!kind.allowed && (
+                    <span className="muted rule-why" data-testid="rule-why">
+                      {kind.enabled ? "" : "always needs a person: "}
+                      <Visible text={kind.why} />
+                    </span>
+                  )}
                 </li>
               ))}
             </ul>

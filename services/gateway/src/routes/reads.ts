@@ -80,6 +80,7 @@ export function readRoutes(app: FastifyInstance, backends: Backends): void {
         url: b.url,
         gatekeeper: b.gatekeeper,
         trust: b.trust,
+        actionKinds: b.actionKinds?.kinds.map((k) => ({ ...k })) ?? null,
       })),
     };
   });
