@@ -36,7 +36,8 @@ export interface DevStackOptions {
   oidc?: OidcOptions;
   /**
    * A running Temporal server ("host:port"). Absent: a `temporal server start-dev` is started,
-   * persisting to `<dataDir>/temporal.db`.
+   * persisting to `<dataDir>/temporal.db`, its pid in `<dataDir>/temporal.pid`; it dies with this
+   * process, and a leftover one (pid file, same db) is stopped before the next start.
    */
   temporalAddress?: string;
   /** Pending-action time-to-live, ms (default 7 days). */
@@ -130,6 +131,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       const server = await startTemporalDevServer({
         dbFile: join(dataDir, "temporal.db"),
         port: options.ports?.temporal ?? 0,
+        // A server left running by a dev stack that was killed is stopped and replaced.
+        pidFile: join(dataDir, "temporal.pid"),
       });
       closers.push(() => server.close());
       temporalAddress = server.address;

@@ -4,11 +4,20 @@
  * (persisting under the data dir) and, through @temporalio/testing's "existing-path" executable,
  * by the tests. Clusters never use this: they set TEMPORAL_ADDRESS.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
-import { canConnect, freePort } from "@gatehouse/service-kit";
+import {
+  canConnect,
+  describeProcess,
+  freePort,
+  portHolder,
+  reapPidFile,
+  removePidFile,
+  spawnTiedToParent,
+  writePidFile,
+} from "@gatehouse/service-kit";
 
 /** Re-exported for the tests that already take it from here. */
 export { freePort };
@@ -65,6 +74,12 @@ export interface TemporalDevServerOptions {
   namespace?: string;
   /** How long to wait for the server to accept connections, ms (default 120000: slow on a busy machine). */
   startTimeoutMs?: number;
+  /**
+   * Pid file of the server (`gatehouse dev`: `<data dir>/temporal.pid`). A server that file names
+   * which is still running — a leftover of a start whose process was killed — is stopped first,
+   * when its command line is a `temporal server start-dev` on the same `dbFile`.
+   */
+  pidFile?: string;
 }
 
 export interface TemporalDevServer {
@@ -76,19 +91,31 @@ export interface TemporalDevServer {
 }
 
 /**
- * Starts `temporal server start-dev --headless` bound to 127.0.0.1.
- * @throws TemporalCliMissing; Error when the server exits or does not listen in time (with its output).
+ * Starts `temporal server start-dev --headless` bound to 127.0.0.1, as a child that dies with this
+ * process however it dies (see service-kit's `spawnTiedToParent`).
+ * @throws TemporalCliMissing; Error when the port is taken (naming the pid and command line of
+ *   what holds it), or the server exits or does not listen in time (with its output).
  */
 export async function startTemporalDevServer(
   options: TemporalDevServerOptions = {},
 ): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
+  if (options.pidFile) {
+    const db = options.dbFile;
+    await reapPidFile(
+      options.pidFile,
+      (command) => /\bserver start-dev\b/.test(command) && (!db || command.includes(`--db-filename ${db}`)),
+    );
+  }
   const port = options.port || (await freePort());
   if (await canConnect(port)) {
     // Without this check a leftover server (e.g. from a killed `gatehouse dev`) would answer on the
     // port while the new one fails to bind, and its state would silently be used.
+    const holder = await portHolder(port);
     throw new Error(
-      `port ${port} on 127.0.0.1 is already in use (perhaps a leftover \`temporal server start-dev\`); stop it or choose another port`,
+      holder
+        ? `port ${port} on 127.0.0.1 (the Temporal dev server's) is already in use by ${describeProcess(holder)}; stop it (kill ${holder.pid}) or choose another port`
+        : `port ${port} on 127.0.0.1 (the Temporal dev server's) is already in use; stop what holds it (\`ss -ltnp 'sport = :${port}'\` names it) or choose another port`,
     );
   }
   const namespace = options.namespace ?? "default";
@@ -114,7 +141,7 @@ export async function startTemporalDevServer(
     "system.enableActivityEagerExecution=true",
   ];
   if (options.dbFile) args.push("--db-filename", options.dbFile);
-  const child: ChildProcess = spawn(cli, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawnTiedToParent(cli, args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-4000);
@@ -134,15 +161,21 @@ export async function startTemporalDevServer(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
+  const pid = child.pid ?? 0;
+  if (options.pidFile && pid) writePidFile(options.pidFile, pid);
   return {
     address: `127.0.0.1:${port}`,
     namespace,
     close: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) {
+          if (options.pidFile) removePidFile(options.pidFile, pid);
+          return resolve();
+        }
         const kill = setTimeout(() => child.kill("SIGKILL"), 5000);
         child.once("exit", () => {
           clearTimeout(kill);
+          if (options.pidFile) removePidFile(options.pidFile, pid);
           resolve();
         });
         child.kill("SIGTERM");

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { type CgroupLimits, cgroupSpec } from "./cgroups.ts";
 import { linkedLibraries } from "./libraries.ts";
+import { TEMPLATE_PREFIX, writeOwner } from "./stale.ts";
 
 /** Where the isolate host's files appear inside the container (read-only). */
 export const SANDBOX_DIR = "/sandbox";
@@ -26,7 +27,7 @@ export interface BindMount {
  * and the libraries it links. Per-container state is only a config.json (see containerConfig).
  */
 export interface BundleTemplate {
-  /** Private working dir (0700) holding rootfs/, files/, state/ and run/. */
+  /** Private working dir (0700) holding owner.json, rootfs/, files/, state/ and run/. */
   dataDir: string;
   /** Empty directory used as the container's read-only root file system. */
   rootfs: string;
@@ -40,7 +41,8 @@ export interface BundleTemplate {
 }
 
 /**
- * Prepares a BundleTemplate under a fresh temp dir (or `parentDir`).
+ * Prepares a BundleTemplate under a fresh temp dir (or `parentDir`), owned by this process
+ * (`owner.json`, see ./stale.ts: a later runner removes it once this process is gone).
  * @param isolateHostPath absolute path of dist/isolate-host.cjs on the host
  * @throws Error when ldd fails or a file cannot be copied.
  */
@@ -50,7 +52,8 @@ export async function prepareBundleTemplate(
 ): Promise<BundleTemplate> {
   const base = parentDir ?? tmpdir();
   await mkdir(base, { recursive: true });
-  const dataDir = await mkdtemp(join(base, "gatehouse-gvisor-"));
+  const dataDir = await mkdtemp(join(base, TEMPLATE_PREFIX));
+  await writeOwner(dataDir);
   const rootfs = join(dataDir, "rootfs");
   const files = join(dataDir, "files");
   const stateDir = join(dataDir, "state");

@@ -1,9 +1,10 @@
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { spawnTiedToParent } from "@gatehouse/service-kit";
 import { type BundleTemplate, type ContainerOptions, writeContainerBundle } from "./bundle.ts";
 import { removeSandboxCgroupsSettled } from "./cgroups.ts";
 
@@ -50,10 +51,12 @@ export async function startContainer(
   const flags = runscGlobalFlags(template, withCgroups);
   const bundle = await writeContainerBundle(template, id, args, options);
   const pidFile = join(bundle, "sandbox.pid");
-  const child = spawn(runsc, [...flags, "run", "--pid-file", pidFile, "--bundle", bundle, id], {
+  // Tied to this process: if it dies (even by SIGKILL), `runsc run` is killed, and runsc's attached
+  // sandbox and gofer die with it.
+  const child = spawnTiedToParent(runsc, [...flags, "run", "--pid-file", pidFile, "--bundle", bundle, id], {
     stdio: ["pipe", "pipe", "pipe"],
     env: { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-  });
+  }) as ChildProcessWithoutNullStreams;
   let destroyed: Promise<void> | null = null;
   const destroy = (): Promise<void> => {
     destroyed ??= (async () => {

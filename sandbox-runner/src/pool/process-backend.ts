@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { spawnTiedToParent } from "@gatehouse/service-kit";
 import type { SandboxBackend, SandboxInstance } from "./backend.ts";
 import { childInstance } from "./child-instance.ts";
 
@@ -19,11 +20,12 @@ export function createProcessBackend(isolateHostPath: string, warning: string): 
     async start(id: string): Promise<SandboxInstance> {
       const scratch = await mkdtemp(join(tmpdir(), "gatehouse-scratch-"));
       // Empty environment apart from the scratch dir: the isolate host inherits no secrets from the runner.
-      const child = spawn(process.execPath, ["--no-node-snapshot", isolateHostPath], {
+      // Tied to the runner: it dies with it, however the runner dies.
+      const child = spawnTiedToParent(process.execPath, ["--no-node-snapshot", isolateHostPath], {
         stdio: ["pipe", "pipe", "pipe"],
         env: { GATEHOUSE_SCRATCH: scratch },
         cwd: scratch,
-      });
+      }) as ChildProcessWithoutNullStreams;
       let destroyed: Promise<void> | null = null;
       return childInstance(id, child, () => {
         destroyed ??= (async () => {

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import type { Logger } from "pino";
 import {
   type BundleTemplate,
@@ -7,6 +8,7 @@ import {
 } from "../gvisor/bundle.ts";
 import { type CgroupLimits, detectCgroups } from "../gvisor/cgroups.ts";
 import { startContainer } from "../gvisor/container.ts";
+import { reapStaleTemplates } from "../gvisor/stale.ts";
 import type { SandboxBackend, SandboxInstance } from "./backend.ts";
 import { childInstance } from "./child-instance.ts";
 
@@ -27,10 +29,13 @@ export interface RunscBackendOptions {
  * Sandboxes as long-lived gVisor containers on this host: one `runsc run` (attached, `--network=none`,
  * bundle from ../gvisor/bundle.ts) per sandbox, running the isolate host. Detects once whether cgroups
  * are delegated here; if so every sandbox gets the memory and pids limits, else runsc gets
- * `--ignore-cgroups` and a warning is logged (event "cgroups_unavailable").
+ * `--ignore-cgroups` and a warning is logged (event "cgroups_unavailable"). First removes the
+ * templates (and any sandboxes) of runners under the same parent dir that are gone (./stale.ts).
  * @throws Error when the bundle template cannot be prepared.
  */
 export async function createRunscBackend(options: RunscBackendOptions): Promise<SandboxBackend> {
+  // Sandboxes of a runner that was killed die with it (tied children); its files stay until now.
+  await reapStaleTemplates(options.dataDir ?? tmpdir(), options.runsc, options.logger);
   const template: BundleTemplate = await prepareBundleTemplate(options.isolateHostPath, options.dataDir);
   let cgroups: CgroupLimits | null = null;
   if (options.cgroups) {

@@ -1,6 +1,7 @@
 /** `gatehouse dev`: all services in one process on loopback, data under ./.gatehouse/. */
 import { resolve } from "node:path";
 import type { OidcOptions } from "@gatehouse/gateway";
+import { canConnect, describeProcess, portHolder } from "@gatehouse/service-kit";
 import type { Command } from "commander";
 import pino from "pino";
 import { dataDir } from "../clients.ts";
@@ -66,6 +67,18 @@ export function registerDevCommand(program: Command): void {
           );
           process.exit(1);
         }
+        const busy = await busyPorts([
+          ["kernel", base],
+          ["approval", base + 1],
+          ["mcp gatekeeper", base + 2],
+          ["sandbox runner", base + 3],
+          // The Temporal dev server's port is checked when it starts: a leftover of ours is stopped first.
+          ["gateway", webPort],
+        ]);
+        if (busy) {
+          process.stderr.write(`gatehouse dev: ${busy}; or pass --port-base <n> / --web-port <n>\n`);
+          process.exit(1);
+        }
         const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
         try {
           const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
@@ -127,6 +140,21 @@ export function registerDevCommand(program: Command): void {
         }
       },
     );
+}
+
+/**
+ * The first of `ports` (name, port on 127.0.0.1) that something listens on, as "port 7001 (kernel)
+ * is already in use by pid 1234 (node …); stop it (kill 1234)", or undefined when all are free.
+ */
+async function busyPorts(ports: Array<[string, number]>): Promise<string | undefined> {
+  for (const [name, port] of ports) {
+    if (!(await canConnect(port))) continue;
+    const holder = await portHolder(port);
+    return holder
+      ? `port ${port} (${name}) is already in use by ${describeProcess(holder)}; stop it (kill ${holder.pid})`
+      : `port ${port} (${name}) is already in use; \`ss -ltnp 'sport = :${port}'\` names what holds it`;
+  }
+  return undefined;
 }
 
 /**
