@@ -135,6 +135,12 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
         pidFile: join(dataDir, "temporal.pid"),
       });
       closers.push(() => server.close());
+      if (server.stoppedLeftover) {
+        logger.warn(
+          { event: "leftover_stopped", pid: server.stoppedLeftover.pid },
+          `stopped a Temporal dev server left running on this data dir (pid ${server.stoppedLeftover.pid})`,
+        );
+      }
       temporalAddress = server.address;
     }
     const temporal = { address: temporalAddress };

@@ -12,6 +12,7 @@ import {
   canConnect,
   describeProcess,
   freePort,
+  type ProcessInfo,
   portHolder,
   reapPidFile,
   removePidFile,
@@ -86,6 +87,8 @@ export interface TemporalDevServer {
   /** "127.0.0.1:<port>", for Connection.connect / NativeConnection.connect. */
   address: string;
   namespace: string;
+  /** The leftover server the pid file named, which this start stopped first (absent: none). */
+  stoppedLeftover?: ProcessInfo;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s). */
   close(): Promise<void>;
 }
@@ -100,9 +103,10 @@ export async function startTemporalDevServer(
   options: TemporalDevServerOptions = {},
 ): Promise<TemporalDevServer> {
   const cli = findTemporalCli();
+  let stoppedLeftover: ProcessInfo | undefined;
   if (options.pidFile) {
     const db = options.dbFile;
-    await reapPidFile(
+    stoppedLeftover = await reapPidFile(
       options.pidFile,
       (command) => /\bserver start-dev\b/.test(command) && (!db || command.includes(`--db-filename ${db}`)),
     );
@@ -166,6 +170,7 @@ export async function startTemporalDevServer(
   return {
     address: `127.0.0.1:${port}`,
     namespace,
+    ...(stoppedLeftover ? { stoppedLeftover } : {}),
     close: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) {

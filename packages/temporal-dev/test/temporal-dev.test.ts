@@ -90,6 +90,7 @@ test("a leftover server named by the pid file (a killed start's) is stopped, and
     const server = await startTemporalDevServer({ dbFile, port, pidFile });
     try {
       assert.equal(processInfo(leftover.pid ?? 0), undefined, "the leftover was stopped");
+      assert.equal(server.stoppedLeftover?.pid, leftover.pid, "and the handle names it");
       const record = JSON.parse(readFileSync(pidFile, "utf8"));
       assert.notEqual(record.pid, leftover.pid);
       assert.match(processInfo(record.pid)?.command ?? "", /server start-dev/);

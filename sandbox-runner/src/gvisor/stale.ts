@@ -46,14 +46,14 @@ function ownerGone(dir: string): boolean {
   return Boolean(owner.startTicks && now.startTicks && owner.startTicks !== now.startTicks);
 }
 
-/** Pids of the live processes whose command line mentions `dir` (runsc, its sandbox and gofer). */
+/** Pids of the processes whose command line names a path in `dir` (runsc, its sandbox and gofer). */
 function processesNaming(dir: string): number[] {
   if (process.platform !== "linux") return [];
   const pids: number[] = [];
   for (const name of readdirSync("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(dir)) pids.push(Number(name));
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(`${dir}/`)) pids.push(Number(name));
     } catch {
       // exited meanwhile
     }
