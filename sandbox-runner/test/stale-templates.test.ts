@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 import pino from "pino";
 import { prepareBundleTemplate, removeBundleTemplate } from "../src/gvisor/bundle.ts";
 import { startContainer } from "../src/gvisor/container.ts";
@@ -36,11 +37,7 @@ test("a template whose runner is gone is removed with the container still runnin
       out += d.toString();
     });
     const closed = new Promise((r) => container.child.once("close", r));
-    const deadline = Date.now() + 120_000;
-    while (!out.includes("up")) {
-      assert.ok(Date.now() < deadline, "the container started");
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitUntil("the container's first line", () => out.includes("up"), { timeoutMs: 120_000 });
     // The stale template's owner: a process that has exited.
     const gone = spawnSync("true").pid;
     writeFileSync(join(stale.dataDir, "owner.json"), JSON.stringify({ pid: gone, startTicks: 1 }));

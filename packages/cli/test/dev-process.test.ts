@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
 import { KernelClient } from "@gatehouse/proto";
-import { callUnary, canConnect, type ProcessInfo, processInfo } from "@gatehouse/service-kit";
+import { callUnary, canConnect, type ProcessInfo, processInfo, waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
@@ -34,13 +34,11 @@ after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Polls until `check` holds; fails with `what` (and `detail()`) after `ms`. Generous: CI is two busy cores. */
+/** Waits until `check` holds (service-kit's waitUntil); a timeout's message adds `detail()`. */
 async function until(check: () => boolean | Promise<boolean>, what: string, ms = 120_000, detail = () => "") {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}${detail() ? `: ${detail()}` : ""}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await waitUntil(what, check, { timeoutMs: ms, intervalMs: 100 }).catch((err: Error) =>
+    assert.fail(`${err.message}${detail() ? `: ${detail()}` : ""}`),
+  );
 }
 
 /** Six consecutive free loopback ports: --port-base n uses n..n+4, the gateway n+5. */

@@ -8,6 +8,7 @@ import { type ChildProcess, execFile, type SpawnOptions, spawn } from "node:chil
 import { accessSync, constants, readFileSync } from "node:fs";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
+import { waitUntil } from "./wait.ts";
 
 const execFileAsync = promisify(execFile);
 
@@ -102,14 +103,11 @@ export function processInfo(pid: number): ProcessInfo | undefined {
  * @throws Error naming the pid when it is still there 5 s after SIGKILL.
  */
 export async function stopProcess(pid: number, graceMs = 5000): Promise<void> {
-  const gone = async (ms: number) => {
-    const deadline = Date.now() + ms;
-    while (processInfo(pid)) {
-      if (Date.now() > deadline) return false;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return true;
-  };
+  const gone = (ms: number) =>
+    waitUntil(`process ${pid} to exit`, () => !processInfo(pid), { timeoutMs: ms }).then(
+      () => true,
+      () => false,
+    );
   const signal = (s: NodeJS.Signals) => {
     try {
       process.kill(pid, s);

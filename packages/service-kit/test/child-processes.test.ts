@@ -15,6 +15,7 @@ import {
   portHolder,
   processInfo,
   reapPidFile,
+  waitUntil,
   writePidFile,
 } from "../src/index.ts";
 
@@ -25,14 +26,8 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Polls until `check` holds; fails naming `what` after `ms` (generous: CI is two busy cores). */
-async function until(check: () => boolean, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits until `check` holds (generous: CI is two busy cores). */
+const until = (check: () => boolean, what: string, ms = 60_000) => waitUntil(what, check, { timeoutMs: ms });
 
 /** Spawns a node script and resolves with the process and its first line of output. */
 async function node(script: string): Promise<{ child: ChildProcess; line: string }> {
