@@ -136,3 +136,7 @@ export const reverted = (actionId: number, revertActionId: number, requestedBy =
   type: "ActionReverted",
   data: { actionId, revertActionId, requestedBy },
 });
+export const removed = (b: string, grant: number, removedBy = "user:owner", reason = ""): Ev => ({
+  type: "BindingRemoved",
+  data: { binding: b, removedBy, reason, grant },
+});

@@ -118,7 +118,10 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       const state = await streams.state(t.workspaceId);
       const a = state.actions.get(req.actionId);
       // One answer for "no such action" and "another binding's action", so an agent cannot probe ids.
-      if (!a || a.binding !== t.binding) throw new NotCallersAction(req.actionId, t.binding);
+      // An action of a removed grant is not the caller's, even under the same binding name.
+      if (!a || a.binding !== t.binding || a.grant !== state.bindings.get(t.binding)?.grant) {
+        throw new NotCallersAction(req.actionId, t.binding);
+      }
       return toActionRecord(state, a);
     }),
     listUnappliedForCaller: unary(deps, "ListUnappliedForCaller", async (req) => {
@@ -129,8 +132,9 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
         ActionStatus.ACTION_STATUS_APPROVED,
         ActionStatus.ACTION_STATUS_APPLYING,
       ]);
+      const grant = state.bindings.get(t.binding)?.grant;
       const actions = [...state.actions.values()]
-        .filter((a) => a.binding === t.binding && open.has(a.status))
+        .filter((a) => a.binding === t.binding && a.grant === grant && open.has(a.status))
         .sort((x, y) => x.id - y.id)
         .map((a) => ({ action: toActionRecord(state, a), payloadJson: a.payloadJson }));
       const prefix = localIdKey(t.binding, "");

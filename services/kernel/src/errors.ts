@@ -4,6 +4,7 @@ import { WrongExpectedRevision } from "@gatehouse/event-store";
 import { type ServiceError, status } from "@grpc/grpc-js";
 import {
   BindingAlreadyExists,
+  BindingNotFound,
   InvalidArgument,
   NoGatekeeperForResource,
   PermissionDenied,
@@ -22,7 +23,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   }
   const e = err instanceof Error ? err : new Error(String(err));
   const code =
-    e instanceof WorkspaceNotFound || e instanceof TurnNotFound
+    e instanceof WorkspaceNotFound || e instanceof TurnNotFound || e instanceof BindingNotFound
       ? status.NOT_FOUND
       : e instanceof BindingAlreadyExists
         ? status.ALREADY_EXISTS

@@ -5,9 +5,13 @@
  * runner's Execute stream with the workspace's bindings (and nothing else), and relays Cap'n Web
  * frames: a frame the sandbox sends for binding B goes to B's gatekeeper session (opened on first
  * use with the token), and the gatekeeper's frames go back tagged with B. The sandbox never sees an
- * address or a token; a frame for a binding the workspace does not have is dropped.
+ * address or a token; a frame for a binding the workspace does not have is dropped. Before each
+ * frame goes out, the binding's grant is re-read from the stream: once it was removed
+ * (Kernel.RemoveBinding), the session is ended and every awaited call on it is rejected in the
+ * snippet with an error naming the binding (revoked-calls.ts); nothing reaches the gatekeeper.
  */
 import { createHash, randomUUID } from "node:crypto";
+import type { WorkspaceStreams } from "@gatehouse/approval-core";
 import { mintCallerToken } from "@gatehouse/caller-token";
 import type { EventStore } from "@gatehouse/event-store";
 import {
@@ -27,7 +31,9 @@ import type { Logger } from "pino";
 import { InvalidArgument } from "./domain/errors.ts";
 import { type BindingState, streamOf } from "./domain/workspace.ts";
 import type { GatekeeperClients } from "./gatekeepers.ts";
+import { GrantWatch, revokedMessage } from "./grant-watch.ts";
 import type { KernelMetrics } from "./metrics.ts";
+import { SessionImports } from "./revoked-calls.ts";
 import { awaitedActions, suspendTurn } from "./turn-suspension.ts";
 import type { Workspaces } from "./workspaces.ts";
 
@@ -40,6 +46,8 @@ export const MAX_CODE_BYTES = 512 * 1024;
 
 export interface ExecutionDeps {
   store: EventStore;
+  /** The approval projection and its read–decide–append loop (RemoveBinding decides with it). */
+  streams: WorkspaceStreams;
   workspaces: Workspaces;
   gatekeepers: GatekeeperClients;
   runner: SandboxRunnerClient;
@@ -83,6 +91,7 @@ export async function executeCode(
   const bindings = [...state.bindings.values()];
   const startRevision = await deps.store.streamRevision(streamOf(req.workspaceId));
   const relay = new FrameRelay(deps, req.workspaceId, executionId, caller as Caller, bindings);
+  relay.watchGrants(new GrantWatch(deps.store, state));
   const started = Date.now();
   let result: ExecuteResult;
   try {
@@ -133,6 +142,13 @@ class FrameRelay {
     ClientDuplexStream<SessionClientMessage, SessionServerMessage>
   >();
   private readonly byName: Map<string, BindingState>;
+  /** Per binding: the sandbox's imports, to answer its awaited calls once the binding is revoked. */
+  private readonly imports = new Map<string, SessionImports>();
+  /** Bindings taken back during this execution -> the message their calls are rejected with. */
+  private readonly revoked = new Map<string, string>();
+  private grants: GrantWatch | undefined;
+  /** Outbound frames are forwarded one after another (each waits for its grant check). */
+  private outbound: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: ExecutionDeps,
@@ -142,6 +158,12 @@ class FrameRelay {
     bindings: BindingState[],
   ) {
     this.byName = new Map(bindings.map((b) => [b.name, b]));
+    for (const b of bindings) this.imports.set(b.name, new SessionImports());
+  }
+
+  /** Re-checks each binding's grant before its frames go out (without it, grants are not re-checked). */
+  watchGrants(watch: GrantWatch): void {
+    this.grants = watch;
   }
 
   run(code: string, limits: Limits): Promise<ExecuteResult> {
@@ -194,14 +216,36 @@ class FrameRelay {
   }
 
   private toGatekeeper(binding: string, data: string): void {
+    this.outbound = this.outbound
+      .then(() => this.forward(binding, data))
+      .catch((err: Error) =>
+        this.deps.logger.error(
+          { event: "frame_forward_failed", binding, err: err.message },
+          "a frame was not relayed",
+        ),
+      );
+  }
+
+  private async forward(binding: string, data: string): Promise<void> {
     const b = this.byName.get(binding);
-    if (!b) {
+    const imports = this.imports.get(binding);
+    if (!b || !imports) {
       this.deps.logger.warn(
         { event: "frame_for_unknown_binding" },
         "dropped a frame for a binding not granted",
       );
       return;
     }
+    if (!this.revoked.has(binding)) {
+      const revocation = await this.grants?.revoked(b);
+      if (revocation) this.revoke(binding, revokedMessage(revocation));
+    }
+    const refusal = this.revoked.get(binding);
+    if (refusal !== undefined) {
+      for (const frame of imports.refuse(data, refusal)) this.toSandbox(binding, frame);
+      return;
+    }
+    imports.outbound(data);
     let session = this.sessions.get(binding);
     if (!session) {
       session = this.open(b);
@@ -219,7 +263,9 @@ class FrameRelay {
     });
     const session = this.deps.gatekeepers.get(b.gatekeeper).openSession();
     session.on("data", (msg: SessionServerMessage) => {
-      this.runnerStream?.write({ msg: { $case: "frame", frame: { binding: b.name, data: msg.frame } } });
+      if (this.revoked.has(b.name)) return; // answered by the kernel already
+      this.imports.get(b.name)?.inbound(msg.frame);
+      this.toSandbox(b.name, msg.frame);
     });
     session.on("error", (err: Error & { code?: number }) => {
       if (err.code === 1) return; // CANCELLED: we closed it
@@ -242,6 +288,23 @@ class FrameRelay {
       },
     });
     return session;
+  }
+
+  private toSandbox(binding: string, frame: string): void {
+    this.runnerStream?.write({ msg: { $case: "frame", frame: { binding, data: frame } } });
+  }
+
+  /** Ends the binding's session and rejects its awaited calls; later frames are answered here. */
+  private revoke(binding: string, message: string): void {
+    this.revoked.set(binding, message);
+    this.deps.logger.info(
+      { event: "binding_revoked_in_execution", binding, executionId: this.executionId },
+      "a binding was removed while an execution ran; its calls are refused",
+    );
+    const session = this.sessions.get(binding);
+    this.sessions.delete(binding);
+    session?.end();
+    for (const frame of this.imports.get(binding)?.drain(message) ?? []) this.toSandbox(binding, frame);
   }
 
   close(): void {

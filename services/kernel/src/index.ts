@@ -2,6 +2,7 @@
  * Library entry of the kernel, used by `gatehouse dev` to run it in-process and by `main.ts`.
  */
 
+import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
@@ -18,6 +19,7 @@ export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
+export { type RevocationDeps, removeBinding } from "./revocation.ts";
 export { Workspaces } from "./workspaces.ts";
 
 export interface KernelOptions {
@@ -60,6 +62,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
     KernelService,
     kernelHandlers({
       store: options.store,
+      streams: new WorkspaceStreams(options.store),
       workspaces,
       gatekeepers,
       runner,

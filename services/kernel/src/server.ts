@@ -5,6 +5,7 @@ import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { toServiceError } from "./errors.ts";
 import { addObserver } from "./observers.ts";
+import { removeBinding } from "./revocation.ts";
 import { loadTurn, waitForTurn } from "./turns.ts";
 
 /** An AbortSignal that fires when the client cancels the call. */
@@ -60,6 +61,8 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
         })),
       };
     });
+  const removeBindingHandler: KernelServer["removeBinding"] = (call, cb) =>
+    reply(cb, () => removeBinding(deps, call.request));
   const execute: handleUnaryCall<Parameters<KernelServer["executeCode"]>[0]["request"], never> = (call, cb) =>
     reply(cb as never, () =>
       executeCode(deps, {
@@ -88,6 +91,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     listWorkspaces,
     introduceResource,
     describeBindings,
+    removeBinding: removeBindingHandler,
     executeCode: execute as never,
     getTurn,
     addObserver: addObserverHandler,

@@ -12,6 +12,7 @@ const binding = (name: string, url: string) => ({
   gatekeeper: "mcp",
   trust: "vetted",
   methods: ["read"],
+  grant: 1,
   dts: `interface ${name} {\n  read(): Promise<string>;\n}`,
 });
 

@@ -116,6 +116,20 @@ export interface RequestRevert {
   payloadJson: string;
 }
 
+/**
+ * A person takes a binding back (Kernel.RemoveBinding). The decider returns BindingRemoved, then
+ * ActionRejected (reason REMOVAL_REASON, decidedBy `removedBy`) for each of the binding's actions of
+ * the current grant that is pending or approved (not yet claimed), then their cascades — one append.
+ */
+export interface RemoveBinding {
+  type: "RemoveBinding";
+  binding: string;
+  /** "user:<id>" of the person removing it. */
+  removedBy: string;
+  /** Optional: why (recorded in BindingRemoved.reason), at most 500 characters. */
+  reason: string;
+}
+
 export type Command =
   | RecordObservation
   | SubmitAction
@@ -126,4 +140,5 @@ export type Command =
   | RecordApplied
   | RecordApplyFailed
   | SetAutoApprovalRule
-  | RequestRevert;
+  | RequestRevert
+  | RemoveBinding;

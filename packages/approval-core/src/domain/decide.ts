@@ -38,6 +38,7 @@ import {
   WorkspaceNotFound,
 } from "./errors.ts";
 import { type PlannedEvent, planned } from "./events.ts";
+import { removeBinding } from "./remove-binding.ts";
 import {
   type ActionState,
   localIdKey,
@@ -81,6 +82,8 @@ export function decide(command: Command, state: WorkspaceState): PlannedEvent[] 
       return setRule(command, state);
     case "RequestRevert":
       return requestRevert(command, state);
+    case "RemoveBinding":
+      return removeBinding(command, state);
   }
 }
 
@@ -400,6 +403,14 @@ function claimApply(c: ClaimApply, state: WorkspaceState): PlannedEvent[] {
   if (a.status !== ActionStatus.ACTION_STATUS_APPROVED) {
     throw new ActionStateConflict(`action ${a.id} cannot be claimed for apply: it ${describeDecided(a)}`);
   }
+  // The grant is re-checked here, at apply time: an action of a removed grant never applies, even
+  // through a binding of the same name introduced again (a new grant).
+  const grant = state.bindings.get(a.binding)?.grant;
+  if (grant !== a.grant) {
+    throw new ActionStateConflict(
+      `action ${a.id} cannot be applied: binding ${a.binding} was removed${grant === undefined ? "" : " and introduced again as a new grant"} after it was submitted; the request was not sent`,
+    );
+  }
   const notApplied = a.dependsOn.filter(
     (d) => state.actions.get(d)?.status !== ActionStatus.ACTION_STATUS_APPLIED,
   );
@@ -523,6 +534,12 @@ export function revertible(state: WorkspaceState, actionId: number): ActionState
       );
     default:
       throw new ActionNotRevertible(a.id, "it is not applied");
+  }
+  if (state.bindings.get(a.binding)?.grant !== a.grant) {
+    throw new ActionNotRevertible(
+      a.id,
+      `its binding ${a.binding} was removed; undo it in the external system, or introduce the resource again and write the change anew`,
+    );
   }
   const previous = a.revertActionId ? state.actions.get(a.revertActionId) : undefined;
   const blocked = previous && revertBlocks(previous);

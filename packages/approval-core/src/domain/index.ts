@@ -5,4 +5,5 @@ export * from "./decide.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./projection.ts";
+export * from "./remove-binding.ts";
 export * from "./state.ts";

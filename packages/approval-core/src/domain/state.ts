@@ -28,12 +28,19 @@ export interface BindingInfo {
    * ResourceIntroduced predates published action kinds (then no rule can be enabled on it).
    */
   actionKinds: BindingActionKind[] | undefined;
+  /**
+   * The grant's identity: the stream revision of the ResourceIntroduced that introduced it. A
+   * binding removed and introduced again under the same name is a new grant (a new revision).
+   */
+  grant: number;
 }
 
 /** One action as folded from the stream. */
 export interface ActionState {
   id: number;
   binding: string;
+  /** The grant of `binding` the action was submitted under (BindingInfo.grant then; 0 if unknown). */
+  grant: number;
   localId: string;
   description: ActionDescription | undefined;
   dependsOn: number[];
@@ -71,6 +78,8 @@ export interface RefusalState {
 export interface ObservationState {
   id: number;
   binding: string;
+  /** The grant of `binding` the read was made under (BindingInfo.grant then; 0 if unknown). */
+  grant: number;
   description: ObservationDescription | undefined;
   executionId: string;
   caller: Caller | undefined;
@@ -90,7 +99,7 @@ export interface WorkspaceState {
   observations: Map<number, ObservationState>;
   /** Refused writes by id (never pending, never in `localIds`). */
   refusals: Map<number, RefusalState>;
-  /** `${binding}\u0000${localId}` -> action id. */
+  /** `${binding}\u0000${localId}` -> action id, for the binding's current grant only. */
   localIds: Map<string, number>;
   /** `observationRequestKey(binding, executionId, requestId)` -> observation id, for requests with an id. */
   observationRequests: Map<string, number>;
@@ -166,16 +175,30 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     case "ResourceIntroduced": {
       const { binding, url, gatekeeper, trust, actionKinds } = event.data;
-      state.bindings.set(binding, { binding, url, gatekeeper, trust, actionKinds: actionKinds?.kinds });
+      state.bindings.set(binding, {
+        binding,
+        url,
+        gatekeeper,
+        trust,
+        actionKinds: actionKinds?.kinds,
+        grant: stored.revision,
+      });
       break;
     }
-    case "BindingRemoved":
+    case "BindingRemoved": {
+      // The grant ends: its local ids and auto-approval rules do not carry over to a binding
+      // introduced again under the same name (a new grant). Its records stay, attributed to it.
+      const prefix = localIdKey(event.data.binding, "");
       state.bindings.delete(event.data.binding);
+      for (const key of [...state.localIds.keys()]) if (key.startsWith(prefix)) state.localIds.delete(key);
+      for (const [key, r] of [...state.rules]) if (r.binding === event.data.binding) state.rules.delete(key);
       break;
+    }
     case "ObservationRecorded":
       state.observations.set(stored.revision, {
         id: stored.revision,
         binding: event.data.binding,
+        grant: state.bindings.get(event.data.binding)?.grant ?? 0,
         description: event.data.description,
         executionId: event.data.executionId,
         caller: callerOf(stored.metadata),
@@ -201,6 +224,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       state.actions.set(stored.revision, {
         id: stored.revision,
         binding: d.binding,
+        grant: state.bindings.get(d.binding)?.grant ?? 0,
         localId: d.localId,
         description: d.description,
         dependsOn: [...d.dependsOn],

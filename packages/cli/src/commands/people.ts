@@ -3,11 +3,7 @@ import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gat
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
-import { type GlobalOptions, parseId, run } from "./shared.ts";
-
-function who(): string {
-  return `user:${process.env.GATEHOUSE_USER ?? process.env.USER ?? "cli"}`;
-}
+import { type GlobalOptions, parseId, run, who } from "./shared.ts";
 
 export function registerPeopleCommands(program: Command, globals: () => GlobalOptions): void {
   program

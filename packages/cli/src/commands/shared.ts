@@ -21,6 +21,11 @@ export function useJsonErrors(on: boolean): void {
   jsonErrors = on;
 }
 
+/** The person at the terminal: "user:" + $GATEHOUSE_USER, else $USER, else "cli". */
+export function who(): string {
+  return `user:${process.env.GATEHOUSE_USER ?? process.env.USER ?? "cli"}`;
+}
+
 /** Parses a non-negative integer argument or throws naming the argument. */
 export function parseId(value: string, what: string): number {
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {

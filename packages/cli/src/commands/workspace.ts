@@ -1,11 +1,12 @@
-/** Commands for setting up work: workspace create/list, connect, bindings, exec. */
+/** Commands for setting up work: workspace create/list, connect, disconnect, bindings, exec. */
 import { readFileSync } from "node:fs";
 import type { Binding } from "@gatehouse/proto";
+import { RemoveBindingResponse } from "@gatehouse/proto";
 import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
 import { emit, turnText } from "../output.ts";
-import { type GlobalOptions, parseDuration, run } from "./shared.ts";
+import { type GlobalOptions, parseDuration, run, who } from "./shared.ts";
 
 /**
  * Comment lines listing a binding's action kinds for `gatehouse bindings`: which tags
@@ -60,6 +61,37 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
         const k = kernelClient();
         const b = await call(k, k.introduceResource, { workspaceId: ws, url, name: opts.name });
         emit(globals().json, b, () => `${b.name}\t${b.trust}\t${b.methods.join(", ")}`);
+      }),
+    );
+
+  program
+    .command("disconnect <workspace> <binding>")
+    .description(
+      "remove a binding: gone from env for later executions, refused at a running one's next call; its pending writes are rejected (binding removed)",
+    )
+    .option("--reason <text>", "why, recorded with the removal", "")
+    .option("--by <person>", 'who removes it, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
+    .action((ws: string, binding: string, opts: { reason: string; by?: string }) =>
+      run("kernel", async () => {
+        const removedBy = opts.by ?? who();
+        if (!/^user:\S/.test(removedBy)) {
+          throw new Error(`--by must be "user:<id>", e.g. --by user:alice (got "${removedBy}")`);
+        }
+        const k = kernelClient();
+        const res = await call(k, k.removeBinding, {
+          workspaceId: ws,
+          binding,
+          removedBy,
+          reason: opts.reason,
+        });
+        emit(globals().json, RemoveBindingResponse.toJSON(res), () => {
+          const ids = (list: number[]) => (list.length > 0 ? list.join(", ") : "none");
+          return [
+            `removed ${res.binding} from ${ws}`,
+            `rejected (binding removed): ${ids(res.rejectedActionIds)}`,
+            `rejected by cascade: ${ids(res.cascadedActionIds)}`,
+          ].join("\n");
+        });
       }),
     );
 

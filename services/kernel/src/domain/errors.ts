@@ -15,6 +15,19 @@ export class BindingAlreadyExists extends KernelError {
   }
 }
 
+/** The workspace has no binding of that name (RemoveBinding). */
+export class BindingNotFound extends KernelError {
+  override name = "BindingNotFound";
+  constructor(
+    readonly workspaceId: string,
+    readonly binding: string,
+  ) {
+    super(
+      `binding ${binding} is not a binding of workspace ${workspaceId} (it may have been removed already); list them with \`gatehouse bindings ${workspaceId}\``,
+    );
+  }
+}
+
 export class InvalidArgument extends KernelError {
   override name = "InvalidArgument";
 }

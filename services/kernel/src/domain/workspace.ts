@@ -21,6 +21,11 @@ export interface BindingState {
   methods: string[];
   /** Its action kinds as the gatekeeper published them; undefined for a binding introduced before that. */
   actionKinds?: BindingActionKinds | undefined;
+  /**
+   * The grant's identity: the stream revision of its ResourceIntroduced. A binding removed and
+   * introduced again under the same name is a new grant.
+   */
+  grant: number;
 }
 
 export interface WorkspaceState {
@@ -55,6 +60,7 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
         dts: e.dts,
         methods: e.methods,
         actionKinds: e.actionKinds,
+        grant: event.revision,
       });
       return { ...next, bindings };
     }

@@ -96,13 +96,12 @@ export function applyActivities(deps: ActivityDeps): Pick<LifecycleActivities, "
         );
       }
       const binding = state.bindings.get(a.binding);
-      if (!binding) {
-        await claim(ref, claimedBy);
-        return {
-          kind: "failed",
-          message: "the binding of this action was removed; the request was not sent",
-          outcomeUnknown: false,
-        };
+      if (binding?.grant !== a.grant) {
+        // Removed (or removed and introduced again: a new grant); nothing is claimed, nothing sent.
+        throw ApplicationFailure.nonRetryable(
+          `action ${ref.actionId} cannot be applied: binding ${a.binding} was removed after it was submitted; the request was not sent`,
+          "BindingRemoved",
+        );
       }
       if (applier.ready) {
         try {

@@ -161,17 +161,24 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
 
   if (snap.status === "approved" || snap.status === "applying") {
     phase = "applying";
-    let result: ApplyResult;
+    let result: ApplyResult | undefined;
     try {
       result = await apply.applyAction(ref);
     } catch (err) {
-      throw ApplicationFailure.nonRetryable(
-        `action ${ref.actionId} could not be applied: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
-        "ApplyNotPossible",
-      );
+      // Rejected before its apply was claimed (its binding was removed: Kernel.RemoveBinding rejects
+      // the binding's unsent actions and tells the gatekeeper itself): nothing was sent; end rejected.
+      snap = await stream.readAction(ref);
+      if (snap.status !== "rejected") {
+        throw ApplicationFailure.nonRetryable(
+          `action ${ref.actionId} could not be applied: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
+          "ApplyNotPossible",
+        );
+      }
     }
-    snap = await stream.recordOutcome({ ...ref, result });
-    ownsEnd = snap.status === "failed";
+    if (result) {
+      snap = await stream.recordOutcome({ ...ref, result });
+      ownsEnd = snap.status === "failed";
+    }
   }
   if (!isFinal(snap.status)) {
     throw ApplicationFailure.nonRetryable(

@@ -1,0 +1,146 @@
+/**
+ * Kernel.RemoveBinding: takes a binding back. The approval decider (approval-core, `RemoveBinding`)
+ * plans BindingRemoved plus the rejections of the binding's unsent actions and their cascades; they
+ * are appended together with the workspace's revision as expected revision, so an approval that
+ * raced the removal either lands first (and its action is rejected here) or is refused. Then, best
+ * effort: each rejected action's lifecycle workflow is woken to read its rejection and end (the
+ * cascade signal; the workflow tells an awaiting turn), and the gatekeeper is told (ActionRejected)
+ * so it drops the writes from its overlays. Running executions notice at their next call on the
+ * binding (execution.ts); later ones never get it.
+ */
+import {
+  ApprovalError,
+  type WorkspaceState as ApprovalState,
+  decide,
+  InvalidField,
+  UnknownBinding,
+  type WorkspaceStreams,
+} from "@gatehouse/approval-core";
+import { actionWorkflowId, cascadedSignal } from "@gatehouse/approval-core/lifecycle-contract";
+import {
+  ActionRejected,
+  GatekeeperClient,
+  type RemoveBindingRequest,
+  type RemoveBindingResponse,
+} from "@gatehouse/proto";
+import { callUnary } from "@gatehouse/service-kit";
+import type { Client } from "@temporalio/client";
+import type { Logger } from "pino";
+import { BindingNotFound, InvalidArgument } from "./domain/errors.ts";
+import type { GatekeeperClients } from "./gatekeepers.ts";
+import type { Workspaces } from "./workspaces.ts";
+
+/** What RemoveBinding needs. */
+export interface RevocationDeps {
+  workspaces: Workspaces;
+  streams: WorkspaceStreams;
+  gatekeepers: GatekeeperClients;
+  logger: Logger;
+  /** Without it the rejected actions' workflows are not woken (they end at expiry instead). */
+  temporal?: Client | undefined;
+}
+
+/** Deadline of each ActionRejected notice to the gatekeeper, ms. */
+const NOTICE_TIMEOUT_MS = 5000;
+
+/**
+ * Removes `req.binding` (case-insensitive) from the workspace.
+ * @returns the removed grant, the ids rejected "binding removed" and those cascaded, the revision.
+ * @throws WorkspaceNotFound, BindingNotFound, InvalidArgument (no removed_by, reason too long).
+ */
+export async function removeBinding(
+  deps: RevocationDeps,
+  req: RemoveBindingRequest,
+): Promise<RemoveBindingResponse> {
+  const binding = req.binding.trim().toUpperCase();
+  if (!binding)
+    throw new InvalidArgument(
+      "binding is required, e.g. MEMORY (list them with `gatehouse bindings <workspace>`)",
+    );
+  const kernelState = await deps.workspaces.load(req.workspaceId);
+  if (!kernelState.bindings.has(binding)) throw new BindingNotFound(req.workspaceId, binding);
+  const caller = req.removedBy.startsWith("user:") ? { kind: "user", id: req.removedBy.slice(5) } : undefined;
+  let appended: Awaited<ReturnType<WorkspaceStreams["execute"]>>;
+  try {
+    appended = await deps.streams.execute(
+      req.workspaceId,
+      (s) =>
+        decide({ type: "RemoveBinding", binding, removedBy: req.removedBy, reason: req.reason.trim() }, s),
+      caller ? { caller } : {},
+    );
+  } catch (err) {
+    if (err instanceof UnknownBinding) throw new BindingNotFound(req.workspaceId, binding);
+    if (err instanceof InvalidField) throw new InvalidArgument(err.message);
+    if (err instanceof ApprovalError) throw new InvalidArgument(err.message);
+    throw err;
+  }
+  const [removal, ...rejections] = appended.events;
+  const rejected = rejections.map((e) => ActionRejected.fromJSON(e.data));
+  const direct = rejected.filter((r) => r.cascadedFrom === 0).map((r) => r.actionId);
+  const cascaded = rejected.filter((r) => r.cascadedFrom !== 0).map((r) => r.actionId);
+  const grant = appended.state.bindings.get(binding)?.grant;
+  deps.logger.info({
+    event: "binding_removed",
+    workspaceId: req.workspaceId,
+    binding,
+    rejected: direct.length,
+    cascaded: cascaded.length,
+  });
+  const ids = [...direct, ...cascaded];
+  const kind = kernelState.bindings.get(binding)?.gatekeeper ?? "";
+  await Promise.all([
+    wakeWorkflows(deps, req.workspaceId, ids),
+    notifyGatekeeper(deps, req.workspaceId, kind, appended.state, ids),
+  ]);
+  return {
+    binding,
+    grant: grant ?? kernelState.bindings.get(binding)?.grant ?? 0,
+    rejectedActionIds: direct,
+    cascadedActionIds: cascaded,
+    revision: removal?.revision ?? 0,
+  };
+}
+
+/** Wakes each rejected action's workflow so it reads its rejection from the stream and ends. */
+async function wakeWorkflows(deps: RevocationDeps, workspaceId: string, ids: number[]): Promise<void> {
+  const { temporal } = deps;
+  if (!temporal) return;
+  await Promise.all(
+    ids.map((id) =>
+      temporal.workflow
+        .getHandle(actionWorkflowId(workspaceId, id))
+        .signal(cascadedSignal, { cascadedFrom: 0 })
+        .catch((err: Error) =>
+          // No workflow (never started): nothing waits for the action.
+          deps.logger.info({ event: "removal_wake_skipped", workspaceId, actionId: id, err: err.name }),
+        ),
+    ),
+  );
+}
+
+/** Best-effort ActionRejected notices, so the gatekeeper drops the writes from its overlays. */
+async function notifyGatekeeper(
+  deps: RevocationDeps,
+  workspaceId: string,
+  kind: string,
+  state: ApprovalState,
+  ids: number[],
+): Promise<void> {
+  await Promise.all(
+    ids.map(async (actionId) => {
+      const a = state.actions.get(actionId);
+      if (!a) return;
+      try {
+        const client = deps.gatekeepers.get(kind);
+        await callUnary(
+          client,
+          GatekeeperClient.prototype.actionRejected,
+          { workspaceId, binding: a.binding, actionId, localId: a.localId },
+          NOTICE_TIMEOUT_MS,
+        );
+      } catch (err) {
+        deps.logger.warn({ event: "reject_notice_failed", workspaceId, actionId, err: (err as Error).name });
+      }
+    }),
+  );
+}
