@@ -66,7 +66,12 @@ export interface DecisionOutcome {
 export const decideUpdate = defineUpdate<DecisionOutcome, [Decision]>("decide");
 /** Decide without waiting (used when no worker is polling, so the decision is stored durably). */
 export const decideSignal = defineSignal<[Decision]>("decideQueued");
-/** Sent by the workflow of a dependency that was rejected or failed: this action was cascaded. */
+/**
+ * Sent by the workflow of a dependency that was rejected or failed: this action was cascaded. With
+ * `cascadedFrom` 0 it is sent by the kernel after Kernel.RemoveBinding rejected this action at the
+ * root ("binding removed"): the workflow reads its rejection and propagates it as its own (tells an
+ * awaiting turn, then signals its cascaded dependents and notifies the gatekeeper).
+ */
 export const cascadedSignal = defineSignal<[{ cascadedFrom: number }]>("cascaded");
 /** Current workflow-side status: "waiting" | "approved" | "applying" | FinalStatus. */
 export const actionStatusQuery = defineQuery<string>("status");

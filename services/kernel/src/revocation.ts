@@ -3,9 +3,10 @@
  * plans BindingRemoved plus the rejections of the binding's unsent actions and their cascades; they
  * are appended together with the workspace's revision as expected revision, so an approval that
  * raced the removal either lands first (and its action is rejected here) or is refused. Then, best
- * effort: each rejected action's lifecycle workflow is woken to read its rejection and end (the
- * cascade signal; the workflow tells an awaiting turn), and the gatekeeper is told (ActionRejected)
- * so it drops the writes from its overlays. Running executions notice at their next call on the
+ * effort: each root-rejected action's lifecycle workflow is woken (the cascade signal with
+ * cascadedFrom 0) to read its rejection and propagate it like a person's rejection — tell an
+ * awaiting turn, wake the cascaded dependents' workflows, tell the gatekeeper (ActionRejected) so it
+ * drops the writes from its overlays. Running executions notice at their next call on the
  * binding (execution.ts); later ones never get it.
  */
 import {
@@ -86,12 +87,15 @@ export async function removeBinding(
     rejected: direct.length,
     cascaded: cascaded.length,
   });
-  const ids = [...direct, ...cascaded];
+  // The rejected roots' workflows propagate (turn first, then the cascade and the gatekeeper's
+  // notices, as for a person's rejection); without Temporal, or for a root whose workflow could not
+  // be woken, the gatekeeper is told here.
   const kind = kernelState.bindings.get(binding)?.gatekeeper ?? "";
-  await Promise.all([
-    wakeWorkflows(deps, req.workspaceId, ids),
-    notifyGatekeeper(deps, req.workspaceId, kind, appended.state, ids),
-  ]);
+  const woken = await wakeWorkflows(deps, req.workspaceId, direct);
+  if (woken < direct.length) {
+    await wakeWorkflows(deps, req.workspaceId, cascaded, rejected);
+    await notifyGatekeeper(deps, req.workspaceId, kind, appended.state, [...direct, ...cascaded]);
+  }
   return {
     binding,
     grant: grant ?? kernelState.bindings.get(binding)?.grant ?? 0,
@@ -101,21 +105,37 @@ export async function removeBinding(
   };
 }
 
-/** Wakes each rejected action's workflow so it reads its rejection from the stream and ends. */
-async function wakeWorkflows(deps: RevocationDeps, workspaceId: string, ids: number[]): Promise<void> {
+/**
+ * Wakes each rejected action's workflow with the cascade signal so it reads its rejection: a root
+ * (cascadedFrom 0, the default) also propagates it; with `rejections`, each is told the action it
+ * was cascaded from, and only ends. @returns how many were woken (0 without Temporal).
+ */
+async function wakeWorkflows(
+  deps: RevocationDeps,
+  workspaceId: string,
+  ids: number[],
+  rejections: ActionRejected[] = [],
+): Promise<number> {
   const { temporal } = deps;
-  if (!temporal) return;
-  await Promise.all(
+  if (!temporal) return 0;
+  const woken = await Promise.all(
     ids.map((id) =>
       temporal.workflow
         .getHandle(actionWorkflowId(workspaceId, id))
-        .signal(cascadedSignal, { cascadedFrom: 0 })
-        .catch((err: Error) =>
-          // No workflow (never started): nothing waits for the action.
-          deps.logger.info({ event: "removal_wake_skipped", workspaceId, actionId: id, err: err.name }),
+        .signal(cascadedSignal, {
+          cascadedFrom: rejections.find((r) => r.actionId === id)?.cascadedFrom ?? 0,
+        })
+        .then(
+          () => true,
+          (err: Error) => {
+            // No workflow (never started), or Temporal unreachable: the caller notifies the gatekeeper.
+            deps.logger.info({ event: "removal_wake_failed", workspaceId, actionId: id, err: err.name });
+            return false;
+          },
         ),
     ),
   );
+  return woken.filter(Boolean).length;
 }
 
 /** Best-effort ActionRejected notices, so the gatekeeper drops the writes from its overlays. */

@@ -7,7 +7,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decide, REMOVAL_REASON } from "@gatehouse/approval-core";
-import { actionWorkflowId, cascadedSignal, decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
+import {
+  actionStatusQuery,
+  actionWorkflowId,
+  cascadedSignal,
+  decideUpdate,
+} from "@gatehouse/approval-core/lifecycle-contract";
 import { ActionStatus } from "@gatehouse/proto";
 import { eventTypesOf, messagesOf, projected } from "./support/assertions.ts";
 import { startAction, uniqueId } from "./support/driver.ts";
@@ -32,27 +37,31 @@ describe("removing a binding ends its actions' lifecycles", () => {
     await f?.close();
   });
 
-  /** What Kernel.RemoveBinding does: decide and append, then wake each rejected action's workflow. */
+  /** What Kernel.RemoveBinding does: decide and append, then wake each root-rejected action's workflow. */
   async function removeBinding(ws: string, binding = "MEM"): Promise<number[]> {
     const { events } = await f.streams.execute(ws, (s) =>
       decide({ type: "RemoveBinding", binding, removedBy: "user:owner", reason: "" }, s),
     );
-    const ids = events.slice(1).map((e) => (e.data as { actionId: number }).actionId);
-    for (const id of ids) {
+    const rejected = events.slice(1).map((e) => e.data as { actionId: number; cascadedFrom: number });
+    const roots = rejected.filter((r) => !r.cascadedFrom).map((r) => r.actionId); // 0 is left out of the JSON
+    for (const id of roots) {
       await f.env.client.workflow
         .getHandle(actionWorkflowId(ws, id))
         .signal(cascadedSignal, { cascadedFrom: 0 });
     }
-    return ids;
+    return rejected.map((r) => r.actionId);
   }
 
-  test("a pending action's workflow ends rejected 'binding removed'; its dependent ends by cascade", async () => {
+  test("a pending action's workflow ends rejected 'binding removed' and propagates it: its dependent ends by cascade, the gatekeeper hears of both", async () => {
     const ws = uniqueId("w");
     await seedWorkspace(f.store, ws);
     const a = await submit(f.streams, ws, "a1");
     const b = await submit(f.streams, ws, "b1", { dependsOn: ["a1"] });
     const ha = await startAction(f.env.client, ws, a);
     const hb = await startAction(f.env.client, ws, b);
+    // Both wait for a decision (an action whose workflow starts after the removal just ends rejected).
+    for (const h of [ha, hb])
+      await until("its workflow waits", async () => (await h.query(actionStatusQuery)) === "waiting");
     assert.deepEqual(await removeBinding(ws), [a, b]);
     assert.deepEqual(await ha.result(), {
       actionId: a,
@@ -67,6 +76,9 @@ describe("removing a binding ends its actions' lifecycles", () => {
       cascaded: [],
     });
     assert.equal(f.gatekeeper.appliesOf(ws, a) + f.gatekeeper.appliesOf(ws, b), 0);
+    await until("the gatekeeper was told of both rejections", async () =>
+      [a, b].every((id) => f.gatekeeper.rejected.some((r) => r.workspaceId === ws && r.actionId === id)),
+    );
   });
 
   test("an approval racing the removal is refused at apply: the action ends rejected and no call reaches the gatekeeper", async () => {

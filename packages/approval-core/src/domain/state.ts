@@ -94,6 +94,8 @@ export interface WorkspaceState {
   /** Revision of the last event folded; -1 before any. */
   revision: number;
   bindings: Map<string, BindingInfo>;
+  /** Every grant ever introduced, current or removed, by grant id (ActionState.grant). */
+  grants: Map<number, BindingInfo>;
   /** Actions by id; Map insertion order is submission order. */
   actions: Map<number, ActionState>;
   observations: Map<number, ObservationState>;
@@ -124,6 +126,7 @@ export function initialState(): WorkspaceState {
     exists: false,
     revision: -1,
     bindings: new Map(),
+    grants: new Map(),
     actions: new Map(),
     observations: new Map(),
     refusals: new Map(),
@@ -175,14 +178,16 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     case "ResourceIntroduced": {
       const { binding, url, gatekeeper, trust, actionKinds } = event.data;
-      state.bindings.set(binding, {
+      const info = {
         binding,
         url,
         gatekeeper,
         trust,
         actionKinds: actionKinds?.kinds,
         grant: stored.revision,
-      });
+      };
+      state.bindings.set(binding, info);
+      state.grants.set(info.grant, info);
       break;
     }
     case "BindingRemoved": {

@@ -20,7 +20,8 @@ export function noticeActivities(
       await Promise.all(
         actionIds.map(async (actionId) => {
           const a = state.actions.get(actionId);
-          const b = a ? state.bindings.get(a.binding) : undefined;
+          // The grant it was submitted under, which may have been removed since (its gatekeeper still drops it).
+          const b = a ? state.grants.get(a.grant) : undefined;
           if (!a || !b) return;
           try {
             await applier.notifyRejected(b.gatekeeper, {

@@ -131,7 +131,10 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
       const woke =
         remaining > 0 && (await condition(() => queue.length > 0 || cascadedFrom !== undefined, remaining));
       if (woke && cascadedFrom !== undefined) {
-        snap = await stream.readAction(ref); // the dependency's activity appended our rejection
+        // A dependency's activity appended our rejection — or, with cascadedFrom 0, the removal of
+        // our binding did: then this rejection is a root and this run propagates it (turn first).
+        snap = await stream.readAction(ref);
+        ownsEnd = cascadedFrom === 0 && snap.status === "rejected";
         cascadedFrom = undefined;
         continue;
       }
@@ -166,9 +169,10 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
       result = await apply.applyAction(ref);
     } catch (err) {
       // Rejected before its apply was claimed (its binding was removed: Kernel.RemoveBinding rejects
-      // the binding's unsent actions and tells the gatekeeper itself): nothing was sent; end rejected.
+      // the binding's unsent actions): nothing was sent; end rejected and propagate it.
       snap = await stream.readAction(ref);
-      if (snap.status !== "rejected") {
+      ownsEnd = snap.status === "rejected";
+      if (!ownsEnd) {
         throw ApplicationFailure.nonRetryable(
           `action ${ref.actionId} could not be applied: ${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message}`,
           "ApplyNotPossible",
@@ -203,6 +207,9 @@ export async function actionLifecycle(input: ActionWorkflowInput): Promise<Decis
       },
     });
   }
+  // The removal's wake arrived while this run was not waiting for a decision (e.g. it found the
+  // rejection at its first read): the rejection is still a root this run propagates.
+  if (cascadedFrom === 0 && snap.status === "rejected") ownsEnd = true;
   if (ownsEnd) await propagate(ref.workspaceId, ref.actionId, snap);
   await local.observeWorkflowEnd({ workflow: ACTION_WORKFLOW, outcome: final.status, startedAtMs });
   await condition(allHandlersFinished);
