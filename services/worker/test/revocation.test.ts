@@ -167,6 +167,7 @@ describe("removing a binding ends its actions' lifecycles", () => {
             trust: "vetted",
             dts: "",
             methods: [],
+            actionKinds: undefined,
           }),
           metadata: { actor: "user:alice" },
         },
