@@ -2,8 +2,8 @@
  * Starts a real `nats-server` child process on loopback — for tests, benches and local split mode.
  * Needs the `nats-server` binary on PATH (Debian package `nats-server`; `npm run setup` installs it).
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { freePort, waitForPort } from "@gatehouse/service-kit";
+import type { ChildProcess } from "node:child_process";
+import { freePort, spawnTiedToParent, waitForPort } from "@gatehouse/service-kit";
 
 /** A running nats-server. */
 export interface NatsServerProcess {
@@ -23,7 +23,10 @@ export async function startNatsServer(options: { port?: number } = {}): Promise<
   const port = options.port || (await freePort());
   let child: ChildProcess | undefined;
   const start = async () => {
-    const proc = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+    // Tied to this process: a test or bench killed midway leaves no nats-server behind.
+    const proc = spawnTiedToParent("nats-server", ["-a", "127.0.0.1", "-p", String(port)], {
+      stdio: "ignore",
+    });
     child = proc;
     const failed = new Promise<never>((_, reject) => {
       proc.once("error", (err) =>

@@ -24,22 +24,28 @@ export interface ProcessInfo {
   startTicks: number;
 }
 
+/** The executable `name` in the directories of `path` (a PATH value), or null. */
+function onPath(name: string, path: string): string | null {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
 let setprivPath: string | null | undefined;
 
 /** util-linux `setpriv` (PATH, then /usr/bin and /bin), or null when this machine has none. */
 function setpriv(): string | null {
-  if (setprivPath !== undefined) return setprivPath;
-  setprivPath = null;
-  if (process.platform !== "linux") return setprivPath;
-  const dirs = [...(process.env.PATH ?? "").split(delimiter).filter(Boolean), "/usr/bin", "/bin"];
-  for (const dir of dirs) {
-    try {
-      accessSync(join(dir, "setpriv"), constants.X_OK);
-      setprivPath = join(dir, "setpriv");
-      break;
-    } catch {
-      // not here
-    }
+  if (setprivPath === undefined) {
+    setprivPath =
+      process.platform === "linux"
+        ? onPath("setpriv", [process.env.PATH ?? "", "/usr/bin", "/bin"].join(delimiter))
+        : null;
   }
   return setprivPath;
 }
@@ -49,13 +55,16 @@ function setpriv(): string | null {
  * `kill -9` included: through `setpriv --pdeathsig KILL`, which sets PR_SET_PDEATHSIG and then
  * execs `command`, so the child's pid is `command`'s. Node has no prctl of its own. Without setpriv
  * (not Linux, or util-linux missing) it is a plain spawn; pair it with a pid file (`pid-file.ts`)
- * so the next start can find a leftover. Same options and events as `child_process.spawn`.
+ * so the next start can find a leftover. Same options and events as `child_process.spawn` (a
+ * command missing from PATH still fails with its "error" event, ENOENT).
  * The death signal follows the thread that spawned: call it from the main thread.
  */
 export function spawnTiedToParent(command: string, args: string[], options: SpawnOptions = {}): ChildProcess {
   const tie = setpriv();
-  return tie
-    ? spawn(tie, ["--pdeathsig", "KILL", "--", command, ...args], options)
+  // A command that is not there keeps spawn's own "error" (ENOENT) instead of setpriv's exit 127.
+  const path = command.includes("/") ? command : onPath(command, options.env?.PATH ?? process.env.PATH ?? "");
+  return tie && path
+    ? spawn(tie, ["--pdeathsig", "KILL", "--", path, ...args], options)
     : spawn(command, args, options);
 }
 

@@ -15,6 +15,7 @@ import {
   portHolder,
   processInfo,
   reapPidFile,
+  spawnTiedToParent,
   waitUntil,
   writePidFile,
 } from "../src/index.ts";
@@ -61,6 +62,12 @@ test("a child spawned tied to its parent dies when the parent is killed with SIG
   await until(() => /\bsleep 600\b/.test(processInfo(grandchild)?.command ?? ""), "the sleep to run");
   parent.kill("SIGKILL");
   await until(() => processInfo(grandchild) === undefined, "the tied child to die with its parent");
+});
+
+test("a tied command missing from PATH fails as spawn does, with ENOENT", async () => {
+  const child = spawnTiedToParent("no-such-command-gatehouse", [], { stdio: "ignore" });
+  const err = await new Promise<NodeJS.ErrnoException>((resolve) => child.once("error", resolve));
+  assert.equal(err.code, "ENOENT");
 });
 
 test("the holder of a busy port is named by pid and command line", { skip: !linux }, async () => {
