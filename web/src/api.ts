@@ -13,6 +13,8 @@ import type {
   LogResponse,
   Me,
   RejectBody,
+  RemoveBindingBody,
+  RemoveBindingResult,
   SetRuleBody,
   SetRuleResponse,
 } from "@gatehouse/gateway-contract";
@@ -40,6 +42,8 @@ export interface Api {
   log(workspaceId: string, until?: number): Promise<LogResponse>;
   bindings(workspaceId: string): Promise<BindingsResponse>;
   setRule(workspaceId: string, body: SetRuleBody): Promise<SetRuleResponse>;
+  /** Takes a binding back (admin): its pending and approved writes are rejected "binding removed". */
+  removeBinding(workspaceId: string, binding: string, body: RemoveBindingBody): Promise<RemoveBindingResult>;
 }
 
 const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
@@ -86,6 +90,8 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
       ),
     bindings: (workspaceId) => request("GET", `${ws(workspaceId)}/bindings`),
     setRule: (workspaceId, body) => request("PUT", `${ws(workspaceId)}/rules`, body),
+    removeBinding: (workspaceId, binding, body) =>
+      request("POST", `${ws(workspaceId)}/bindings/${encodeURIComponent(binding)}/remove`, body),
   };
 }
 

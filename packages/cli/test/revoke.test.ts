@@ -12,6 +12,7 @@ import { resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { ActionStatus, type LogView } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 const CLI = resolve(import.meta.dirname, "../src/main.ts");
@@ -44,15 +45,6 @@ async function gatehouse(...args: string[]): Promise<{ stdout: string; stderr: s
   } catch (err) {
     const e = err as { stdout: string; stderr: string; code: number };
     return { stdout: e.stdout, stderr: e.stderr, code: e.code };
-  }
-}
-
-/** Polls `check` every 25 ms until it holds (generous deadline: CI is two busy cores). */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
   }
 }
 
@@ -165,7 +157,7 @@ test("a running execution loses the binding at its next call: the call fails nam
     }`,
     60_000,
   );
-  await until("the execution has read through MEMORY", async () =>
+  await waitUntil("the execution has read through MEMORY", async () =>
     (await log(ws)).entries.some((e) => e.entry?.$case === "observation"),
   );
   const removed = await unary(h.kernel, h.kernel.removeBinding, {
@@ -216,7 +208,7 @@ test("the same name introduced again is a new grant: it works, the old grant's a
     decidedBy: "user:t",
     includeDependencies: false,
   });
-  await until(
+  await waitUntil(
     "the new grant's write is applied",
     async () => (await action(ws, id)).status === ActionStatus.ACTION_STATUS_APPLIED,
   );

@@ -273,6 +273,36 @@ export interface BindingsResponse {
   }>;
 }
 
+/**
+ * POST /api/workspaces/:ws/bindings/:binding/remove (admin: there is no per-workspace ownership
+ * yet, so the admin role acts as the workspace owner) — takes the binding back: later executions
+ * have no `env.<binding>`, a running one's next call on it fails, its pending and approved (not yet
+ * applying) actions are rejected "binding removed" and their dependents cascade. 404 when the
+ * workspace or binding does not exist (e.g. already removed).
+ */
+export const RemoveBindingBody = z
+  .object(
+    {
+      reason: z
+        .string({ error: 'reason is text, e.g. {"reason": "contractor left"}' })
+        .trim()
+        .max(500, "a reason is at most 500 characters")
+        .default(""),
+    },
+    { error: 'send a JSON object, e.g. {"reason": "contractor left"} (the reason is optional)' },
+  )
+  .strict();
+export type RemoveBindingBody = z.input<typeof RemoveBindingBody>;
+
+/** Response of removing a binding. */
+export interface RemoveBindingResult {
+  binding: string;
+  /** Actions rejected "binding removed", in id order. */
+  rejected: number[];
+  /** Their dependents rejected by cascade, in id order. */
+  cascaded: number[];
+}
+
 /** PUT /api/workspaces/:ws/rules (admin) */
 export const SetRuleBody = z
   .object(

@@ -6,7 +6,7 @@ export interface GatewayMetrics {
   registry: Registry;
   /** HTTP requests by route, method and status; seconds. */
   requestSeconds: Histogram<"route" | "method" | "status">;
-  /** Decisions made through the gateway, by kind (approve, approve_batch, reject, rule) and outcome (ok, refused, error). */
+  /** Decisions made through the gateway, by kind (approve, approve_batch, reject, rule, remove_binding) and outcome (ok, refused, error). */
   decisions: Counter<"kind" | "outcome">;
   /** Connected server-sent-event clients. */
   sseClients: Gauge;

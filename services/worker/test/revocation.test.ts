@@ -14,19 +14,11 @@ import {
   decideUpdate,
 } from "@gatehouse/approval-core/lifecycle-contract";
 import { ActionStatus } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import { eventTypesOf, messagesOf, projected } from "./support/assertions.ts";
 import { startAction, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
 import { seedWorkspace, submit } from "./support/workspace.ts";
-
-/** Polls `check` every 25 ms until it is true, failing after `timeoutMs`. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("removing a binding ends its actions' lifecycles", () => {
   let f: Fixture;
@@ -61,7 +53,7 @@ describe("removing a binding ends its actions' lifecycles", () => {
     const hb = await startAction(f.env.client, ws, b);
     // Both wait for a decision (an action whose workflow starts after the removal just ends rejected).
     for (const h of [ha, hb])
-      await until("its workflow waits", async () => (await h.query(actionStatusQuery)) === "waiting");
+      await waitUntil("its workflow waits", async () => (await h.query(actionStatusQuery)) === "waiting");
     assert.deepEqual(await removeBinding(ws), [a, b]);
     assert.deepEqual(await ha.result(), {
       actionId: a,
@@ -76,7 +68,7 @@ describe("removing a binding ends its actions' lifecycles", () => {
       cascaded: [],
     });
     assert.equal(f.gatekeeper.appliesOf(ws, a) + f.gatekeeper.appliesOf(ws, b), 0);
-    await until("the gatekeeper was told of both rejections", async () =>
+    await waitUntil("the gatekeeper was told of both rejections", async () =>
       [a, b].every((id) => f.gatekeeper.rejected.some((r) => r.workspaceId === ws && r.actionId === id)),
     );
   });
@@ -92,7 +84,7 @@ describe("removing a binding ends its actions' lifecycles", () => {
     try {
       outcome = handle.executeUpdate(decideUpdate, { args: [{ kind: "approve", decidedBy: "user:alice" }] });
       outcome.catch(() => undefined);
-      await until(
+      await waitUntil(
         "the approval is recorded",
         async () => (await projected(f.store, ws, id)).status === ActionStatus.ACTION_STATUS_APPROVED,
       );
@@ -132,7 +124,7 @@ describe("removing a binding ends its actions' lifecycles", () => {
     try {
       outcome = handle.executeUpdate(decideUpdate, { args: [{ kind: "approve", decidedBy: "user:alice" }] });
       outcome.catch(() => undefined);
-      await until(
+      await waitUntil(
         "the approval is recorded",
         async () => (await projected(f.store, ws, id)).status === ActionStatus.ACTION_STATUS_APPROVED,
       );

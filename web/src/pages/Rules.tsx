@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
+import { RemoveBinding } from "../components/RemoveBinding.tsx";
 import { Visible } from "../components/Visible.tsx";
 import { workspacePath } from "../format.ts";
 import { type KindRow, ruleRows } from "../ruleKinds.ts";
@@ -12,7 +13,8 @@ import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
  * Auto-approval rules of a workspace: per binding, the action kinds its gatekeeper published, each
  * auto-approvable one with a toggle (admins only; read-only for everyone else) and the others greyed
  * with the reason no rule can approve them (ruleKinds.ts). A stored rule can always be turned off.
- * Rules have no effect while the workspace is latched.
+ * Rules have no effect while the workspace is latched. Admins (the workspace owners) can also remove a
+ * binding here, after a confirmation that says how many of its writes are waiting.
  */
 export function RulesPage() {
   const workspaceId = useParams().ws ?? "";
@@ -81,6 +83,30 @@ export function RulesPage() {
     }
   };
 
+  /** Writes of `binding` a removal would reject: pending, or approved and not yet applying. */
+  const waitingOf = (binding: string) =>
+    log.entries.filter(
+      (e) =>
+        e.kind === "action" &&
+        e.action.binding === binding &&
+        (e.action.status === "pending" || e.action.status === "approved"),
+    ).length;
+
+  const remove = async (binding: string, reason: string) => {
+    setNote("");
+    try {
+      const result = await api.removeBinding(workspaceId, binding, { reason });
+      const n = result.rejected.length + result.cascaded.length;
+      setNote(`Removed ${binding}; ${n} waiting write(s) were rejected.`);
+      return result;
+    } catch (e) {
+      reportError(e);
+      return undefined;
+    } finally {
+      reload();
+    }
+  };
+
   return (
     <main className="rules">
       <nav className="crumbs">
@@ -120,6 +146,13 @@ export function RulesPage() {
                 </span>
               )}
             </h2>
+            {binding && me.canSetRules && (
+              <RemoveBinding
+                binding={name}
+                waiting={waitingOf(name)}
+                onRemove={(reason) => remove(name, reason)}
+              />
+            )}
             {kinds.length === 0 && (
               <p className="muted">
                 {binding?.actionKinds

@@ -1,6 +1,7 @@
 /**
  * Decision routes: approve (optionally with undecided dependencies), reject (reason required),
- * approve a batch (applied in submission order), set an auto-approval rule (admin). The person's
+ * approve a batch (applied in submission order), set an auto-approval rule (admin), remove a
+ * binding (admin, acting as the workspace owner; the kernel's RemoveBinding). The person's
  * subject is recorded as `decidedBy` / `setBy`; the role is checked here, before the approval service
  * is called, so an auditor's request is refused by the API whatever the UI shows.
  */
@@ -9,15 +10,17 @@ import {
   ApproveBody,
   type DecisionResult,
   RejectBody,
+  RemoveBindingBody,
+  type RemoveBindingResult,
   SetRuleBody,
   type SetRuleResponse,
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
-import { requireAdmin, requireDecider } from "../auth/person.ts";
+import { requireAdmin, requireDecider, requireOwner } from "../auth/person.ts";
 import type { Backends } from "../backends.ts";
 import { toAction } from "../mapping.ts";
 import type { GatewayMetrics } from "../metrics.ts";
-import { ActionParams, WorkspaceParam } from "./params.ts";
+import { ActionParams, BindingParams, WorkspaceParam } from "./params.ts";
 
 /** Registers the decision routes. */
 export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics: GatewayMetrics): void {
@@ -103,6 +106,23 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
           setBy: req.person.subject,
         });
         return { drained: res.drained.map(toAction) };
+      }),
+  );
+
+  app.post(
+    "/api/workspaces/:ws/bindings/:binding/remove",
+    async (req): Promise<RemoveBindingResult> =>
+      counted("remove_binding", async () => {
+        requireOwner(req.person);
+        const { ws, binding } = BindingParams.parse(req.params);
+        const body = RemoveBindingBody.parse(req.body ?? {});
+        const res = await backends.kernelCall(backends.kernel.removeBinding, {
+          workspaceId: ws,
+          binding,
+          removedBy: req.person.subject,
+          reason: body.reason,
+        });
+        return { binding: res.binding, rejected: res.rejectedActionIds, cascaded: res.cascadedActionIds };
       }),
   );
 }

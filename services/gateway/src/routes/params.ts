@@ -14,6 +14,16 @@ export const ActionParams = WorkspaceParam.extend({
     .transform(Number),
 });
 
+/** A workspace id and a binding name (as listed by GET bindings, e.g. MEMORY). */
+export const BindingParams = WorkspaceParam.extend({
+  binding: z
+    .string()
+    .regex(
+      /^[A-Za-z][A-Za-z0-9_]{0,62}$/,
+      "a binding name has letters, digits and '_' and starts with a letter, e.g. MEMORY",
+    ),
+});
+
 /** `?until=<revision>` of the log route: a stream revision in decimal. */
 export const LogQuery = z.object({
   until: z
