@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ActionStatus, type LogView } from "@gatehouse/proto";
-import { actionsTable, logTable, terminalSafe, verifyText } from "../src/output.ts";
+import { actionsTable, logTable, terminalSafe, turnText, verifyText } from "../src/output.ts";
 
 test("agent-controlled text cannot move the cursor, retitle the window or reorder text on a terminal", () => {
   const hostile = "Z\u001b[1A\u001b[2K\r│ 999 │ applied │\u001b]0;pwned\u0007 \u202eevil\u009b";
@@ -181,4 +181,30 @@ test("log and verify say which number is the stream revision and which the event
     verifyText({ ok: false, eventsChecked: 14, firstBadRevision: 5, problem: "hash mismatch" }),
     /^TAMPERED at stream revision 5 \(revisions count from 0\): hash mismatch$/,
   );
+});
+
+test("a turn's text has one line per awaited action, also when an older stream recorded fewer results", () => {
+  const text = turnText({
+    workspaceId: "w1",
+    turnId: "t1",
+    state: "completed",
+    awaitedActionIds: [5, 6],
+    results: [{ actionId: 5, status: "rejected", resultJson: "", reason: "no" }],
+    reason: "action 5 was rejected: no",
+  });
+  assert.deepEqual(text.split("\n"), [
+    "turn t1: completed (awaiting 5, 6)",
+    "  action 5 was rejected: no",
+    "  action 5: rejected — no",
+    "  action 6: no result recorded (not decided when the turn ended)",
+  ]);
+  const suspended = turnText({
+    workspaceId: "w1",
+    turnId: "t1",
+    state: "suspended",
+    awaitedActionIds: [5, 6],
+    results: [],
+    reason: "",
+  });
+  assert.equal(suspended, "turn t1: suspended (awaiting 5, 6)");
 });
