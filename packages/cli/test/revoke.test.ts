@@ -166,6 +166,7 @@ test("a running execution loses the binding at its next call: the call fails nam
     removedBy: "user:owner",
     reason: "",
   });
+  assert.equal(removed.grant, 1, "the grant removed is the ResourceIntroduced at revision 1");
   const result = returned<{ reads: number; message: string }>(await running);
   assert.equal(
     result.message,

@@ -20,6 +20,7 @@ import {
 import { actionWorkflowId, cascadedSignal } from "@gatehouse/approval-core/lifecycle-contract";
 import {
   ActionRejected,
+  BindingRemoved,
   GatekeeperClient,
   type RemoveBindingRequest,
   type RemoveBindingResponse,
@@ -79,7 +80,7 @@ export async function removeBinding(
   const rejected = rejections.map((e) => ActionRejected.fromJSON(e.data));
   const direct = rejected.filter((r) => r.cascadedFrom === 0).map((r) => r.actionId);
   const cascaded = rejected.filter((r) => r.cascadedFrom !== 0).map((r) => r.actionId);
-  const grant = appended.state.bindings.get(binding)?.grant;
+  const removed = removal ? BindingRemoved.fromJSON(removal.data) : undefined;
   deps.logger.info({
     event: "binding_removed",
     workspaceId: req.workspaceId,
@@ -98,7 +99,7 @@ export async function removeBinding(
   }
   return {
     binding,
-    grant: grant ?? kernelState.bindings.get(binding)?.grant ?? 0,
+    grant: removed?.grant ?? 0,
     rejectedActionIds: direct,
     cascadedActionIds: cascaded,
     revision: removal?.revision ?? 0,
