@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, test } from "node:test";
 import { Delivery } from "@gatehouse/proto";
+import { GIT_ACTION_KINDS } from "../src/action-kinds.ts";
 import { type Harness, makeRepo, rejects, sh, startHarness, type TestRepo } from "./helpers.ts";
 
 let repo: TestRepo;
@@ -294,6 +295,10 @@ test("createBranch from a pending commit applies after a restart: the commit's s
   const { repo: r } = h.open(repo.url);
   await r.commit(commitA);
   await r.createBranch({ name: "topic", from: "main" });
+  // Their kinds are among those ResolveResource publishes (so a rule's tag check knows them).
+  const published = new Set(GIT_ACTION_KINDS.map((k) => k.tag));
+  for (const s of h.approval.submissions.slice(-2))
+    assert.ok(published.has(s.description.actionKind?.tag ?? ""));
   assert.equal((await h.apply(repo.url, "~1")).ok, true);
   await h.restart();
   const res = await h.apply(repo.url, "~2");
