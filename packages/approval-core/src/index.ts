@@ -6,6 +6,9 @@
  */
 
 export {
+  type ApplyWatch,
+  DEFAULT_APPLY_MAX_MS,
+  formatMs,
   type GatekeeperApplier,
   GatekeeperCallError,
   type GatekeeperReverter,

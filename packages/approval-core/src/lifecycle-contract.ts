@@ -12,6 +12,11 @@
  *   of the projection.
  * - A decision is taken once: the first approve/reject/expiry/cascade wins; a later decision update
  *   is refused by the update validator with "action N was already <decided> by <who>".
+ * - Apply is at most once: after the claim (ActionApplying) the gatekeeper is called once and never
+ *   again. The worker waits for the outcome as long as the gatekeeper reports the call running (the
+ *   ApplyAction stream's `running` messages), up to GATEKEEPER_APPLY_MAX for that gatekeeper kind.
+ *   `outcomeUnknown` means the call was lost (worker or gatekeeper died, connection dropped,
+ *   gatekeeper fell silent) or was still running at that maximum — never a call that was running.
  */
 import { defineQuery, defineSignal, defineUpdate } from "@temporalio/workflow";
 
@@ -57,6 +62,7 @@ export interface DecisionOutcome {
   status: FinalStatus;
   /** Rejection reason or failure message. */
   reason?: string;
+  /** True when the apply's outcome is unknown (see the invariant above); `reason` says why. */
   outcomeUnknown?: boolean;
   /** Actions rejected by the cascade this outcome caused (transitively), in id order. */
   cascaded: number[];

@@ -17,7 +17,7 @@ import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gateh
 import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
-import { startLifecycleWorker } from "@gatehouse/worker";
+import { parseApplyMax, startLifecycleWorker } from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
 import { stringify } from "yaml";
 
@@ -49,6 +49,11 @@ export interface DevStackOptions {
    * GATEKEEPER_GIT_REMOTES when set, else none). Mirrors live in `<dataDir>/git-cache`.
    */
   gitRemotes?: RemoteRule[];
+  /**
+   * Longest wait for one apply by gatekeeper kind, ms, while the gatekeeper reports it running
+   * (default: from GATEKEEPER_APPLY_MAX, e.g. "mcp=30m", when set; else 15 minutes each).
+   */
+  applyMaxMs?: Record<string, number>;
   /**
    * "auto" uses gVisor when runsc is installed and refuses to start without it; "none" runs without gVisor
    * (passed to the runner as its --insecure-no-gvisor opt-in; every result then carries a warning).
@@ -110,6 +115,7 @@ export function devRegistry(dataDir: string): RegistryConfig {
 
 /** Starts store, approval, MCP gatekeeper, sandbox runner and kernel; resolves when all listen. */
 export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
+  const applyMaxMs = options.applyMaxMs ?? applyMaxFromEnv(); // before anything starts
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: "warn" });
@@ -187,6 +193,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       store,
       temporal,
       gatekeepers,
+      applyMaxMs,
       logger,
     });
     closers.push(() => worker.close());
@@ -309,5 +316,14 @@ export function otherDevUsing(dataDir: string): number | undefined {
     return pid;
   } catch {
     return undefined;
+  }
+}
+
+/** GATEKEEPER_APPLY_MAX as the worker reads it. @throws Error naming the variable and the wrong part. */
+function applyMaxFromEnv(): Record<string, number> {
+  try {
+    return parseApplyMax(process.env.GATEKEEPER_APPLY_MAX ?? "");
+  } catch (err) {
+    throw new Error(`GATEKEEPER_APPLY_MAX: ${(err as Error).message}`);
   }
 }

@@ -18,8 +18,16 @@
  * - Errors: `GatekeeperError` and the shared subclasses; `toServiceError` maps them to gRPC.
  * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
- *   unexpected errors.
+ *   unexpected errors; `applyStreamHandler(deps, fn)` serves the streaming ApplyAction (`running`
+ *   while the apply is in flight, then the outcome).
  */
+export {
+  APPLY_PROGRESS_EVERY_MS,
+  type ApplyContext,
+  type ApplyLogger,
+  applyStreamHandler,
+  readApplyOutcome,
+} from "./apply-stream.ts";
 export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
 export {

@@ -6,7 +6,7 @@
  * ```ts
  * const deps = { metrics, logger };
  * const impl: GatekeeperServer = {
- *   applyAction: unaryHandler("ApplyAction", deps, (req) => applyAction(req)),
+ *   prepareRevert: unaryHandler("PrepareRevert", deps, (req) => prepareRevert(req)),
  *   checkObserver: unaryHandler("CheckObserver", deps, async (req) => ({ allowed: false, reason: "A: ..." })),
  *   ...
  * };
@@ -49,7 +49,7 @@ export interface UnaryDeps {
  *   `{component: "grpc", event: "rpc.internal_error", method, errName, frames}`: its name and up
  *   to five stack frames, never its message (which may quote external data or secrets).
  *
- * @param method the RPC's name as proto spells it, e.g. "ApplyAction" (a metric label).
+ * @param method the RPC's name as proto spells it, e.g. "PrepareRevert" (a metric label).
  * @param fn the handler; gets the decoded request and the call (metadata, deadline).
  */
 export function unaryHandler<Req, Res>(
@@ -71,21 +71,29 @@ export function unaryHandler<Req, Res>(
           stop();
           const se = toServiceError(err);
           deps.metrics.rpcs.inc({ method, code: status[se.code ?? status.INTERNAL] ?? "UNKNOWN" });
-          if (!(err instanceof GatekeeperError)) {
-            const e = err as Error | undefined;
-            // Only the "    at ..." lines: a multi-line message would otherwise leak through.
-            const frames = (e?.stack ?? "")
-              .split("\n")
-              .filter((line) => /^\s+at /.test(line))
-              .slice(0, 5)
-              .join("\n");
-            deps.logger.error(
-              { component: "grpc", event: "rpc.internal_error", method, errName: e?.name, frames },
-              "unexpected error",
-            );
-          }
+          logUnexpectedError(deps.logger, method, err);
           callback(se);
         },
       );
   };
+}
+
+/**
+ * Logs an error that is not a `GatekeeperError` at error level as
+ * `{component: "grpc", event: "rpc.internal_error", method, errName, frames}`: its name and up to
+ * five stack frames, never its message (which may quote external data or secrets).
+ */
+export function logUnexpectedError(logger: UnaryLogger, method: string, err: unknown): void {
+  if (err instanceof GatekeeperError) return;
+  const e = err as Error | undefined;
+  // Only the "    at ..." lines: a multi-line message would otherwise leak through.
+  const frames = (e?.stack ?? "")
+    .split("\n")
+    .filter((line) => /^\s+at /.test(line))
+    .slice(0, 5)
+    .join("\n");
+  logger.error(
+    { component: "grpc", event: "rpc.internal_error", method, errName: e?.name, frames },
+    "unexpected error",
+  );
 }

@@ -39,7 +39,9 @@ export async function startGatekeeper(
     openSession: (call) => {
       call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
     },
-    applyAction: unimplemented,
+    applyAction: (call) => {
+      call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
+    },
     actionRejected: unimplemented,
     prepareRevert: unimplemented,
     checkObserver: unimplemented,

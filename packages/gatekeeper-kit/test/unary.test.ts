@@ -43,7 +43,7 @@ const gk = await startGatekeeper({
     }
     return { ...RESOLVED, binding: req.name || "REPO" };
   }),
-  applyAction: unaryHandler("ApplyAction", deps, () => {
+  prepareRevert: unaryHandler("PrepareRevert", deps, () => {
     throw new Error(SECRET);
   }),
 });
@@ -85,7 +85,7 @@ test("any other error, thrown or rejected, becomes INTERNAL; the log names it wi
   });
   await assert.rejects(
     new Promise((res, rej) =>
-      gk.client.applyAction(
+      gk.client.prepareRevert(
         {
           workspaceId: "ws-1",
           binding: "REPO",
@@ -94,7 +94,7 @@ test("any other error, thrown or rejected, becomes INTERNAL; the log names it wi
           actionId: 1,
           localId: "~1",
           payloadJson: "{}",
-          dependencyResults: {},
+          resultJson: "{}",
         },
         (e, r) => (e ? rej(e) : res(r)),
       ),
@@ -103,16 +103,16 @@ test("any other error, thrown or rejected, becomes INTERNAL; the log names it wi
   );
   assert.deepEqual(metrics.counted.slice(before.counted), [
     { method: "ResolveResource", code: "INTERNAL" },
-    { method: "ApplyAction", code: "INTERNAL" },
+    { method: "PrepareRevert", code: "INTERNAL" },
   ]);
   const entries = logged.slice(before.logged) as Record<string, unknown>[];
   assert.deepEqual(
     entries.map((e) => [e.event, e.method, e.errName]),
     [
       ["rpc.internal_error", "ResolveResource", "TypeError"],
-      ["rpc.internal_error", "ApplyAction", "Error"],
+      ["rpc.internal_error", "PrepareRevert", "Error"],
     ],
   );
   assert.ok(!JSON.stringify(entries).includes("abc123"), "the log never carries the message");
-  assert.equal(metrics.stopped.filter((m) => m === "ApplyAction").length, 1);
+  assert.equal(metrics.stopped.filter((m) => m === "PrepareRevert").length, 1);
 });

@@ -44,20 +44,20 @@ export class RecordingGatekeeper {
       resolveResource: unimplemented as GatekeeperServer["resolveResource"],
       openSession: (call) =>
         call.destroy(Object.assign(new Error("unimplemented"), { code: status.UNIMPLEMENTED })),
-      applyAction: (call, cb) => {
+      applyAction: (call) => {
         const req = call.request;
         this.applied.push(req);
+        call.write({ event: { $case: "running", running: { elapsedMs: 0, nextWithinMs: 2000 } } });
         void (async () => {
           await this.onApply?.(req);
           if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-          cb(
-            null,
-            this.answers.get(`${req.workspaceId}/${req.actionId}`) ?? {
-              ok: true,
-              resultJson: JSON.stringify({ applied: req.actionId }),
-              error: "",
-            },
-          );
+          const outcome = this.answers.get(`${req.workspaceId}/${req.actionId}`) ?? {
+            ok: true,
+            resultJson: JSON.stringify({ applied: req.actionId }),
+            error: "",
+          };
+          call.write({ event: { $case: "outcome", outcome } });
+          call.end();
         })();
       },
       actionRejected: (call, cb) => {

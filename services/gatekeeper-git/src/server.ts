@@ -3,7 +3,13 @@
  * the kit), ApplyAction, ActionRejected (drops the write and those built on it from the overlay),
  * PrepareRevert (revert.ts) and CheckObserver (observers.ts, strategy B).
  */
-import { type ApprovalQueue, checkOpenFields, serveSession, unaryHandler } from "@gatehouse/gatekeeper-kit";
+import {
+  type ApprovalQueue,
+  applyStreamHandler,
+  checkOpenFields,
+  serveSession,
+  unaryHandler,
+} from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { GIT_ACTION_KINDS } from "./action-kinds.ts";
@@ -112,7 +118,8 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         },
       });
     },
-    applyAction: unaryHandler("ApplyAction", deps, (req) =>
+    // Streams `running` while the commit or push is in flight, then the outcome (gatekeeper.proto).
+    applyAction: applyStreamHandler(deps, (req) =>
       applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {

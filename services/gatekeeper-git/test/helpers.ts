@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { connectSession } from "@gatehouse/gatekeeper-kit";
+import { connectSession, readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import {
   type ActionDescription,
   ActionStatus,
@@ -247,23 +247,20 @@ export async function startHarness(
     async apply(url, localId, binding = "REPO") {
       const sub = approval.submissions.find((s) => s.localId === localId);
       if (!sub) throw new Error(`no submission ${localId}`);
-      const res = await new Promise<ApplyActionResponse>((ok, ko) =>
-        h.client.applyAction(
-          {
-            workspaceId: "ws-1",
-            binding,
-            url,
-            trust: "byo",
-            actionId: sub.actionId,
-            localId,
-            payloadJson: sub.payloadJson,
-            // As the worker does: the results of applied dependencies, by local id.
-            dependencyResults: Object.fromEntries(
-              sub.description.dependsOn.flatMap((l) => (results.has(l) ? [[l, results.get(l)!]] : [])),
-            ),
-          },
-          (e, r) => (e ? ko(e) : ok(r)),
-        ),
+      const res = await readApplyOutcome(
+        h.client.applyAction({
+          workspaceId: "ws-1",
+          binding,
+          url,
+          trust: "byo",
+          actionId: sub.actionId,
+          localId,
+          payloadJson: sub.payloadJson,
+          // As the worker does: the results of applied dependencies, by local id.
+          dependencyResults: Object.fromEntries(
+            sub.description.dependsOn.flatMap((l) => (results.has(l) ? [[l, results.get(l)!]] : [])),
+          ),
+        }),
       );
       approval.settled.add(sub.actionId);
       if (res.ok) results.set(localId, res.resultJson);

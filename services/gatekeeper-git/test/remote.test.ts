@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
+import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionResponse, PrepareRevertResponse } from "@gatehouse/proto";
 import { createRemotes } from "../src/index.ts";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.ts";
@@ -210,20 +211,17 @@ test("revert: an applied commit is reverted by a new commit action; createBranch
   assert.match(rev.description!.description, /-new\n\+one/);
   assert.deepEqual(repo.subjects(), ["A", "initial"], "preparing a revert writes nothing");
   // Apply it as the approval service would after a person approves.
-  const res = await new Promise<ApplyActionResponse>((ok, ko) =>
-    h.client.applyAction(
-      {
-        workspaceId: "ws-1",
-        binding: "REPO",
-        url,
-        trust: "byo",
-        actionId: 99,
-        localId: rev.localId,
-        payloadJson: rev.payloadJson,
-        dependencyResults: {},
-      },
-      (e, x) => (e ? ko(e) : ok(x)),
-    ),
+  const res = await readApplyOutcome(
+    h.client.applyAction({
+      workspaceId: "ws-1",
+      binding: "REPO",
+      url,
+      trust: "byo",
+      actionId: 99,
+      localId: rev.localId,
+      payloadJson: rev.payloadJson,
+      dependencyResults: {},
+    }),
   );
   assert.equal(res.ok, true, res.error);
   assert.deepEqual(repo.subjects(), ['Revert "A"', "A", "initial"]);

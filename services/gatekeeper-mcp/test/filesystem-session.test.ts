@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
+import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
+import type { ApplyActionResponse } from "@gatehouse/proto";
 import {
   callsReachingServer,
   countedStdio,
@@ -17,7 +18,6 @@ import {
   rejects,
   startHarness,
   tempDir,
-  unary,
 } from "./helpers.ts";
 
 let h: Harness;
@@ -41,16 +41,18 @@ after(async () => {
 
 function apply(actionId: number): Promise<ApplyActionResponse> {
   const sub = h.approval.submissions.find((s) => s.id === actionId)!;
-  return unary<ApplyActionRequest, ApplyActionResponse>(h.client.applyAction.bind(h.client), {
-    workspaceId: "ws-1",
-    binding: "FS",
-    url: "mcp://fs",
-    trust: "vetted",
-    actionId,
-    localId: sub.localId,
-    payloadJson: sub.payloadJson,
-    dependencyResults: {},
-  });
+  return readApplyOutcome(
+    h.client.applyAction({
+      workspaceId: "ws-1",
+      binding: "FS",
+      url: "mcp://fs",
+      trust: "vetted",
+      actionId,
+      localId: sub.localId,
+      payloadJson: sub.payloadJson,
+      dependencyResults: {},
+    }),
+  );
 }
 
 test("a file read is recorded before its content is returned", async () => {
@@ -133,16 +135,21 @@ test("a scoped binding makes zero requests for a tool outside its scope", async 
 test("ApplyAction refuses a payload outside the resource scope without calling the server", async () => {
   const calls = callsReachingServer(countFile).length;
   await assert.rejects(
-    unary<ApplyActionRequest, ApplyActionResponse>(h.client.applyAction.bind(h.client), {
-      workspaceId: "ws-1",
-      binding: "FS",
-      url: "mcp://fs#tool=read_text_file",
-      trust: "vetted",
-      actionId: 1,
-      localId: "x",
-      payloadJson: JSON.stringify({ tool: "write_file", arguments: { path: join(root, "y"), content: "y" } }),
-      dependencyResults: {},
-    }),
+    readApplyOutcome(
+      h.client.applyAction({
+        workspaceId: "ws-1",
+        binding: "FS",
+        url: "mcp://fs#tool=read_text_file",
+        trust: "vetted",
+        actionId: 1,
+        localId: "x",
+        payloadJson: JSON.stringify({
+          tool: "write_file",
+          arguments: { path: join(root, "y"), content: "y" },
+        }),
+        dependencyResults: {},
+      }),
+    ),
     /outside the scope/,
   );
   assert.equal(callsReachingServer(countFile).length, calls);

@@ -10,9 +10,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
-import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
+import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import { freePort } from "@gatehouse/service-kit";
-import { type Harness, openBinding, startHarness, tempDir, unary } from "./helpers.ts";
+import { type Harness, openBinding, startHarness, tempDir } from "./helpers.ts";
 
 const SERVER = resolve(import.meta.dirname, "fixtures/session-http-server.ts");
 
@@ -90,9 +90,8 @@ test("after the HTTP server restarted, the apply starts a new session and writes
     await stopServer();
     server = await startServer(); // same port, no memory of the session the gatekeeper holds
 
-    const applied = await unary<ApplyActionRequest, ApplyActionResponse>(
-      h.client.applyAction.bind(h.client),
-      {
+    const applied = await readApplyOutcome(
+      h.client.applyAction({
         workspaceId: "ws-1",
         binding: "SESSIONS",
         url: "mcp://sessions",
@@ -101,7 +100,7 @@ test("after the HTTP server restarted, the apply starts a new session and writes
         localId: sub.localId,
         payloadJson: sub.payloadJson,
         dependencyResults: {},
-      },
+      }),
     );
     assert.equal(applied.ok, true, applied.error);
     assert.match(applied.resultJson, /appended: approved write/);

@@ -8,13 +8,8 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import {
-  ActionStatus,
-  type ApplyActionRequest,
-  type ApplyActionResponse,
-  Delivery,
-  type ResolveResourceResponse,
-} from "@gatehouse/proto";
+import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
+import { ActionStatus, Delivery, type ResolveResourceResponse } from "@gatehouse/proto";
 import { status } from "@grpc/grpc-js";
 import {
   callsReachingServer,
@@ -96,9 +91,8 @@ test("a write is staged as pending without touching the server; ApplyAction chan
     });
     assert.match(sub.description.description, /```json\n\{\n {2}"entities"/);
 
-    const applied = await unary<ApplyActionRequest, ApplyActionResponse>(
-      h.client.applyAction.bind(h.client),
-      {
+    const applied = await readApplyOutcome(
+      h.client.applyAction({
         workspaceId: "ws-1",
         binding: "MEMORY",
         url: "mcp://memory",
@@ -107,7 +101,7 @@ test("a write is staged as pending without touching the server; ApplyAction chan
         localId: sub.localId,
         payloadJson: sub.payloadJson,
         dependencyResults: {},
-      },
+      }),
     );
     assert.equal(applied.ok, true, applied.error);
     assert.equal(callsReachingServer(countFile).filter((n) => n === "create_entities").length, 1);

@@ -8,9 +8,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import {
-  type ApplyActionRequest,
-  type ApplyActionResponse,
   type CheckObserverRequest,
   type CheckObserverResponse,
   GatekeeperClient,
@@ -100,16 +99,18 @@ test("PrepareRevert of an applied MCP write is FAILED_PRECONDITION, stages nothi
     const pending = (await b.stub.create_entities(entity)) as { actionId: number };
     const sub = approval.submissions.find((s) => s.id === pending.actionId)!;
     assert.equal(sub.description.egress, false, "an MCP write goes to the bound server, not out");
-    const applied = await unary<ApplyActionRequest, ApplyActionResponse>(client.applyAction.bind(client), {
-      workspaceId: "ws-1",
-      binding: "MEMORY",
-      url: "mcp://memory",
-      trust: "vetted",
-      actionId: pending.actionId,
-      localId: sub.localId,
-      payloadJson: sub.payloadJson,
-      dependencyResults: {},
-    });
+    const applied = await readApplyOutcome(
+      client.applyAction({
+        workspaceId: "ws-1",
+        binding: "MEMORY",
+        url: "mcp://memory",
+        trust: "vetted",
+        actionId: pending.actionId,
+        localId: sub.localId,
+        payloadJson: sub.payloadJson,
+        dependencyResults: {},
+      }),
+    );
     assert.equal(applied.ok, true, applied.error);
 
     const calls = callsReachingServer(countFile).length;

@@ -78,7 +78,7 @@ class AllowingGatekeeper {
       cb({ code: status.UNIMPLEMENTED, details: "not used by this test" });
     this.#server.addService(GatekeeperService, {
       openSession: (call) => call.emit("error", { code: status.UNIMPLEMENTED }),
-      applyAction: unimplemented,
+      applyAction: (call) => call.emit("error", { code: status.UNIMPLEMENTED }),
       actionRejected: unimplemented,
       prepareRevert: unimplemented,
       resolveResource: unimplemented,

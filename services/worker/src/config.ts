@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { hostPort, parseEnv, splitHostPort } from "@gatehouse/service-kit";
 import { z } from "zod";
+import { parseApplyMax } from "./apply-max.ts";
 
 const address = hostPort("127.0.0.1:7233");
 
@@ -11,6 +12,17 @@ const EnvSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
   GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
   GATEKEEPER_ADDRESSES: z.string().default(""),
+  GATEKEEPER_APPLY_MAX: z
+    .string()
+    .default("")
+    .transform((text, ctx) => {
+      try {
+        return parseApplyMax(text);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: (err as Error).message });
+        return z.NEVER;
+      }
+    }),
   WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -22,6 +34,8 @@ export interface WorkerConfig {
   /** `$GATEHOUSE_DATA_DIR/events.sqlite`. */
   eventsPath: string;
   gatekeepers: Record<string, string>;
+  /** Longest wait for one apply by gatekeeper kind, in ms (GATEKEEPER_APPLY_MAX); others: 15 min. */
+  applyMaxMs: Record<string, number>;
   metrics: { host: string; port: number };
   logLevel: string;
 }
@@ -34,6 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
+    applyMaxMs: e.GATEKEEPER_APPLY_MAX,
     metrics: splitHostPort(e.WORKER_METRICS_ADDR),
     logLevel: e.LOG_LEVEL,
   };

@@ -16,6 +16,7 @@ import { createWorkerMetrics } from "./metrics.ts";
 
 export type { ActivityDeps } from "./activities/index.ts";
 export { createLifecycleActivities } from "./activities/index.ts";
+export { APPLY_MAX_LIMIT_MS, parseApplyMax } from "./apply-max.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./metrics.ts";
 export type * from "./workflows/activity-api.ts";
 
@@ -44,6 +45,11 @@ export interface LifecycleWorkerOptions {
   temporal: { address: string; namespace?: string };
   /** Gatekeeper addresses by kind (`{ mcp: "127.0.0.1:7003" }`), or an applier to use as is. */
   gatekeepers: Record<string, string> | GatekeeperApplier;
+  /**
+   * With addresses: the longest wait for one apply by gatekeeper kind, in ms, while the gatekeeper
+   * reports it running (GATEKEEPER_APPLY_MAX, see `parseApplyMax`); kinds not listed: 15 minutes.
+   */
+  applyMaxMs?: Record<string, number>;
   logger?: Logger;
   /** Task queue to poll; default LIFECYCLE_TASK_QUEUE. */
   taskQueue?: string;
@@ -74,7 +80,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
   const ownsApplier = !isApplier(options.gatekeepers);
   const applier = isApplier(options.gatekeepers)
     ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers);
+    : new GrpcGatekeeperApplier(options.gatekeepers, { applyMaxMs: options.applyMaxMs ?? {} });
   const metrics = createWorkerMetrics();
   const clientConnection = await Connection.connect({ address: options.temporal.address });
   const workerConnection = await NativeConnection.connect({ address: options.temporal.address });

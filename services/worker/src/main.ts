@@ -28,6 +28,7 @@ logger.info(
     namespace: config.temporalNamespace,
     eventsPath: config.eventsPath,
     gatekeepers: config.gatekeepers,
+    applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
   },
   "worker configuration",
@@ -39,6 +40,7 @@ const worker = await startLifecycleWorker({
   store,
   temporal: { address: config.temporalAddress, namespace: config.temporalNamespace },
   gatekeepers: config.gatekeepers,
+  applyMaxMs: config.applyMaxMs,
   logger,
 });
 let serving = true;

@@ -1,5 +1,6 @@
 /**
- * The gatekeeper caller used by the lifecycle: ApplyAction and the best-effort ActionRejected
+ * The gatekeeper caller used by the lifecycle: ApplyAction (server streaming: `running` while the
+ * gatekeeper performs the action, then the outcome) and the best-effort ActionRejected
  * notice (proto/gatehouse/v1/gatekeeper.proto); and by the approval service for
  * Gatekeeper.PrepareRevert (RequestRevert). Interfaces so tests can use in-process ones;
  * `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind (a binding's
@@ -8,6 +9,7 @@
 
 import {
   type ActionRejectedRequest,
+  type ApplyActionProgress,
   type ApplyActionRequest,
   type ApplyActionResponse,
   GatekeeperClient,
@@ -29,9 +31,23 @@ export class GatekeeperCallError extends Error {
     message: string,
     readonly requestMaybeSent: boolean,
     readonly code?: status,
+    /**
+     * True when the caller stopped waiting at its maximum while the gatekeeper still reported the
+     * call running: the message then says so, and that the outcome is unknown.
+     */
+    readonly stillRunning = false,
   ) {
     super(message);
   }
+}
+
+/** Default longest wait for one apply, per gatekeeper kind: 15 minutes, in ms. */
+export const DEFAULT_APPLY_MAX_MS = 15 * 60 * 1000;
+
+/** What `GatekeeperApplier.apply` reports while it waits. */
+export interface ApplyWatch {
+  /** Called on each `running` message, with the ms since the gatekeeper received the request. */
+  onRunning?(elapsedMs: number): void;
 }
 
 /** Asks gatekeepers, by kind, to stage the inverse of an applied action. */
@@ -51,10 +67,14 @@ export interface GatekeeperReverter {
 /** Calls gatekeepers by kind ("mcp", "git", ...). */
 export interface GatekeeperApplier {
   /**
-   * Performs an approved action. Resolves with the gatekeeper's answer (`ok=false` = a known failure).
-   * @throws GatekeeperCallError when no answer came back.
+   * Performs an approved action, waiting as long as the gatekeeper reports it running (up to the
+   * caller's per-gatekeeper maximum). Resolves with the gatekeeper's answer (`ok=false` = a known
+   * failure).
+   * @throws GatekeeperCallError when no answer came back: refused before acting
+   *   (`requestMaybeSent=false`), lost (connection dropped, gatekeeper silent or gone), or still
+   *   running at the maximum (`stillRunning`).
    */
-  apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse>;
+  apply(gatekeeper: string, request: ApplyActionRequest, watch?: ApplyWatch): Promise<ApplyActionResponse>;
   /** Tells the gatekeeper an action was rejected. @throws GatekeeperCallError. */
   notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void>;
   /**
@@ -70,8 +90,16 @@ export interface GatekeeperApplier {
 export interface GrpcGatekeeperApplierOptions {
   /** Wait for a connection before sending (default 5000). */
   connectTimeoutMs?: number;
-  /** Deadline of ApplyAction once sent (default 60000). */
-  applyTimeoutMs?: number;
+  /**
+   * Longest wait for one ApplyAction by gatekeeper kind, e.g. `{ mcp: 900000 }` (the worker's
+   * GATEKEEPER_APPLY_MAX); kinds not listed: DEFAULT_APPLY_MAX_MS. Sent as the call's deadline.
+   */
+  applyMaxMs?: Record<string, number>;
+  /**
+   * Silence tolerated beyond the gatekeeper's promise (`next_within_ms`; before the first message,
+   * beyond sending) before the call counts as lost (default 10000).
+   */
+  applyGraceMs?: number;
   /** Deadline of the ActionRejected notice (default 5000). */
   noticeTimeoutMs?: number;
   /** Deadline of PrepareRevert (default 30000). */
@@ -111,7 +139,8 @@ export function parseGatekeeperAddresses(text: string): Record<string, string> {
 export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperReverter {
   private readonly clients = new Map<string, GatekeeperClient>();
   private readonly connectTimeoutMs: number;
-  private readonly applyTimeoutMs: number;
+  private readonly applyMaxMs: Record<string, number>;
+  private readonly applyGraceMs: number;
   private readonly noticeTimeoutMs: number;
   private readonly revertTimeoutMs: number;
 
@@ -121,7 +150,8 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     options: GrpcGatekeeperApplierOptions = {},
   ) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? 5000;
-    this.applyTimeoutMs = options.applyTimeoutMs ?? 60_000;
+    this.applyMaxMs = options.applyMaxMs ?? {};
+    this.applyGraceMs = options.applyGraceMs ?? 10_000;
     this.noticeTimeoutMs = options.noticeTimeoutMs ?? 5000;
     this.revertTimeoutMs = options.revertTimeoutMs ?? 30_000;
   }
@@ -130,24 +160,74 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     await this.connect(gatekeeper);
   }
 
-  async apply(gatekeeper: string, request: ApplyActionRequest): Promise<ApplyActionResponse> {
+  async apply(
+    gatekeeper: string,
+    request: ApplyActionRequest,
+    watch: ApplyWatch = {},
+  ): Promise<ApplyActionResponse> {
     const client = await this.connect(gatekeeper);
+    const maxMs = this.applyMaxMs[gatekeeper] ?? DEFAULT_APPLY_MAX_MS;
+    const what = `gatekeeper "${gatekeeper}" ApplyAction of action ${request.actionId}`;
     return new Promise((resolve, reject) => {
-      client.applyAction(
-        request,
-        new Metadata(),
-        { deadline: Date.now() + this.applyTimeoutMs },
-        (err: ServiceError | null, res: ApplyActionResponse) => {
-          if (!err) return resolve(res);
-          const maybeSent = !REFUSED_BEFORE_ACTING.has(err.code);
-          reject(
+      const call = client.applyAction(request, new Metadata(), { deadline: Date.now() + maxMs });
+      let outcome: ApplyActionResponse | undefined;
+      let lost: GatekeeperCallError | undefined;
+      let heard = false;
+      let settled = false;
+      let silence: NodeJS.Timeout | undefined;
+      const settle = (err: GatekeeperCallError | null, res?: ApplyActionResponse) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(silence);
+        if (err) reject(err);
+        else resolve(res as ApplyActionResponse);
+      };
+      const expectWithin = (promisedMs: number) => {
+        clearTimeout(silence);
+        const allowMs = promisedMs + this.applyGraceMs;
+        silence = setTimeout(() => {
+          lost = new GatekeeperCallError(
+            `${what}: the gatekeeper stopped reporting on the call (nothing for ${formatMs(allowMs)}); the call was lost`,
+            true,
+          );
+          call.cancel();
+        }, allowMs);
+      };
+      expectWithin(0);
+      call.on("data", (m: ApplyActionProgress) => {
+        if (m.event?.$case === "running") {
+          heard = true;
+          expectWithin(m.event.running.nextWithinMs);
+          watch.onRunning?.(m.event.running.elapsedMs);
+        } else if (m.event?.$case === "outcome") {
+          outcome = m.event.outcome;
+          clearTimeout(silence);
+        }
+      });
+      call.on("error", (err: ServiceError) => {
+        if (lost) return settle(lost);
+        if (err.code === status.DEADLINE_EXCEEDED && heard) {
+          return settle(
             new GatekeeperCallError(
-              `gatekeeper "${gatekeeper}" ApplyAction failed with ${status[err.code] ?? err.code}: ${err.details}`,
-              maybeSent,
+              `${what}: the gatekeeper was still performing it after ${formatMs(maxMs)}, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "${gatekeeper}"; the call may still be running and may yet succeed, so the outcome is unknown: check the external system before acting again`,
+              true,
               err.code,
+              true,
             ),
           );
-        },
+        }
+        settle(
+          new GatekeeperCallError(
+            `${what} failed with ${status[err.code] ?? err.code}: ${err.details}`,
+            !REFUSED_BEFORE_ACTING.has(err.code),
+            err.code,
+          ),
+        );
+      });
+      call.on("end", () =>
+        outcome
+          ? settle(null, outcome)
+          : settle(new GatekeeperCallError(`${what}: the stream ended without an outcome`, true)),
       );
     });
   }
@@ -224,4 +304,11 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     );
     return c;
   }
+}
+
+/** "900 ms", "4 s", "15 min" (whole units when exact, else one decimal). */
+export function formatMs(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000 || ms % 60_000 !== 0) return `${Number((ms / 1000).toFixed(1))} s`;
+  return `${ms / 60_000} min`;
 }

@@ -4,7 +4,10 @@
  *     is thrown (on the last allowed attempt the claim is taken and a "not sent" failure returned,
  *     so the stream records the end);
  * (b) appends the claim (ActionApplying, claimedBy `<workflowId>/<runId>/attempt-<n>`);
- * (c) calls ApplyAction, heartbeating every second meanwhile.
+ * (c) calls ApplyAction, heartbeating every second for as long as the gatekeeper reports the call
+ *     running (heartbeat details: `{ gatekeeperRunningMs }`), up to the gatekeeper kind's maximum
+ *     (GATEKEEPER_APPLY_MAX). A call still running at the maximum, or lost (connection dropped,
+ *     gatekeeper silent or dead), is recorded as "outcome unknown", worded for which it was.
  * A later attempt that finds an unmatched claim (status APPLYING) never calls the gatekeeper again:
  * the request may have been sent, so it returns "outcome unknown".
  */
@@ -134,10 +137,15 @@ export function applyActivities(deps: ActivityDeps): Pick<LifecycleActivities, "
           }),
         ),
       };
-      ctx.heartbeat();
-      const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      let gatekeeperRunningMs = 0;
+      ctx.heartbeat({ gatekeeperRunningMs });
+      const beat = setInterval(() => ctx.heartbeat({ gatekeeperRunningMs }), HEARTBEAT_EVERY_MS);
       try {
-        const response = await applier.apply(binding.gatekeeper, request);
+        const response = await applier.apply(binding.gatekeeper, request, {
+          onRunning: (elapsedMs) => {
+            gatekeeperRunningMs = elapsedMs;
+          },
+        });
         if (!response.ok) {
           return {
             kind: "failed",
@@ -149,9 +157,10 @@ export function applyActivities(deps: ActivityDeps): Pick<LifecycleActivities, "
       } catch (err) {
         const maybeSent = err instanceof GatekeeperCallError ? err.requestMaybeSent : true;
         const message = err instanceof GatekeeperCallError ? err.message : "the gatekeeper call failed";
+        const explained = err instanceof GatekeeperCallError && err.stillRunning; // says it itself
         return {
           kind: "failed",
-          message: maybeSent ? `${message}${UNKNOWN_SUFFIX}` : message,
+          message: maybeSent && !explained ? `${message}${UNKNOWN_SUFFIX}` : message,
           outcomeUnknown: maybeSent,
         };
       } finally {

@@ -19,11 +19,13 @@ export const APPLY_MAX_ATTEMPTS = 10;
 
 /**
  * The apply: retried only for errors raised before the claim; heartbeats every second while the
- * gatekeeper works, so a killed worker's attempt times out after 5 s and the retry (on a live worker)
- * finds the unmatched claim and records "outcome unknown".
+ * gatekeeper reports the call running, so a killed worker's attempt times out after 5 s and the
+ * retry (on a live worker) finds the unmatched claim and records "outcome unknown". How long one
+ * apply may run is the worker's per-gatekeeper GATEKEEPER_APPLY_MAX (at most 12 h, src/apply-max.ts);
+ * the start-to-close timeout is only a backstop above that limit, so it never cuts a call short.
  */
 export const APPLY_ACTIVITY: ActivityOptions = {
-  startToCloseTimeout: "2m",
+  startToCloseTimeout: "13h",
   heartbeatTimeout: "5s",
   retry: {
     initialInterval: "1s",

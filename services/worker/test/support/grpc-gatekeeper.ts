@@ -3,9 +3,20 @@
  * running as its own process (and killed mid-call) reaches it through GrpcGatekeeperApplier.
  */
 
-import { type ActionRejectedRequest, type ApplyActionRequest, GatekeeperService } from "@gatehouse/proto";
+import {
+  type ActionRejectedRequest,
+  type ApplyActionProgress,
+  type ApplyActionRequest,
+  GatekeeperService,
+} from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
-import { Server, type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
+import {
+  Server,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+  status,
+} from "@grpc/grpc-js";
 import type { RecordingGatekeeper } from "./recording-gatekeeper.ts";
 
 /** Starts the server; resolves with its "host:port" and a close function. */
@@ -14,10 +25,25 @@ export async function serveGatekeeper(
 ): Promise<{ address: string; close(): Promise<void> }> {
   const server = new Server();
   server.addService(GatekeeperService, {
-    applyAction(call: ServerUnaryCall<ApplyActionRequest, unknown>, callback: sendUnaryData<unknown>) {
+    applyAction(call: ServerWritableStream<ApplyActionRequest, ApplyActionProgress>) {
+      // As the kit's applyStreamHandler does: `running` at once and every second, then the outcome.
+      const started = Date.now();
+      const running = () =>
+        call.write({
+          event: { $case: "running", running: { elapsedMs: Date.now() - started, nextWithinMs: 1000 } },
+        });
+      running();
+      const timer = setInterval(running, 1000);
       gatekeeper.apply("mcp", call.request).then(
-        (res) => callback(null, res),
-        (err: Error) => callback({ code: status.INTERNAL, details: err.message }),
+        (outcome) => {
+          clearInterval(timer);
+          call.write({ event: { $case: "outcome", outcome } });
+          call.end();
+        },
+        (err: Error) => {
+          clearInterval(timer);
+          call.emit("error", { code: status.INTERNAL, details: err.message });
+        },
       );
     },
     actionRejected(call: ServerUnaryCall<ActionRejectedRequest, unknown>, callback: sendUnaryData<unknown>) {

@@ -1,0 +1,32 @@
+/** The worker's environment: GATEKEEPER_APPLY_MAX parsed per gatekeeper kind, wrong values named. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { parseApplyMax } from "../src/apply-max.ts";
+import { loadConfig } from "../src/config.ts";
+
+const base = { GATEHOUSE_DATA_DIR: "/tmp/gatehouse", TEMPORAL_ADDRESS: "127.0.0.1:7233" };
+
+test("GATEKEEPER_APPLY_MAX gives each listed gatekeeper kind its maximum in ms; unset lists none", () => {
+  assert.deepEqual(
+    loadConfig({ ...base, GATEKEEPER_APPLY_MAX: "mcp=15m, git=90s,other=1500ms" }).applyMaxMs,
+    {
+      mcp: 900_000,
+      git: 90_000,
+      other: 1500,
+    },
+  );
+  assert.deepEqual(loadConfig(base).applyMaxMs, {});
+  assert.deepEqual(parseApplyMax("mcp=2h"), { mcp: 7_200_000 });
+});
+
+test("a wrong GATEKEEPER_APPLY_MAX is refused naming the variable, the part and what is expected", () => {
+  for (const [value, expected] of [
+    ["mcp=soon", /GATEKEEPER_APPLY_MAX: "mcp=soon" is not kind=duration \(e\.g\. mcp=15m,git=5m\)/],
+    ["mcp", /GATEKEEPER_APPLY_MAX: "mcp" is not kind=duration/],
+    ["mcp=15m=1", /"mcp=15m=1" is not kind=duration/],
+    ["mcp=13h", /GATEKEEPER_APPLY_MAX: "mcp=13h" must be between 1s and 12h/],
+    ["git=10ms", /"git=10ms" must be between 1s and 12h/],
+  ] as const) {
+    assert.throws(() => loadConfig({ ...base, GATEKEEPER_APPLY_MAX: value }), expected, value);
+  }
+});

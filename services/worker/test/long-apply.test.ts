@@ -1,0 +1,204 @@
+/**
+ * Applies that take long, against the REAL MCP gatekeeper process (services/gatekeeper-mcp) and a
+ * REAL MCP server whose write waits until the test releases it (an SDK-built stdio fixture), with
+ * the real worker and a real Temporal dev server:
+ * - a call still in flight keeps the apply alive by heartbeats and ends with its real result;
+ * - a gatekeeper killed, or frozen, mid-call is a lost call: "outcome unknown";
+ * - the per-gatekeeper maximum (GATEKEEPER_APPLY_MAX, here seconds) ends the wait with an honest
+ *   "may still be running" — also outcome unknown.
+ * The write reaches the server exactly once in every case.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { decide } from "@gatehouse/approval-core";
+import { type DecisionOutcome, decideSignal } from "@gatehouse/approval-core/lifecycle-contract";
+import { ActionStatus, Delivery, ResourceIntroduced, WorkspaceCreated } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
+import type { WorkflowHandle } from "@temporalio/client";
+import { type LifecycleWorker, startLifecycleWorker } from "../src/index.ts";
+import { projected } from "./support/assertions.ts";
+import { startAction, uniqueId } from "./support/driver.ts";
+import { type Fixture, quietLogger, startFixture } from "./support/fixture.ts";
+import { type GatekeeperProcess, startMcpGatekeeperProcess } from "./support/mcp-gatekeeper-process.ts";
+import { description } from "./support/workspace.ts";
+
+describe("long applies through the real MCP gatekeeper", () => {
+  let f: Fixture;
+  let dir: string;
+  const gatekeepers: GatekeeperProcess[] = [];
+  const workers: LifecycleWorker[] = [];
+
+  before(async () => {
+    f = await startFixture({ worker: false });
+    dir = mkdtempSync(join(tmpdir(), "gatehouse-long-apply-"));
+  });
+  after(async () => {
+    for (const label of ["long", "killed", "frozen", "bounded"])
+      writeFileSync(join(dir, `release-${label}`), "");
+    for (const g of gatekeepers) {
+      if (g.child.signalCode === null && g.child.exitCode === null) g.child.kill("SIGCONT");
+      await g.kill("SIGTERM");
+    }
+    for (const w of workers) await w.close();
+    await f?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A gatekeeper process and a worker on its own task queue that reaches it. */
+  async function stack(
+    applyMaxMs?: Record<string, number>,
+  ): Promise<{ gk: GatekeeperProcess; queue: string }> {
+    const gk = await startMcpGatekeeperProcess(dir);
+    gatekeepers.push(gk);
+    const queue = uniqueId("q");
+    workers.push(
+      await startLifecycleWorker({
+        store: f.store,
+        temporal: { address: f.env.address },
+        gatekeepers: { mcp: gk.address },
+        ...(applyMaxMs ? { applyMaxMs } : {}),
+        logger: quietLogger,
+        workflowBundle: f.bundle,
+        taskQueue: queue,
+      }),
+    );
+    return { gk, queue };
+  }
+
+  /** A workspace with binding SLOW (mcp://slow) and one pending `slow_write {label}`; approved. */
+  async function approvedWrite(
+    label: string,
+    queue: string,
+  ): Promise<{ ws: string; id: number; handle: WorkflowHandle<() => Promise<DecisionOutcome>> }> {
+    const ws = uniqueId("w");
+    await f.store.append(
+      `workspace-${ws}`,
+      [
+        {
+          type: "WorkspaceCreated",
+          data: WorkspaceCreated.toJSON({ workspaceId: ws, name: ws }),
+          metadata: { actor: "service:kernel" },
+        },
+        {
+          type: "ResourceIntroduced",
+          data: ResourceIntroduced.toJSON({
+            binding: "SLOW",
+            url: "mcp://slow",
+            gatekeeper: "mcp",
+            trust: "vetted",
+            dts: "",
+            methods: ["slow_write"],
+            actionKinds: undefined,
+          }),
+          metadata: { actor: "user:alice" },
+        },
+      ],
+      "no_stream",
+    );
+    const { events } = await f.streams.execute(ws, (s) =>
+      decide(
+        {
+          type: "SubmitAction",
+          binding: "SLOW",
+          localId: label,
+          description: description({ delivery: Delivery.DELIVERY_AWAIT }),
+          payloadJson: JSON.stringify({ tool: "slow_write", arguments: { label } }),
+          executionId: "exec-1",
+        },
+        s,
+      ),
+    );
+    const id = events[0]!.revision;
+    const handle = await startAction(f.env.client, ws, id, { taskQueue: queue });
+    await handle.signal(decideSignal, { kind: "approve", decidedBy: "user:alice" });
+    return { ws, id, handle };
+  }
+
+  const calls = () =>
+    existsSync(join(dir, "calls.log")) ? readFileSync(join(dir, "calls.log"), "utf8") : "";
+  const started = (label: string) =>
+    calls()
+      .split("\n")
+      .filter((l) => l === `started ${label}`).length;
+
+  /** The `gatekeeperRunningMs` of the apply activity's last heartbeat, if it is running. */
+  async function heartbeatRunningMs(handle: WorkflowHandle): Promise<number | undefined> {
+    const { raw } = await handle.describe();
+    const payload = raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+    if (!payload?.data) return undefined;
+    const details = JSON.parse(Buffer.from(payload.data).toString("utf8")) as {
+      gatekeeperRunningMs?: number;
+    };
+    return details.gatekeeperRunningMs;
+  }
+
+  test("a write still running past the heartbeat timeout and the grace is kept alive and recorded as applied with its result", async () => {
+    const { queue } = await stack();
+    const { ws, id, handle } = await approvedWrite("long", queue);
+    await waitUntil("the tool call to start", () => started("long") === 1);
+    // The gatekeeper reports the call running and the activity heartbeats it, well past the 5 s
+    // heartbeat timeout and the applier's 10 s silence grace.
+    await waitUntil(
+      "12 s of running in the heartbeats",
+      async () => ((await heartbeatRunningMs(handle)) ?? 0) >= 12_000,
+      {
+        intervalMs: 250,
+      },
+    );
+    writeFileSync(join(dir, "release-long"), "");
+    const outcome = await handle.result();
+    assert.equal(outcome.status, "applied", outcome.reason);
+    const a = await projected(f.store, ws, id);
+    assert.equal(a.status, ActionStatus.ACTION_STATUS_APPLIED);
+    assert.match(a.resultJson, /wrote long/);
+    assert.equal(started("long"), 1, "the write reached the server once");
+  });
+
+  test("a gatekeeper killed mid-call is a lost call: outcome unknown, never sent again", async () => {
+    const { gk, queue } = await stack();
+    const { ws, id, handle } = await approvedWrite("killed", queue);
+    await waitUntil("the tool call to start", () => started("killed") === 1);
+    await gk.kill("SIGKILL");
+    const outcome = await handle.result();
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.outcomeUnknown, true);
+    const a = await projected(f.store, ws, id);
+    assert.equal(a.outcomeUnknown, true);
+    assert.match(a.reason, /UNAVAILABLE|ended without an outcome/);
+    assert.match(a.reason, /the outcome is unknown/);
+    assert.equal(started("killed"), 1);
+  });
+
+  test("a gatekeeper frozen mid-call (no more running messages) is a lost call: outcome unknown", async () => {
+    const { gk, queue } = await stack();
+    const { ws, id, handle } = await approvedWrite("frozen", queue);
+    await waitUntil("the tool call to start", () => started("frozen") === 1);
+    await gk.kill("SIGSTOP");
+    const outcome = await handle.result();
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.outcomeUnknown, true);
+    const a = await projected(f.store, ws, id);
+    assert.match(a.reason, /stopped reporting on the call \(nothing for 12 s\); the call was lost/);
+    assert.match(a.reason, /the outcome is unknown/);
+    gk.child.kill("SIGCONT");
+    assert.equal(started("frozen"), 1);
+  });
+
+  test("the per-gatekeeper maximum ends the wait: failed, outcome unknown, and it says the call may still be running", async () => {
+    const { queue } = await stack({ mcp: 3000 });
+    const { ws, id, handle } = await approvedWrite("bounded", queue);
+    const outcome = await handle.result();
+    assert.equal(outcome.status, "failed");
+    assert.equal(outcome.outcomeUnknown, true);
+    const a = await projected(f.store, ws, id);
+    assert.equal(a.outcomeUnknown, true);
+    assert.match(
+      a.reason,
+      /still performing it after 3 s, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "mcp"; the call may still be running/,
+    );
+    assert.equal(started("bounded"), 1, "the write was sent once and not again");
+  });
+});
