@@ -244,6 +244,44 @@ describe("a binding introduced again is a new grant", () => {
     );
     assert.throws(() => decide(submit("b", ["a"]), state), UnknownDependency);
   });
+  test("a caller whose token names the removed grant records nothing through the new grant of the same name", () => {
+    const state = given(again); // MEM's current grant is 6; the removed one was 1
+    const read = (grant: number): Command => ({
+      type: "RecordObservation",
+      binding: "MEM",
+      grant,
+      description: { title: "read", description: "", containsRestrictedData: false, kind: "k", page: 0 },
+      executionId: "x1",
+      requestId: "",
+    });
+    const write = (grant: number): Command => ({
+      type: "SubmitAction",
+      binding: "MEM",
+      grant,
+      localId: "z",
+      description: desc(),
+      payloadJson: "{}",
+      executionId: "x1",
+    });
+    const removedGrant =
+      /^binding: "MEM" was removed from this workspace after this execution started \(grant 1 ended\); nothing was recorded$/;
+    assert.throws(
+      () => decide(read(1), state),
+      (e: Error) => e instanceof UnknownBinding && removedGrant.test(e.message),
+    );
+    assert.throws(
+      () => decide(write(1), state),
+      (e: Error) => e instanceof UnknownBinding && removedGrant.test(e.message),
+    );
+    assert.deepEqual(
+      decide(read(6), state).map((e) => e.type),
+      ["ObservationRecorded"],
+    );
+    assert.deepEqual(
+      decide(write(6), state).map((e) => e.type),
+      ["ActionSubmitted"],
+    );
+  });
   test("auto-approval rules of the removed grant do not carry over", () => {
     const state = given([...base, rule("MEM", "mcp.tool.x"), removed("MEM", 1), binding("MEM")]);
     assert.equal(state.rules.size, 0);

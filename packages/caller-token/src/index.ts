@@ -17,6 +17,8 @@ export const CallerClaims = z.object({
   binding: z.string().min(1),
   caller: z.object({ kind: CallerKind, id: z.string() }),
   executionId: z.string().min(1),
+  /** The binding's grant (revision of its ResourceIntroduced); absent in tokens of older kernels. */
+  grant: z.number().int().nonnegative().optional(),
   exp: z.number().int().positive(),
 });
 export type CallerClaims = z.infer<typeof CallerClaims>;

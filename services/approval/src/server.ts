@@ -76,6 +76,7 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       const command = {
         type: "RecordObservation" as const,
         binding: t.binding,
+        grant: t.grant,
         description: req.description,
         executionId: t.executionId,
         requestId: req.requestId,
@@ -96,6 +97,7 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
             {
               type: "SubmitAction",
               binding: t.binding,
+              grant: t.grant,
               localId: req.localId,
               description: req.description,
               payloadJson: req.payloadJson,

@@ -258,6 +258,7 @@ class FrameRelay {
     const token = mintCallerToken(this.deps.callerTokenSecret, {
       workspaceId: this.workspaceId,
       binding: b.name,
+      grant: b.grant,
       caller: this.caller as { kind: "agent" | "gadget" | "user" | "hook"; id: string },
       executionId: this.executionId,
     });

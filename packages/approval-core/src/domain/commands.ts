@@ -8,6 +8,8 @@ import type { ActionDescription, ObservationDescription } from "@gatehouse/proto
 export interface RecordObservation {
   type: "RecordObservation";
   binding: string;
+  /** The grant the caller token names; a removed grant is refused. Undefined: not checked (older tokens). */
+  grant?: number | undefined;
   description: ObservationDescription | undefined;
   executionId: string;
   /**
@@ -28,6 +30,8 @@ export interface RecordObservation {
 export interface SubmitAction {
   type: "SubmitAction";
   binding: string;
+  /** The grant the caller token names; a removed grant is refused. Undefined: not checked (older tokens). */
+  grant?: number | undefined;
   localId: string;
   description: ActionDescription | undefined;
   payloadJson: string;

@@ -116,8 +116,11 @@ export function latchRefusal(
   return new WorkspaceLatched(binding, [...state.latchedBindings], egress, actionId);
 }
 
-function requireBinding(state: WorkspaceState, binding: string): void {
-  if (!state.bindings.has(binding)) throw new UnknownBinding(binding);
+/** @param grant the caller's grant (from its token), when it must still stand. */
+function requireBinding(state: WorkspaceState, binding: string, grant?: number): void {
+  const current = state.bindings.get(binding);
+  if (grant !== undefined && current?.grant !== grant) throw new UnknownBinding(binding, grant);
+  if (!current) throw new UnknownBinding(binding);
 }
 
 function requireAction(state: WorkspaceState, id: number): ActionState {
@@ -173,7 +176,7 @@ export function recordedObservationId(
 }
 
 function recordObservation(c: RecordObservation, state: WorkspaceState): PlannedEvent[] {
-  requireBinding(state, c.binding);
+  requireBinding(state, c.binding, c.grant);
   if (!c.description)
     throw new InvalidField("description", "an observation needs a description; set description.title");
   const earlier = recordedObservationId(state, c);
@@ -233,7 +236,7 @@ function stageAction(c: SubmitAction, state: WorkspaceState): PlannedEvent[] {
   if (!c.localId) throw new InvalidField("local_id", "set a gatekeeper-local id, unique per binding");
   if (!c.description)
     throw new InvalidField("description", "an action needs a description; set description.title");
-  requireBinding(state, c.binding);
+  requireBinding(state, c.binding, c.grant);
   const refusal = latchRefusal(state, c.binding, c.description.egress === true);
   if (refusal) {
     // Refused, and recorded so the log shows what was tried and why (nothing is staged).

@@ -205,12 +205,22 @@ export class ActionKindsNotPublished extends ApprovalError {
   }
 }
 
-/** The binding is not introduced in the workspace (or was removed). */
+/**
+ * The binding is not introduced in the workspace (or was removed). With `endedGrant`, the caller's
+ * token names a grant of that binding that was removed (the name may have been introduced again).
+ */
 export class UnknownBinding extends ApprovalError {
   readonly code = "UnknownBinding";
   override name = "UnknownBinding";
-  constructor(readonly binding: string) {
-    super(`binding: "${binding}" is not a binding of this workspace; introduce the resource first`);
+  constructor(
+    readonly binding: string,
+    readonly endedGrant?: number,
+  ) {
+    super(
+      endedGrant === undefined
+        ? `binding: "${binding}" is not a binding of this workspace; introduce the resource first`
+        : `binding: "${binding}" was removed from this workspace after this execution started (grant ${endedGrant} ended); nothing was recorded`,
+    );
   }
 }
 
