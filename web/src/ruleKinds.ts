@@ -19,7 +19,7 @@ export interface KindRow {
 type Binding = BindingsResponse["bindings"][number];
 
 const UNPUBLISHED =
-  "this binding was introduced before its gatekeeper published its action kinds; introduce the resource again to set rules";
+  "this binding was introduced before its gatekeeper published its action kinds; remove it and introduce the resource again to set rules";
 const GONE = "the binding is no longer in the workspace";
 const NOT_A_KIND = "no action of this binding carries this tag, so the rule never fires; turn it off";
 

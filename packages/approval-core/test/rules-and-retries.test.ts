@@ -108,7 +108,21 @@ const rows: Row[] = [
     name: "a binding introduced before kinds were published refuses new rules, saying to introduce it again",
     given: base,
     when: setRule("OLD", "mcp.tool.create_directory"),
-    error: { type: ActionKindsNotPublished, message: /introduced before .*introduce the resource again/ },
+    error: {
+      type: ActionKindsNotPublished,
+      message:
+        /introduced before .*introduce the resource again \(gatehouse disconnect <workspace> OLD, then gatehouse connect/,
+    },
+  },
+  {
+    name: "once removed and introduced again, the binding's published kinds take rules",
+    given: [
+      ...base,
+      { type: "BindingRemoved", data: { binding: "OLD", removedBy: "user:alice", reason: "", grant: 2 } },
+      binding("OLD", [kind("mcp.tool.create_directory")]),
+    ],
+    when: setRule("OLD", "mcp.tool.create_directory"),
+    expect: [rule("OLD", "mcp.tool.create_directory")],
   },
   {
     name: "a rule on an unknown binding is refused",

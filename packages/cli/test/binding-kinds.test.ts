@@ -43,5 +43,8 @@ test("published kinds: auto-approvable ones say a rule may approve them, the oth
 
 test("a binding without actions, and one introduced before kinds were published, say so", () => {
   assert.match(actionKindLines(binding({ kinds: [] })), /none \(every method reads\)/);
-  assert.match(actionKindLines(binding(undefined)), /not published .*introduce it again/);
+  assert.match(
+    actionKindLines(binding(undefined)),
+    /not published .*gatehouse disconnect <workspace> FILES and connect it again/,
+  );
 });

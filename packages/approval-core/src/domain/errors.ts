@@ -200,7 +200,7 @@ export class ActionKindsNotPublished extends ApprovalError {
     readonly tag: string,
   ) {
     super(
-      `binding "${binding}" was introduced before its gatekeeper published its action kinds, so whether a rule for "${tag}" could ever fire is unknown; introduce the resource again (e.g. gatehouse connect <workspace> <url> --name NEW_NAME) and set the rule on the new binding`,
+      `binding "${binding}" was introduced before its gatekeeper published its action kinds, so whether a rule for "${tag}" could ever fire is unknown; remove it and introduce the resource again (gatehouse disconnect <workspace> ${binding}, then gatehouse connect <workspace> <url>) to publish them, or introduce it under a new name (--name)`,
     );
   }
 }

@@ -15,7 +15,7 @@ import { type GlobalOptions, parseDuration, run, who } from "./shared.ts";
 export function actionKindLines(b: Binding): string {
   const kinds = b.actionKinds?.kinds;
   if (!kinds) {
-    return "// action kinds: not published (introduced before gatekeepers published them; introduce it again to set rules)\n";
+    return `// action kinds: not published (introduced before gatekeepers published them; to set rules, gatehouse disconnect <workspace> ${b.name} and connect it again)\n`;
   }
   if (kinds.length === 0) return "// action kinds: none (every method reads)\n";
   const lines = kinds.map((k) =>
