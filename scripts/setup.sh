@@ -35,6 +35,9 @@ command -v ssh >/dev/null 2>&1 || missing+=(openssh-client)
 # nats-server: live notices in split mode and the gateway/web tests; chromium: the web app's browser tests.
 command -v nats-server >/dev/null 2>&1 || missing+=(nats-server)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# setpriv (util-linux): gatehouse dev's children die with it; ss (iproute2): a busy port's error names its pid.
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"
