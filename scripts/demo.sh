@@ -9,9 +9,19 @@ export TURBO_TELEMETRY_DISABLED=1
 # Installs what is missing first (a few seconds when nothing is), so a fresh clone needs only this.
 bash scripts/setup.sh --quiet
 
-export GATEHOUSE_DATA_DIR="${GATEHOUSE_DATA_DIR:-$PWD/.gatehouse/demo}"
-rm -rf "$GATEHOUSE_DATA_DIR"
-mkdir -p "$GATEHOUSE_DATA_DIR"
+# The demo's own data dir (DEMO_DATA_DIR), never GATEHOUSE_DATA_DIR: the demo starts from nothing, and a
+# person's real data must not be wiped because they exported that variable for the CLI. A directory is
+# cleared only when the demo made it (its marker file is there) or it is empty.
+demo_dir="${DEMO_DATA_DIR:-$PWD/.gatehouse/demo}"
+marker="$demo_dir/.gatehouse-demo-data"
+if [ -d "$demo_dir" ] && [ ! -f "$marker" ] && [ -n "$(ls -A "$demo_dir")" ]; then
+  echo "demo: $demo_dir holds data the demo did not make; it clears its data dir at every run, so it will not use this one. Set DEMO_DATA_DIR to a new or empty directory." >&2
+  exit 1
+fi
+rm -rf "$demo_dir"
+mkdir -p "$demo_dir"
+touch "$marker"
+export GATEHOUSE_DATA_DIR="$demo_dir"
 gh() { node --no-node-snapshot --import tsx packages/cli/src/main.ts "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(typeof v==="object"?JSON.stringify(v):v)})' "$1"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -22,7 +32,7 @@ step "starting gatehouse dev (all services and a Temporal dev server, data in $G
   >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 300); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
+for _ in $(seq 1 900); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
 [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] || { cat "$GATEHOUSE_DATA_DIR/dev.log"; exit 1; }
 head -3 "$GATEHOUSE_DATA_DIR/dev.log" | grep -v '^{' || true
 
@@ -69,7 +79,7 @@ status=$(gh --json actions "$ws" | node -e 'let s="";process.stdin.on("data",d=>
 echo "action $polish: $status"
 
 step "the turn ends once every awaited write is decided (here: completed, since the draft was rejected)"
-gh turn "$ws" "$turn" --wait --timeout 30
+gh turn "$ws" "$turn" --wait --timeout 30s
 
 step "the agent collects a result (recorded as an observation)"
 cat >"$GATEHOUSE_DATA_DIR/collect.ts" <<SNIP
