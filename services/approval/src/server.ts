@@ -179,7 +179,9 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
     })),
     setAutoApprovalRule: unary(deps, "SetAutoApprovalRule", async (req) => ({
       drained: await lifecycle.setAutoApprovalRule(requireWorkspace(req.workspaceId), {
-        binding: req.binding,
+        // Binding names are upper case (the kernel upper-cases them at IntroduceResource and
+        // RemoveBinding), so `files` names FILES here too.
+        binding: req.binding.trim().toUpperCase(),
         actionKindTag: req.actionKindTag,
         enabled: req.enabled,
         setBy: req.setBy,

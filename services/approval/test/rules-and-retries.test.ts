@@ -56,6 +56,21 @@ test("SetAutoApprovalRule refuses a tag the binding cannot carry, and a kind tha
   }
 });
 
+test("a rule names its binding in any case: `mem` sets the rule of MEM, as the kernel names bindings", async () => {
+  const h = await startHarness(stack);
+  try {
+    await call(h.decisions, "setAutoApprovalRule", setRule(h.ws, " mem ", "mcp.tool.add"));
+    const log = await call<unknown, { rules: Array<{ binding: string; actionKindTag: string }> }>(
+      h.decisions,
+      "getLog",
+      { workspaceId: h.ws },
+    );
+    assert.deepEqual(log.rules, [{ binding: "MEM", actionKindTag: "mcp.tool.add" }]);
+  } finally {
+    await h.close();
+  }
+});
+
 test("a binding introduced before action kinds were published refuses new rules, saying to introduce it again", async () => {
   const h = await startHarness(stack);
   try {
