@@ -26,6 +26,7 @@ const CASES: [string, RegExp][] = [
   ["env.MEMORY.echo(new Map())", /argument 1 is a Map; pass Object\.fromEntries\(map\)/],
   ["env.MEMORY.echo({ when: new Date(0) })", /argument 1 \(when\) is a Date; pass date\.toISOString\(\)/],
   ["env.MEMORY.echo(new Uint8Array(2))", /argument 1 is a Uint8Array; pass the data as a string/],
+  ['env.MEMORY.echo({ cause: new Error("x") })', /argument 1 \(cause\) is an Error \(a class instance\)/],
   [
     'env.MEMORY.echo({ "a b": () => 1 })',
     /argument 1 \(\["a b"\]\) is a function; functions cannot be passed/,

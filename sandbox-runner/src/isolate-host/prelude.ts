@@ -125,6 +125,11 @@ export const SETUP_SOURCE = `
     } catch { return ""; }
   }
 
+  // "is a Map" / "is an Error": the phrase naming a kind, with its article.
+  function isA(kind) {
+    return (/^[AEIO]/.test(kind) ? "is an " : "is a ") + kind; // "a Uint8Array", "a URL"
+  }
+
   // Why the object value (prototype proto) is not a plain JSON object (a phrase), or "" when it is.
   function whyNot(value, proto) {
     if (proto === PromiseProto) return "is a Promise; await it first";
@@ -137,9 +142,9 @@ export const SETUP_SOURCE = `
     if (proto === ObjectProto) return "";
     if (proto === null) return "is an object with a null prototype; copy it into a {} literal";
     const kind = kindOf(proto);
-    if (/Array$|^ArrayBuffer$|^DataView$/.test(kind) && kind !== "Array") return "is a " + kind + "; pass the data as a string or an array of numbers";
-    if (TIPS[kind]) return "is a " + kind + "; " + TIPS[kind];
-    return kind ? "is a " + kind + " (a class instance); pass its data as a plain object" : "is not a plain object";
+    if (/Array$|^ArrayBuffer$|^DataView$/.test(kind) && kind !== "Array") return isA(kind) + "; pass the data as a string or an array of numbers";
+    if (TIPS[kind]) return isA(kind) + "; " + TIPS[kind];
+    return kind ? isA(kind) + " (a class instance); pass its data as a plain object" : "is not a plain object";
   }
 
   // The first non-JSON value inside value: {path, why}, or null. path is relative ("" = value itself).
