@@ -1,7 +1,11 @@
-/** Helpers for the decider tables: build stored events and actions without any I/O. */
+/** Helpers for the decider tables: build stored events and actions without any I/O, and run tables. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
 import type { ActionDescription, BindingActionKind } from "@gatehouse/proto";
 import {
+  type Command,
   type DomainEvent,
+  decide,
   encodeEventData,
   type FoldableEvent,
   foldEvents,
@@ -9,6 +13,50 @@ import {
 } from "../src/domain/index.ts";
 
 type Ev = DomainEvent | { type: "CodeExecuted"; data: unknown };
+
+/** One row of a decider table: given these stored events, when this command, then these events or this error. */
+export interface DeciderRow {
+  name: string;
+  given: Ev[];
+  when: Command;
+  expect?: Ev[];
+  error?: { type: new (...args: never[]) => Error; message?: RegExp };
+  /** With `error`: the events the refusal carries to record (ApprovalError.recorded); default none. */
+  recorded?: Ev[];
+}
+
+/** Registers one node:test per row (call inside a describe): `decide(when, given(...))` must equal `expect`, or throw `error` carrying `recorded`. */
+export function runDeciderTable(rows: readonly DeciderRow[]): void {
+  for (const row of rows) {
+    test(row.name, () => {
+      const state = given(row.given);
+      const error = row.error;
+      if (error) {
+        assert.throws(
+          () => decide(row.when, state),
+          (err: Error) => {
+            assert.ok(
+              err instanceof error.type,
+              `expected ${error.type.name}, got ${err.name}: ${err.message}`,
+            );
+            if (error.message) assert.match(err.message, error.message);
+            const recorded = (err as { recorded?: Array<{ type: string; data: unknown }> }).recorded ?? [];
+            assert.deepEqual(
+              recorded.map((e) => ({ type: e.type, data: e.data })),
+              row.recorded ?? [],
+            );
+            return true;
+          },
+        );
+      } else {
+        assert.deepEqual(
+          decide(row.when, state).map((e) => ({ type: e.type, data: e.data })),
+          row.expect,
+        );
+      }
+    });
+  }
+}
 
 /** Folds `events` as stream revisions 0..n-1 (each data round-tripped through its stored JSON). */
 export function given(events: Ev[]): WorkspaceState {

@@ -1,9 +1,4 @@
-/**
- * Approval semantics as tables: given events / when command / then events or a typed error.
- * Pure: no store, no server (STYLE.md "Event-sourced domain as a decider").
- */
-import assert from "node:assert/strict";
-import { describe, test } from "node:test";
+import { describe } from "node:test";
 import {
   ActionNotFound,
   ActionNotPending,
@@ -26,6 +21,7 @@ import {
   autoDesc,
   binding,
   created,
+  type DeciderRow,
   desc,
   failed,
   given,
@@ -35,19 +31,12 @@ import {
   rejected,
   reverted,
   rule,
+  runDeciderTable,
   submitted,
 } from "./decider-helpers.ts";
 
 type Ev = Parameters<typeof given>[0][number];
-interface Row {
-  name: string;
-  given: Ev[];
-  when: Command;
-  expect?: Ev[];
-  error?: { type: new (...args: never[]) => Error; message?: RegExp };
-  /** With `error`: the events the refusal carries to record (ApprovalError.recorded); default none. */
-  recorded?: Ev[];
-}
+type Row = DeciderRow;
 
 const base: Ev[] = [created, binding("MEM"), binding("GIT")]; // revisions 0..2
 const cascade = (id: number, from: number): Ev =>
@@ -501,30 +490,5 @@ const rows: Row[] = [
 ];
 
 describe("approval decider", () => {
-  for (const row of rows) {
-    test(row.name, () => {
-      const state = given(row.given);
-      if (row.error) {
-        assert.throws(
-          () => decide(row.when, state),
-          (err: Error) => {
-            assert.ok(
-              err instanceof row.error!.type,
-              `expected ${row.error!.type.name}, got ${err.name}: ${err.message}`,
-            );
-            if (row.error!.message) assert.match(err.message, row.error!.message);
-            const recorded = (err as { recorded?: Array<{ type: string; data: unknown }> }).recorded ?? [];
-            assert.deepEqual(
-              recorded.map((e) => ({ type: e.type, data: e.data })),
-              row.recorded ?? [],
-            );
-            return true;
-          },
-        );
-      } else {
-        const events = decide(row.when, state).map((e) => ({ type: e.type, data: e.data }));
-        assert.deepEqual(events, row.expect);
-      }
-    });
-  }
+  runDeciderTable(rows);
 });

@@ -20,23 +20,19 @@ import {
   approved,
   binding,
   created,
+  type DeciderRow,
   desc,
   given,
   observed,
   rejected,
   removed,
   rule,
+  runDeciderTable,
   submitted,
 } from "./decider-helpers.ts";
 
 type Ev = Parameters<typeof given>[0][number];
-interface Row {
-  name: string;
-  given: Ev[];
-  when: Command;
-  expect?: Ev[];
-  error?: { type: new (...args: never[]) => Error; message: RegExp };
-}
+type Row = DeciderRow;
 
 const base: Ev[] = [created, binding("MEM"), binding("GIT")]; // revisions 0..2; MEM's grant is 1
 const remove = (b = "MEM", reason = "contractor left"): Command => ({
@@ -182,23 +178,7 @@ const rows: Row[] = [
 ];
 
 describe("removing a binding", () => {
-  for (const row of rows) {
-    test(row.name, () => {
-      const state = given(row.given);
-      if (row.error) {
-        const { type, message } = row.error;
-        assert.throws(
-          () => decide(row.when, state),
-          (err: Error) => err instanceof type && message.test(err.message),
-        );
-      } else {
-        assert.deepEqual(
-          decide(row.when, state).map((e) => ({ type: e.type, data: e.data })),
-          row.expect,
-        );
-      }
-    });
-  }
+  runDeciderTable(rows);
 
   test("past observations and actions of a removed binding stay in the projection, with the grant they were made under", () => {
     const state = given([

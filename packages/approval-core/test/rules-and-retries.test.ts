@@ -10,7 +10,6 @@ import {
   type Command,
   DuplicateLocalId,
   DuplicateObservationRequest,
-  decide,
   recordedObservationId,
   UnknownActionKind,
   UnknownBinding,
@@ -20,23 +19,19 @@ import {
   autoDesc,
   binding,
   created,
+  type DeciderRow,
   desc,
   given,
   kind,
   latched,
   observed,
   rule,
+  runDeciderTable,
   submitted,
 } from "./decider-helpers.ts";
 
 type Ev = Parameters<typeof given>[0][number];
-interface Row {
-  name: string;
-  given: Ev[];
-  when: Command;
-  expect?: Ev[];
-  error?: { type: new (...args: never[]) => Error; message: RegExp };
-}
+type Row = DeciderRow;
 
 const DESTRUCTIVE = "annotations.destructiveHint=true (must be false)";
 // FILES publishes two kinds, one auto-approvable; OLD was introduced before kinds were published.
@@ -215,29 +210,7 @@ const rows: Row[] = [
 ];
 
 describe("rules and retries", () => {
-  for (const row of rows) {
-    test(row.name, () => {
-      const state = given(row.given);
-      if (row.error) {
-        assert.throws(
-          () => decide(row.when, state),
-          (err: Error) => {
-            assert.ok(
-              err instanceof row.error!.type,
-              `expected ${row.error!.type.name}, got ${err.name}: ${err.message}`,
-            );
-            assert.match(err.message, row.error!.message);
-            return true;
-          },
-        );
-      } else {
-        assert.deepEqual(
-          decide(row.when, state).map((e) => ({ type: e.type, data: e.data })),
-          row.expect,
-        );
-      }
-    });
-  }
+  runDeciderTable(rows);
 
   test("a retried read finds the observation it recorded", () => {
     const state = given([...base, observed("OLD"), observed("FILES", false, "r1")]);
