@@ -205,8 +205,10 @@ export class Execution {
       outputTruncated: this.output.truncated || host?.outputTruncated === true,
       warnings: [...this.settings.warnings],
       executionId: this.start.executionId,
-      // The kernel sets the turn id when the execution suspended a turn.
+      // The kernel sets the turn id when the execution suspended a turn, and what it recorded.
       turnId: "",
+      submitted: [],
+      observed: [],
     };
   }
 }

@@ -1,2 +1,15 @@
-/** Gatehouse as an MCP server for agents: the Code Mode tools over one workspace's bindings. */
-export {};
+/**
+ * Gatehouse as an MCP server for agents: the Code Mode tools (`execute_code`,
+ * `wait_for_decisions`) over one workspace's bindings. See `createAgentMcpServer`.
+ */
+export type { AgentMcpLogger, AgentMcpOptions } from "./options.ts";
+export { executeCodeContent, executeResultText, turnContent, turnResultText } from "./result-text.ts";
+export { type AgentMcpSession, createAgentMcpServer } from "./server.ts";
+export { type AgentTool, toolError } from "./tool-registry.ts";
+export {
+  DEFAULT_TIMEOUT_SECONDS,
+  executeCodeDescription,
+  MAX_SNIPPET_BYTES,
+  MAX_TIMEOUT_SECONDS,
+} from "./tools/execute-code.ts";
+export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS } from "./tools/wait-for-decisions.ts";

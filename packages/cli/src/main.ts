@@ -5,6 +5,7 @@
  */
 import { Command } from "commander";
 import { registerDevCommand } from "./commands/dev.ts";
+import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
 import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
@@ -34,6 +35,7 @@ registerDevCommand(program);
 registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);
 registerObserverCommands(program, globals);
+registerMcpCommand(program);
 
 await program.parseAsync(
   args.filter((a) => a !== "--json"),

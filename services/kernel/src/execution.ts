@@ -30,11 +30,12 @@ import type { Client } from "@temporalio/client";
 import type { Logger } from "pino";
 import { InvalidArgument } from "./domain/errors.ts";
 import { type BindingState, streamOf } from "./domain/workspace.ts";
+import { executionRecords } from "./execution-records.ts";
 import type { GatekeeperClients } from "./gatekeepers.ts";
 import { GrantWatch, revokedMessage } from "./grant-watch.ts";
 import type { KernelMetrics } from "./metrics.ts";
 import { SessionImports } from "./revoked-calls.ts";
-import { awaitedActions, suspendTurn } from "./turn-suspension.ts";
+import { suspendTurn } from "./turn-suspension.ts";
 import type { Workspaces } from "./workspaces.ts";
 
 /** Defaults applied to limits left at 0. */
@@ -104,8 +105,10 @@ export async function executeCode(
     outcome: result.ok ? "ok" : result.error?.name === "SandboxUnavailable" ? "unavailable" : "error",
   });
   const actor = `${caller.kind}:${caller.id}`;
+  const records = await executionRecords(deps.store, req.workspaceId, executionId, startRevision);
+  result = { ...result, submitted: records.submitted, observed: records.observed };
   if (deps.temporal) {
-    const awaited = await awaitedActions(deps.store, req.workspaceId, executionId, startRevision);
+    const awaited = records.submitted.filter((a) => a.awaited).map((a) => a.actionId);
     if (awaited.length > 0) {
       result = {
         ...result,
@@ -184,6 +187,8 @@ class FrameRelay {
         warnings: [],
         executionId: this.executionId,
         turnId: "",
+        submitted: [],
+        observed: [],
       });
       const stream = this.deps.runner.execute({ deadline: Date.now() + limits.wallTimeMs + 30_000 });
       this.runnerStream = stream;

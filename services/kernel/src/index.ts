@@ -16,7 +16,7 @@ import { Workspaces } from "./workspaces.ts";
 
 export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
-export { DEFAULT_LIMITS, executeCode, MAX_LIMITS } from "./execution.ts";
+export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { type RevocationDeps, removeBinding } from "./revocation.ts";

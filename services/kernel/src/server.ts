@@ -3,6 +3,7 @@
 import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
+import { watchBindings } from "./bindings-watch.ts";
 import { toServiceError } from "./errors.ts";
 import { addObserver } from "./observers.ts";
 import { removeBinding } from "./revocation.ts";
@@ -49,6 +50,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     reply(cb, async () => {
       const state = await deps.workspaces.load(call.request.workspaceId);
       return {
+        revision: state.revision,
         envDts: agentEnvDts([...state.bindings.values()]),
         bindings: [...state.bindings.values()].map((b) => ({
           name: b.name,
@@ -86,7 +88,25 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
   // Credentials in the request go to the gatekeepers only; see observers.ts.
   const addObserverHandler: KernelServer["addObserver"] = (call, cb) =>
     reply(cb, () => addObserver(deps, call.request));
+  // A server stream: the workspace is checked first (NOT_FOUND ends the call), then every binding
+  // change after `afterRevision` is written until the client cancels.
+  const watch: KernelServer["watchBindings"] = (call) => {
+    const { workspaceId, afterRevision } = call.request;
+    deps.workspaces.load(workspaceId).then(
+      () =>
+        watchBindings(
+          deps.store,
+          workspaceId,
+          afterRevision,
+          (change) => call.write(change),
+          cancelledSignal(call),
+          (err) => call.emit("error", toServiceError(err)),
+        ),
+      (err) => call.emit("error", toServiceError(err)),
+    );
+  };
   return {
+    watchBindings: watch,
     createWorkspace,
     listWorkspaces,
     introduceResource,

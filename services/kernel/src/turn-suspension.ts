@@ -12,29 +12,9 @@ import {
   turnWorkflowId,
 } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
-import { ActionSubmitted, Delivery, TurnSuspended } from "@gatehouse/proto";
+import { TurnSuspended } from "@gatehouse/proto";
 import type { Client } from "@temporalio/client";
 import { streamOf } from "./domain/workspace.ts";
-
-/**
- * Ids of the `await` actions `executionId` submitted, read from the stream after `fromRevision`
- * (exclusive), in submission order.
- */
-export async function awaitedActions(
-  store: EventStore,
-  workspaceId: string,
-  executionId: string,
-  fromRevision: number,
-): Promise<number[]> {
-  const events = await store.readStream(streamOf(workspaceId), { fromRevision: fromRevision + 1 });
-  return events
-    .filter((e) => e.type === "ActionSubmitted")
-    .filter((e) => {
-      const a = ActionSubmitted.fromJSON(e.data);
-      return a.executionId === executionId && a.description?.delivery === Delivery.DELIVERY_AWAIT;
-    })
-    .map((e) => e.revision);
-}
 
 /**
  * Suspends the turn `executionId` on `actionIds`: appends TurnSuspended, then signals-with-start

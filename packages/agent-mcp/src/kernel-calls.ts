@@ -1,0 +1,90 @@
+/**
+ * The Kernel calls the MCP tools make, as promises with a deadline and an optional AbortSignal
+ * (an abort cancels the gRPC call; the kernel still finishes an execution it started).
+ */
+import type {
+  DescribeBindingsResponse,
+  ExecuteCodeRequest,
+  ExecuteResult,
+  GetTurnRequest,
+  KernelClient,
+  Turn,
+} from "@gatehouse/proto";
+import { type CallOptions, type ClientUnaryCall, Metadata, type ServiceError } from "@grpc/grpc-js";
+
+type Unary<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (err: ServiceError | null, res: Res) => void,
+) => ClientUnaryCall;
+
+/**
+ * Calls `method` with a deadline `timeoutMs` from now.
+ * @throws the ServiceError (`code` = gRPC status, `details` = the kernel's message), or an
+ *   AbortError-named Error when `signal` aborted first.
+ */
+function unary<Req, Res>(
+  kernel: KernelClient,
+  method: Unary<Req, Res>,
+  req: Req,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError());
+    const call = method.call(
+      kernel,
+      req,
+      new Metadata(),
+      { deadline: Date.now() + timeoutMs },
+      (err, res) => {
+        signal?.removeEventListener("abort", cancel);
+        if (err) reject(signal?.aborted ? abortError() : err);
+        else resolve(res);
+      },
+    );
+    const cancel = () => call.cancel();
+    signal?.addEventListener("abort", cancel, { once: true });
+  });
+}
+
+function abortError(): Error {
+  const err = new Error("the MCP request was cancelled");
+  err.name = "AbortError";
+  return err;
+}
+
+/** DescribeBindings with a 30 s deadline. @throws ServiceError (NOT_FOUND: no such workspace). */
+export function describeBindings(
+  kernel: KernelClient,
+  workspaceId: string,
+): Promise<DescribeBindingsResponse> {
+  return unary(kernel, kernel.describeBindings, { workspaceId }, 30_000);
+}
+
+/**
+ * ExecuteCode with a deadline of the wall time plus 60 s (the kernel's own bookkeeping and a busy
+ * machine). @throws ServiceError (INVALID_ARGUMENT, NOT_FOUND, UNAVAILABLE, …), AbortError.
+ */
+export function executeCode(
+  kernel: KernelClient,
+  req: ExecuteCodeRequest,
+  wallTimeMs: number,
+  signal?: AbortSignal,
+): Promise<ExecuteResult> {
+  return unary(kernel, kernel.executeCode, req, wallTimeMs + 60_000, signal);
+}
+
+/**
+ * GetTurn; with `req.wait`, the kernel answers once the turn left "suspended" or shortly before
+ * the deadline (`timeoutMs`) with its current state. @throws ServiceError, AbortError.
+ */
+export function getTurn(
+  kernel: KernelClient,
+  req: GetTurnRequest,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Turn> {
+  return unary(kernel, kernel.getTurn, req, timeoutMs, signal);
+}

@@ -1,0 +1,36 @@
+/** What a Gatehouse MCP session is given: its kernel, its workspace and chat, a logger. */
+import type { KernelClient } from "@gatehouse/proto";
+
+/**
+ * The few logger methods the session uses; a pino Logger fits. Entries carry `component:
+ * "agent-mcp"` and an `event` field, never snippet bodies, tool results or external data.
+ */
+export interface AgentMcpLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Options of `createAgentMcpServer`. */
+export interface AgentMcpOptions {
+  /** A Kernel gRPC client; the session does not close it (the caller owns it). */
+  kernel: KernelClient;
+  /** The workspace this session works in, e.g. "w0123456789". */
+  workspaceId: string;
+  /**
+   * The chat this session is: every execution is stamped caller `{kind: "agent", id: chatId}` by
+   * the kernel; nothing the agent sends can change it. Non-empty.
+   */
+  chatId: string;
+  logger?: AgentMcpLogger | undefined;
+  /** Server name and version announced at `initialize` (default "gatehouse", "0.1.0"). */
+  serverInfo?: { name: string; version: string } | undefined;
+}
+
+/** What a tool handler gets: the session's fixed identity and its kernel. */
+export interface ToolContext {
+  kernel: KernelClient;
+  workspaceId: string;
+  chatId: string;
+  logger: AgentMcpLogger;
+}

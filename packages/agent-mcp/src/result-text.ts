@@ -1,0 +1,169 @@
+/**
+ * What an agent reads back from the tools: an ExecuteResult or a Turn as text (for the model) and
+ * as structured content (matching the tools' output schemas). Pure functions, no I/O.
+ */
+import type { ExecuteResult, Turn } from "@gatehouse/proto";
+
+/** `execute_code`'s structured content (see `executeCodeOutput` in tools/execute-code.ts). */
+export interface ExecuteCodeContent {
+  ok: boolean;
+  executionId: string;
+  durationMs: number;
+  /** The value the default export resolved to (parsed JSON); absent for undefined. */
+  returnValue?: unknown;
+  console: { level: string; text: string }[];
+  outputTruncated: boolean;
+  error?: { name: string; message: string; line: number; column: number };
+  /** Reads recorded in the workspace log, each before its data reached the snippet. */
+  observed: { id: number; binding: string; title: string }[];
+  /** Writes submitted for approval, in submission order. */
+  submitted: { actionId: number; binding: string; title: string; awaited: boolean }[];
+  /** Set when awaited writes suspended the turn: pass it to wait_for_decisions. */
+  turnId?: string;
+  warnings: string[];
+}
+
+/** `wait_for_decisions`' structured content. */
+export interface TurnContent {
+  turnId: string;
+  /** "suspended" (still waiting), "resumed" (every awaited write applied) or "completed" (one did not). */
+  state: string;
+  stillWaiting: boolean;
+  awaitedActionIds: number[];
+  /** One per awaited action once the turn resumed or completed. */
+  results: { actionId: number; status: string; result?: unknown; reason: string }[];
+  reason: string;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** The structured form of an execution's result. */
+export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
+  const content: ExecuteCodeContent = {
+    ok: r.ok,
+    executionId: r.executionId,
+    durationMs: r.durationMs,
+    console: r.console.map((l) => ({ level: l.level, text: l.text })),
+    outputTruncated: r.outputTruncated,
+    observed: r.observed.map((o) => ({ id: o.id, binding: o.binding, title: o.title })),
+    submitted: r.submitted.map((a) => ({
+      actionId: a.actionId,
+      binding: a.binding,
+      title: a.title,
+      awaited: a.awaited,
+    })),
+    warnings: [...r.warnings],
+  };
+  if (r.ok && r.returnJson) content.returnValue = parseJson(r.returnJson);
+  if (!r.ok && r.error) {
+    const { name, message, line, column } = r.error;
+    content.error = { name, message, line, column };
+  }
+  if (r.turnId) content.turnId = r.turnId;
+  return content;
+}
+
+/** "SyntaxError: Unexpected token (line 3:7)". */
+function errorLine(e: NonNullable<ExecuteResult["error"]>): string {
+  const where = e.line ? ` (line ${e.line}${e.column ? `:${e.column}` : ""} of the snippet)` : "";
+  return `${e.name || "Error"}: ${e.message}${where}`;
+}
+
+/**
+ * The text an agent reads after `execute_code`: outcome, console output, return value or error
+ * with its line, the reads recorded, the writes submitted (each saying how it behaves), and for
+ * awaited writes the turn id and the call to make next.
+ */
+export function executeResultText(r: ExecuteResult): string {
+  const lines: string[] = [];
+  for (const w of r.warnings) lines.push(`WARNING: ${w}`);
+  lines.push(
+    r.ok
+      ? `The snippet finished in ${r.durationMs} ms (execution ${r.executionId}).`
+      : `The snippet failed after ${r.durationMs} ms (execution ${r.executionId}): ${r.error ? errorLine(r.error) : "unknown error"}`,
+  );
+  if (r.console.length > 0 || r.outputTruncated) {
+    lines.push("", "Console output:");
+    for (const l of r.console) lines.push(l.level === "log" ? l.text : `[${l.level}] ${l.text}`);
+    if (r.outputTruncated) lines.push("[output truncated at the output limit]");
+  }
+  if (r.ok) lines.push("", `Returned: ${r.returnJson || "undefined"}`);
+  if (r.observed.length > 0) {
+    lines.push("", `Reads recorded in the workspace log (${r.observed.length}):`);
+    for (const o of r.observed) lines.push(`  #${o.id} ${o.binding}: ${o.title}`);
+  }
+  if (r.submitted.length > 0) {
+    lines.push(
+      "",
+      `Writes submitted for approval (${r.submitted.length}; nothing reaches a system until a person approves):`,
+    );
+    for (const a of r.submitted) {
+      const how = a.awaited
+        ? "awaited: applied only once a person approves it"
+        : "simulated: later reads already show it; applied once a person approves it";
+      lines.push(`  action ${a.actionId} ${a.binding}: ${a.title} — ${how}`);
+    }
+  }
+  if (r.turnId) {
+    lines.push(
+      "",
+      `This turn (turn_id ${r.turnId}) is suspended until a person decides the awaited writes. ` +
+        `Call wait_for_decisions with turn_id "${r.turnId}" to learn each one's outcome and result; ` +
+        "until then, do not repeat those writes.",
+    );
+  }
+  return lines.join("\n");
+}
+
+/** The structured form of a turn; `stillWaiting` when it is still suspended. */
+export function turnContent(t: Turn): TurnContent {
+  return {
+    turnId: t.turnId,
+    state: t.state,
+    stillWaiting: t.state === "suspended",
+    awaitedActionIds: [...t.awaitedActionIds],
+    results: t.results.map((r) => {
+      const out: TurnContent["results"][number] = {
+        actionId: r.actionId,
+        status: r.status,
+        reason: r.reason,
+      };
+      if (r.resultJson) out.result = parseJson(r.resultJson);
+      return out;
+    }),
+    reason: t.reason,
+  };
+}
+
+/**
+ * The text an agent reads after `wait_for_decisions`: resumed with every result, completed with
+ * the reason and each outcome, or still waiting after `waitedSeconds` with the call to make again.
+ */
+export function turnResultText(t: Turn, waitedSeconds: number): string {
+  const ids = t.awaitedActionIds.join(", ");
+  if (t.state === "suspended") {
+    return (
+      `Still waiting after ${waitedSeconds} s: a person has not yet decided every awaited write of turn ${t.turnId} (actions ${ids}). ` +
+      `Call wait_for_decisions again with turn_id "${t.turnId}" to keep waiting.`
+    );
+  }
+  const head =
+    t.state === "resumed"
+      ? `Turn ${t.turnId} resumed: every awaited write (actions ${ids}) was approved and applied.`
+      : `Turn ${t.turnId} completed without resuming: ${t.reason || "not every awaited write was applied"}.`;
+  const byId = new Map(t.results.map((r) => [r.actionId, r]));
+  const rows = t.awaitedActionIds.map((id) => {
+    const r = byId.get(id);
+    if (!r) return `  action ${id}: no result recorded`;
+    const why = r.reason ? ` — ${r.reason}` : "";
+    const result = r.resultJson ? `\n    result: ${r.resultJson}` : "";
+    return `  action ${id}: ${r.status}${why}${result}`;
+  });
+  return [head, ...rows].join("\n");
+}

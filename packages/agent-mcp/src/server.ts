@@ -1,0 +1,86 @@
+/**
+ * createAgentMcpServer: one MCP session = one chat of one workspace. The caller connects
+ * `session.server` to a transport (stdio in `gatehouse mcp`, Streamable HTTP in the gateway).
+ */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { BindingsWatch } from "./bindings-watch.ts";
+import { describeBindings } from "./kernel-calls.ts";
+import { kernelErrorText } from "./kernel-errors.ts";
+import type { AgentMcpLogger, AgentMcpOptions, ToolContext } from "./options.ts";
+import { installTools } from "./tool-registry.ts";
+import { AGENT_TOOLS } from "./tools/index.ts";
+
+/** A running session: the MCP server to connect, and how to end it. */
+export interface AgentMcpSession {
+  /** Connect it to one transport: `await session.server.connect(transport)`. */
+  server: McpServer;
+  /**
+   * Resolves once the session has read the workspace's bindings and watches them; rejects with a
+   * sentence naming the workspace when it does not exist or the kernel cannot be reached.
+   * `tools/list` waits for it too, so a binding change after a listing is never missed.
+   */
+  ready: Promise<void>;
+  /** Stops the bindings watch and closes the server (and its transport). Idempotent. */
+  close(): Promise<void>;
+}
+
+const INSTRUCTIONS =
+  "Gatehouse runs your TypeScript against this workspace's systems in a sandbox: call execute_code. " +
+  "Reads are logged; writes wait for a person's approval (simulated ones show in your later reads; " +
+  "awaited ones suspend the turn: call wait_for_decisions with the turn id execute_code returns).";
+
+const silent: AgentMcpLogger = { info() {}, warn() {}, error() {} };
+
+/**
+ * Builds the session's MCP server with the tools `execute_code` and `wait_for_decisions`, and
+ * starts watching the workspace's bindings (Kernel.WatchBindings): each change sends
+ * `notifications/tools/list_changed`, and the next `tools/list` carries the new `.d.ts`.
+ * @throws Error naming the option when workspaceId or chatId is empty.
+ */
+export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {
+  if (!opts.workspaceId) throw new Error("createAgentMcpServer: workspaceId is required");
+  if (!opts.chatId) throw new Error("createAgentMcpServer: chatId is required (the agent's chat id)");
+  const logger = opts.logger ?? silent;
+  const ctx: ToolContext = {
+    kernel: opts.kernel,
+    workspaceId: opts.workspaceId,
+    chatId: opts.chatId,
+    logger,
+  };
+  const server = new McpServer(opts.serverInfo ?? { name: "gatehouse", version: "0.1.0" }, {
+    capabilities: { tools: { listChanged: true } },
+    instructions: INSTRUCTIONS,
+  });
+  const watch = new BindingsWatch(
+    opts.kernel,
+    opts.workspaceId,
+    (change) => {
+      logger.info(
+        { component: "agent-mcp", event: "bindings_changed", binding: change.binding, change: change.change },
+        "bindings changed; telling the client its tool list changed",
+      );
+      if (server.isConnected()) server.sendToolListChanged();
+    },
+    logger,
+  );
+  const ready = describeBindings(opts.kernel, opts.workspaceId).then(
+    (described) => watch.start(described.revision),
+    (err) => {
+      throw new Error(kernelErrorText(err, `opening workspace ${opts.workspaceId}`));
+    },
+  );
+  ready.catch(() => undefined); // observed by tools/list and by callers that await it
+  installTools(server, AGENT_TOOLS, ctx, () => ready);
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    ready,
+    close() {
+      closing ??= (async () => {
+        watch.close();
+        await server.close();
+      })();
+      return closing;
+    },
+  };
+}

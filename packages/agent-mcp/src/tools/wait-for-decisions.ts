@@ -1,0 +1,148 @@
+/**
+ * `wait_for_decisions`: blocks until a suspended turn resumes (every awaited write applied) or
+ * completes (one was rejected or failed), or until `timeout_seconds` pass. It asks
+ * Kernel.GetTurn(wait) in slices of at most `SLICE_SECONDS`, and after each slice sends
+ * `notifications/progress` when the request carries a progressToken.
+ */
+
+import type { Turn } from "@gatehouse/proto";
+import { status } from "@grpc/grpc-js";
+import { z } from "zod";
+import { getTurn } from "../kernel-calls.ts";
+import { kernelErrorText } from "../kernel-errors.ts";
+import { turnContent, turnResultText } from "../result-text.ts";
+import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
+
+/**
+ * Wait when `timeout_seconds` is not given, seconds: under the 60 s request timeout MCP clients
+ * (the TypeScript SDK's Client among them) apply by default.
+ */
+export const DEFAULT_WAIT_SECONDS = 50;
+/** Longest wait one call may ask for, seconds (10 minutes); call again to wait longer. */
+export const MAX_WAIT_SECONDS = 600;
+/** Longest single GetTurn wait, seconds: progress is reported at least this often. */
+export const SLICE_SECONDS = 10;
+
+const input = z.object({
+  turn_id: z.string().min(1).describe("The turn id execute_code returned for awaited writes"),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_WAIT_SECONDS)
+    .optional()
+    .describe(
+      `How long to wait for people's decisions, seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); progress notifications come every ${SLICE_SECONDS} s`,
+    ),
+});
+
+/** The shape of `structuredContent` (TurnContent in result-text.ts). */
+export const waitForDecisionsOutput = z.object({
+  turnId: z.string(),
+  state: z
+    .string()
+    .describe('"suspended" (still waiting), "resumed" (every awaited write applied) or "completed"'),
+  stillWaiting: z.boolean().describe("true when the wait timed out: call wait_for_decisions again"),
+  awaitedActionIds: z.array(z.number()),
+  results: z.array(
+    z.object({
+      actionId: z.number(),
+      status: z
+        .string()
+        .describe('"applied", "failed" or "rejected" ("pending"/"approved" if undecided at completion)'),
+      result: z.unknown().optional().describe("the system's result (JSON) once applied"),
+      reason: z.string().describe("the rejection reason or failure message"),
+    }),
+  ),
+  reason: z.string().describe("why the turn completed without resuming"),
+});
+
+/** Sends `notifications/progress` for the request when it asked for progress; never throws. */
+async function reportProgress(
+  extra: ToolExtra,
+  progress: number,
+  total: number,
+  message: string,
+): Promise<void> {
+  const progressToken = extra._meta?.progressToken;
+  if (progressToken === undefined) return;
+  await extra
+    .sendNotification({
+      method: "notifications/progress",
+      params: { progressToken, progress, total, message },
+    })
+    .catch(() => undefined);
+}
+
+/**
+ * Waits on the turn until it leaves "suspended", `seconds` pass, or `extra.signal` aborts. Reports
+ * progress (elapsed seconds of `seconds`) once it knows the turn is waiting, then after each slice.
+ * @throws the kernel's ServiceError (NOT_FOUND for an unknown turn), AbortError.
+ */
+async function waitInSlices(
+  ctx: Parameters<AgentTool["call"]>[1],
+  turnId: string,
+  seconds: number,
+  extra: ToolExtra,
+): Promise<Turn> {
+  const started = Date.now();
+  const deadline = started + seconds * 1000;
+  const req = { workspaceId: ctx.workspaceId, turnId, wait: false };
+  const now = () => getTurn(ctx.kernel, req, 30_000, extra.signal);
+  let turn = await now();
+  let reported = -1;
+  for (;;) {
+    if (turn.state !== "suspended" || Date.now() >= deadline - 250) return turn;
+    const waited = Math.max(reported + 0.001, Math.round((Date.now() - started) / 100) / 10);
+    reported = waited;
+    await reportProgress(
+      extra,
+      waited,
+      seconds,
+      `waiting for a person to decide actions ${turn.awaitedActionIds.join(", ")} (${Math.round(waited)} of ${seconds} s)`,
+    );
+    const sliceMs = Math.min(SLICE_SECONDS * 1000, deadline - Date.now());
+    if (sliceMs < 500) return now();
+    turn = await getTurn(ctx.kernel, { ...req, wait: true }, sliceMs, extra.signal).catch(
+      (err: { code?: number }) => {
+        // The kernel answers shortly before the deadline; on a busy machine that can miss it.
+        if (err.code !== status.DEADLINE_EXCEEDED) throw err;
+        return now();
+      },
+    );
+  }
+}
+
+export const waitForDecisionsTool: AgentTool<typeof input> = {
+  name: "wait_for_decisions",
+  input,
+  output: waitForDecisionsOutput,
+  annotations: { readOnlyHint: true, openWorldHint: false },
+  async listing() {
+    return {
+      title: "Wait for people to decide awaited writes",
+      description: [
+        "Wait until a person has decided every awaited write of a turn that execute_code suspended, then return",
+        "each write's outcome (applied with the system's result, rejected with the reason, or failed).",
+        `Waits at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), sending progress`,
+        `notifications every ${SLICE_SECONDS} s when the request has a progressToken; if people have not decided by then,`,
+        "it says the turn is still waiting: call it again with the same turn_id.",
+      ].join("\n"),
+    };
+  },
+  async call({ turn_id, timeout_seconds }, ctx, extra) {
+    const seconds = timeout_seconds ?? DEFAULT_WAIT_SECONDS;
+    const started = Date.now();
+    let turn: Turn;
+    try {
+      turn = await waitInSlices(ctx, turn_id, seconds, extra);
+    } catch (err) {
+      return toolError(kernelErrorText(err, "wait_for_decisions"));
+    }
+    const waited = Math.round((Date.now() - started) / 1000);
+    return {
+      content: [{ type: "text", text: turnResultText(turn, waited) }],
+      structuredContent: turnContent(turn) as unknown as Record<string, unknown>,
+    };
+  },
+};

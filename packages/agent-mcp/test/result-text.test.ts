@@ -1,0 +1,142 @@
+/** What an agent reads back: execute_code and wait_for_decisions results as text and structured content. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { ExecuteResult, Turn } from "@gatehouse/proto";
+import { executeCodeContent, executeResultText, turnContent, turnResultText } from "../src/result-text.ts";
+import { executeCodeDescription, executeCodeOutput } from "../src/tools/execute-code.ts";
+import { waitForDecisionsOutput } from "../src/tools/wait-for-decisions.ts";
+
+const base: ExecuteResult = {
+  ok: true,
+  returnJson: '{"n":2}',
+  console: [
+    { level: "log", text: "hello" },
+    { level: "warn", text: "careful" },
+  ],
+  error: undefined,
+  durationMs: 41,
+  outputTruncated: false,
+  warnings: [],
+  executionId: "e-1",
+  turnId: "",
+  submitted: [],
+  observed: [{ id: 3, binding: "MEMORY", title: "Read the graph" }],
+};
+
+test("an ok result shows console output, the return value and the reads recorded", () => {
+  const text = executeResultText(base);
+  assert.match(text, /^The snippet finished in 41 ms \(execution e-1\)\./);
+  assert.match(text, /\nhello\n\[warn\] careful\n/);
+  assert.match(text, /Returned: \{"n":2\}/);
+  assert.match(text, /#3 MEMORY: Read the graph/);
+  assert.doesNotMatch(text, /wait_for_decisions/);
+  const content = executeCodeContent(base);
+  assert.deepEqual(content.returnValue, { n: 2 });
+  assert.equal(content.turnId, undefined);
+  executeCodeOutput.parse(content);
+});
+
+test("submitted writes say how each behaves, and an awaited one names the turn and the call to make", () => {
+  const r: ExecuteResult = {
+    ...base,
+    turnId: "e-1",
+    submitted: [
+      { actionId: 5, binding: "REPO", title: "Commit add notes", awaited: false },
+      { actionId: 6, binding: "MEMORY", title: "Create entities", awaited: true },
+    ],
+  };
+  const text = executeResultText(r);
+  assert.match(text, /action 5 REPO: Commit add notes — simulated: later reads already show it/);
+  assert.match(text, /action 6 MEMORY: Create entities — awaited: applied only once a person approves it/);
+  assert.match(text, /Call wait_for_decisions with turn_id "e-1"/);
+  const content = executeCodeContent(r);
+  assert.equal(content.turnId, "e-1");
+  assert.deepEqual(
+    content.submitted.map((a) => [a.actionId, a.awaited]),
+    [
+      [5, false],
+      [6, true],
+    ],
+  );
+  executeCodeOutput.parse(content);
+});
+
+test("a failed snippet names the error and its line, and keeps the writes it submitted before failing", () => {
+  const r: ExecuteResult = {
+    ...base,
+    ok: false,
+    returnJson: "",
+    error: { name: "TypeError", message: "x is not a function", stack: "", line: 4, column: 9 },
+    submitted: [{ actionId: 7, binding: "MEMORY", title: "Create entities", awaited: true }],
+    turnId: "e-1",
+  };
+  const text = executeResultText(r);
+  assert.match(
+    text,
+    /failed after 41 ms \(execution e-1\): TypeError: x is not a function \(line 4:9 of the snippet\)/,
+  );
+  assert.doesNotMatch(text, /Returned:/);
+  assert.match(text, /action 7 MEMORY/);
+  assert.match(text, /turn_id "e-1"/);
+  const content = executeCodeContent(r);
+  assert.deepEqual(content.error, { name: "TypeError", message: "x is not a function", line: 4, column: 9 });
+  assert.equal(content.returnValue, undefined);
+  executeCodeOutput.parse(content);
+});
+
+const turn: Turn = {
+  workspaceId: "w1",
+  turnId: "e-1",
+  state: "suspended",
+  awaitedActionIds: [6, 8],
+  results: [],
+  reason: "",
+};
+
+test("a turn still suspended says so and to call again", () => {
+  assert.match(
+    turnResultText(turn, 50),
+    /Still waiting after 50 s: .*actions 6, 8.*Call wait_for_decisions again with turn_id "e-1"/s,
+  );
+  const content = turnContent(turn);
+  assert.equal(content.stillWaiting, true);
+  waitForDecisionsOutput.parse(content);
+});
+
+test("a resumed turn lists each result; a completed one gives the reason and each outcome", () => {
+  const resumed: Turn = {
+    ...turn,
+    state: "resumed",
+    results: [
+      { actionId: 6, status: "applied", resultJson: '[{"name":"A"}]', reason: "" },
+      { actionId: 8, status: "applied", resultJson: "", reason: "" },
+    ],
+  };
+  const text = turnResultText(resumed, 3);
+  assert.match(text, /^Turn e-1 resumed: every awaited write \(actions 6, 8\) was approved and applied\./);
+  assert.match(text, /action 6: applied\n {4}result: \[\{"name":"A"\}\]/);
+  const content = turnContent(resumed);
+  assert.deepEqual(content.results[0]?.result, [{ name: "A" }]);
+  assert.equal(content.stillWaiting, false);
+  waitForDecisionsOutput.parse(content);
+
+  const completed: Turn = {
+    ...turn,
+    state: "completed",
+    reason: "action 8 was rejected: not today",
+    results: [{ actionId: 8, status: "rejected", resultJson: "", reason: "not today" }],
+  };
+  const done = turnResultText(completed, 3);
+  assert.match(done, /completed without resuming: action 8 was rejected: not today/);
+  assert.match(done, /action 6: no result recorded/);
+  assert.match(done, /action 8: rejected — not today/);
+});
+
+test("execute_code's description holds the env .d.ts, or says env is empty", () => {
+  const dts = "declare interface MEMORY { read_graph(args: {}): Promise<unknown>; }\n";
+  const d = executeCodeDescription(dts, 1);
+  assert.ok(d.includes(dts.trimEnd()));
+  assert.match(d, /simulated/);
+  assert.match(d, /wait_for_decisions/);
+  assert.match(executeCodeDescription("interface Env {\n}\n", 0), /no bindings yet/);
+});

@@ -1,0 +1,50 @@
+/**
+ * `gatehouse mcp --workspace <id>`: serves one workspace to an MCP client over stdio (the client
+ * spawns this command). stdout carries the protocol only; notes go to stderr. One process is one
+ * chat: its id is a fresh UUID, and the kernel stamps every execution `agent:<chat id>`.
+ */
+import { randomUUID } from "node:crypto";
+import { createAgentMcpServer } from "@gatehouse/agent-mcp";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import type { Command } from "commander";
+import pino from "pino";
+import { call, kernelClient } from "../clients.ts";
+import { run } from "./shared.ts";
+
+/** Serves the workspace until stdin ends (the client went away) or SIGINT/SIGTERM. */
+async function serveStdio(workspaceId: string): Promise<void> {
+  const kernel = kernelClient();
+  // Fails here, before any protocol traffic, for an unknown workspace or an unreachable kernel.
+  await call(kernel, kernel.describeBindings, { workspaceId }, 30_000);
+  const chatId = randomUUID();
+  const logger = pino({ level: process.env.GATEHOUSE_LOG_LEVEL ?? "warn" }, pino.destination(2));
+  const session = createAgentMcpServer({ kernel, workspaceId, chatId, logger });
+  await session.ready;
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= session.close().finally(() => kernel.close());
+    return stopped;
+  };
+  const ended = new Promise<void>((resolve) => {
+    process.stdin.once("end", resolve);
+    process.stdin.once("close", resolve);
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await session.server.connect(new StdioServerTransport());
+  process.stderr.write(
+    `gatehouse mcp: serving workspace ${workspaceId} over stdio as chat ${chatId} (its executions are stamped agent:${chatId})\n`,
+  );
+  await ended;
+  await stop();
+}
+
+export function registerMcpCommand(program: Command): void {
+  program
+    .command("mcp")
+    .description(
+      "serve a workspace to an MCP client over stdio (tools execute_code and wait_for_decisions); stdout is the protocol",
+    )
+    .requiredOption("--workspace <id>", "the workspace the agent works in (gatehouse workspace list)")
+    .action((opts: { workspace: string }) => run("kernel", () => serveStdio(opts.workspace)));
+}
