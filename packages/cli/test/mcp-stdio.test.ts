@@ -182,7 +182,7 @@ test("an awaited MCP write: the result names the turn; wait_for_decisions return
   );
 });
 
-test("a binding connected with `gatehouse connect` sends tools/list_changed, and tools/list then declares it", async () => {
+test("connecting or removing a binding sends tools/list_changed, and tools/list then shows the new .d.ts", async () => {
   const ws = await h.workspace("mcp://memory");
   const s = await session(ws);
   const before = (await s.client.listTools()).tools[0]!.description ?? "";
@@ -193,6 +193,10 @@ test("a binding connected with `gatehouse connect` sends tools/list_changed, and
   const afterList = (await s.client.listTools()).tools[0]!.description ?? "";
   assert.match(afterList, /FILES/);
   assert.match(afterList, /list_directory/);
+  const disconnect = await runCli("disconnect", ws, "FILES", "--reason", "done");
+  assert.equal(disconnect.code, 0, disconnect.stderr);
+  await waitUntil("a second notifications/tools/list_changed", () => s.listChanged() > 1);
+  assert.doesNotMatch((await s.client.listTools()).tools[0]!.description ?? "", /FILES/);
 });
 
 test("bad snippets are tool errors naming the reason: not TypeScript, no default export, a throw, too large", async () => {
@@ -218,9 +222,15 @@ test("bad snippets are tool errors naming the reason: not TypeScript, no default
   assert.equal(events.filter((e) => e.type === "CodeExecuted").length, 3, "refused snippets never ran");
 });
 
-test("an unknown tool is an MCP protocol error (-32602), not a tool result", async () => {
+test("an unknown tool is an MCP protocol error (-32602), not a tool result; an unknown turn is a tool error", async () => {
   const ws = await h.workspace();
   const s = await session(ws);
+  const turn = (await s.client.callTool({
+    name: "wait_for_decisions",
+    arguments: { turn_id: "no-such-turn" },
+  })) as ToolResult;
+  assert.equal(turn.isError, true);
+  assert.match(text(turn), /turn "no-such-turn" does not exist/);
   await assert.rejects(
     s.client.callTool({ name: "no_such_tool", arguments: {} }),
     (err: unknown) =>
