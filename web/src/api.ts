@@ -3,12 +3,15 @@
  * `Authorization: Bearer <token>`; a 401 calls `onUnauthorized` (the app then returns to sign-in).
  */
 import type {
+  AcceptConnectionBody,
   ActionDetail,
   ApiError,
   ApproveBatchBody,
   ApproveBody,
   BindingsResponse,
+  ConnectionDecisionResult,
   DecisionResult,
+  DeclineConnectionBody,
   InboxResponse,
   LogResponse,
   Me,
@@ -44,6 +47,18 @@ export interface Api {
   setRule(workspaceId: string, body: SetRuleBody): Promise<SetRuleResponse>;
   /** Takes a binding back (admin): its pending and approved writes are rejected "binding removed". */
   removeBinding(workspaceId: string, binding: string, body: RemoveBindingBody): Promise<RemoveBindingResult>;
+  /** Accepts a connection request: introduces the resource (optionally with a narrower fragment). */
+  acceptConnection(
+    workspaceId: string,
+    requestId: number,
+    body: AcceptConnectionBody,
+  ): Promise<ConnectionDecisionResult>;
+  /** Declines a connection request (a reason is required). */
+  declineConnection(
+    workspaceId: string,
+    requestId: number,
+    body: DeclineConnectionBody,
+  ): Promise<ConnectionDecisionResult>;
 }
 
 const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
@@ -92,6 +107,10 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
     setRule: (workspaceId, body) => request("PUT", `${ws(workspaceId)}/rules`, body),
     removeBinding: (workspaceId, binding, body) =>
       request("POST", `${ws(workspaceId)}/bindings/${encodeURIComponent(binding)}/remove`, body),
+    acceptConnection: (workspaceId, requestId, body) =>
+      request("POST", `${ws(workspaceId)}/connection-requests/${requestId}/accept`, body),
+    declineConnection: (workspaceId, requestId, body) =>
+      request("POST", `${ws(workspaceId)}/connection-requests/${requestId}/decline`, body),
   };
 }
 

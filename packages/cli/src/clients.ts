@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { DecisionsClient, KernelClient } from "@gatehouse/proto";
+import { ConnectionsClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { credentials, type ServiceError } from "@grpc/grpc-js";
 import { cliWording } from "./error-text.ts";
@@ -81,6 +81,11 @@ export function unreachableHint(service: keyof Addresses): string {
 
 export function kernelClient(): KernelClient {
   return new KernelClient(addresses().kernel, credentials.createInsecure());
+}
+
+/** The kernel process's Connections service (connection requests), at the kernel's address. */
+export function connectionsClient(): ConnectionsClient {
+  return new ConnectionsClient(addresses().kernel, credentials.createInsecure());
 }
 
 export function decisionsClient(): DecisionsClient {

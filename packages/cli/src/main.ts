@@ -4,6 +4,7 @@
  * Every command accepts `--json` for scripts; errors print one line on stderr and exit 1.
  */
 import { Command } from "commander";
+import { registerConnectionCommands } from "./commands/connections.ts";
 import { registerDevCommand } from "./commands/dev.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
@@ -36,6 +37,7 @@ registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);
 registerObserverCommands(program, globals);
 registerMcpCommand(program);
+registerConnectionCommands(program, globals);
 
 await program.parseAsync(
   args.filter((a) => a !== "--json"),

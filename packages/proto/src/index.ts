@@ -5,6 +5,7 @@
 
 export * from "./gen/gatehouse/v1/approval.js";
 export * from "./gen/gatehouse/v1/common.js";
+export * from "./gen/gatehouse/v1/connections.js";
 export * from "./gen/gatehouse/v1/events.js";
 export * from "./gen/gatehouse/v1/gatekeeper.js";
 export * from "./gen/gatehouse/v1/kernel.js";

@@ -65,15 +65,23 @@ export async function openResource(
   return resource;
 }
 
-/** ResolveResource: the binding name (default REPO), d.ts, methods, normalized URL and action kinds. */
+/**
+ * ResolveResource: the binding name (default REPO), d.ts, methods, normalized URL and action kinds.
+ * With `req.checkOnly` the URL is only parsed against the policy (allowed roots and prefixes,
+ * fragment): no repository is opened or fetched, and dts, methods and action kinds are empty.
+ */
 export async function resolveResource(
   req: ResolveResourceRequest,
   deps: ServerDeps,
 ): Promise<ResolveResourceResponse> {
-  const resource = await openResource(req.url, deps);
   const binding = req.name || "REPO";
   if (!/^[A-Z][A-Z0-9_]*$/.test(binding))
     throw new InvalidRequest(`name "${binding.slice(0, 40)}" must match /^[A-Z][A-Z0-9_]*$/`);
+  if (req.checkOnly) {
+    const parsed = parseGitResource(req.url, deps.policy);
+    return { binding, trust: "byo", dts: "", methods: [], url: parsed.normalizedUrl, actionKinds: undefined };
+  }
+  const resource = await openResource(req.url, deps);
   return {
     binding,
     trust: "byo",

@@ -11,7 +11,7 @@ import type { ConnectionPool } from "./connections.ts";
 import { generateBindingDts } from "./dts.ts";
 import { ScopeViolation } from "./errors.ts";
 import type { RegistryConfig } from "./registry.ts";
-import { bindingNameFor, resolveResourceUrl } from "./resource-url.ts";
+import { bindingNameFor, type ResolvedResource, resolveResourceUrl } from "./resource-url.ts";
 
 /**
  * The binding's action kinds: one per permitted tool that is not a read, in the server's order,
@@ -29,6 +29,30 @@ export function catalogActionKinds(catalog: Catalog): BindingActionKind[] {
 }
 
 /**
+ * The check-only answer: no connection made. Without a suggested name, a URL whose default name is
+ * not a binding name (e.g. an IP host) still passes: the person names it when introducing it.
+ */
+function checkedOnly(resource: ResolvedResource, name: string): ResolveResourceResponse {
+  let binding = "";
+  try {
+    binding = bindingNameFor(resource, name);
+  } catch (err) {
+    if (name) throw err;
+  }
+  return {
+    binding,
+    trust: resource.trust,
+    dts: "",
+    methods: [],
+    url: resource.normalizedUrl,
+    actionKinds: undefined,
+  };
+}
+
+/**
+ * With `req.checkOnly`, only the URL is checked against the registry (scheme, registered server or
+ * allowed endpoint, scope fragment) and nothing is connected to: binding, trust and url are set,
+ * dts, methods and action kinds are empty.
  * @throws InvalidResourceUrl, MalformedScopeFragment, UnknownServer, InvalidRequest (name),
  *         ScopeViolation (scope names a tool the server does not offer), ServerUnavailable.
  */
@@ -37,6 +61,7 @@ export async function resolveResource(
   deps: { registry: RegistryConfig; pool: ConnectionPool },
 ): Promise<ResolveResourceResponse> {
   const resource = resolveResourceUrl(req.url, deps.registry);
+  if (req.checkOnly) return checkedOnly(resource, req.name);
   const binding = bindingNameFor(resource, req.name);
   const catalog = await loadCatalog(deps.pool, resource);
   if (catalog.missingFromServer.length > 0) {

@@ -19,6 +19,7 @@ import { type Authenticator, Forbidden, type Person, Unauthenticated } from "./a
 import { type Backends, HttpError } from "./backends.ts";
 import type { SseHub } from "./live.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
 import { readRoutes } from "./routes/reads.ts";
 
@@ -113,6 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   readRoutes(app, deps.backends);
   decisionRoutes(app, deps.backends, deps.metrics);
+  connectionRoutes(app, deps.backends);
   app.get("/api/events", (_req, reply) => {
     reply.hijack();
     deps.hub.attach(reply.raw);

@@ -2,7 +2,7 @@
  * The gateway's gRPC clients (approval's Decisions service, the kernel) and the one place gRPC
  * status codes become HTTP statuses.
  */
-import { DecisionsClient, KernelClient } from "@gatehouse/proto";
+import { ConnectionsClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 
@@ -53,11 +53,14 @@ export function fromGrpcError(err: unknown, service: "approval" | "kernel"): Htt
 export class Backends {
   readonly decisions: DecisionsClient;
   readonly kernel: KernelClient;
+  /** The kernel process's Connections service (connection requests). */
+  readonly connections: ConnectionsClient;
 
   /** @param approvalAddress, kernelAddress "host:port". */
   constructor(approvalAddress: string, kernelAddress: string) {
     this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure());
     this.kernel = new KernelClient(kernelAddress, credentials.createInsecure());
+    this.connections = new ConnectionsClient(kernelAddress, credentials.createInsecure());
   }
 
   /** One Decisions call. @throws HttpError mapped from the gRPC status. */
@@ -74,8 +77,16 @@ export class Backends {
     });
   }
 
+  /** One Connections call (served by the kernel). @throws HttpError mapped from the gRPC status. */
+  connectionsCall<Req, Res>(method: UnaryMethod<Req, Res>, req: Req, timeoutMs = 30_000): Promise<Res> {
+    return callUnary(this.connections, method, req, timeoutMs).catch((err) => {
+      throw fromGrpcError(err, "kernel");
+    });
+  }
+
   close(): void {
     this.decisions.close();
     this.kernel.close();
+    this.connections.close();
   }
 }

@@ -14,8 +14,14 @@ export function actionsOf(log: LogResponse): Action[] {
   return log.entries.flatMap((e) => (e.kind === "action" ? [e.action] : []));
 }
 
-/** The inbox view of one workspace: pending in submission order, then the most recently changed decided ones. */
-export function inboxWorkspace(workspace: { id: string; name: string }, log: LogResponse): InboxWorkspace {
+/**
+ * The inbox view of one workspace from its log: pending in submission order, then the most recently
+ * changed decided ones (the route adds the workspace's pending connection requests).
+ */
+export function inboxWorkspace(
+  workspace: { id: string; name: string },
+  log: LogResponse,
+): Omit<InboxWorkspace, "connectionRequests"> {
   const actions = actionsOf(log);
   const pending = actions.filter((a) => a.status === "pending");
   const recent = actions

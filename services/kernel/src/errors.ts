@@ -2,6 +2,7 @@
 
 import { WrongExpectedRevision } from "@gatehouse/event-store";
 import { type ServiceError, status } from "@grpc/grpc-js";
+import { ConnectionRequestConflict, ConnectionRequestNotFound } from "./connections.ts";
 import {
   BindingAlreadyExists,
   BindingNotFound,
@@ -23,13 +24,16 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   }
   const e = err instanceof Error ? err : new Error(String(err));
   const code =
-    e instanceof WorkspaceNotFound || e instanceof TurnNotFound || e instanceof BindingNotFound
+    e instanceof WorkspaceNotFound ||
+    e instanceof TurnNotFound ||
+    e instanceof BindingNotFound ||
+    e instanceof ConnectionRequestNotFound
       ? status.NOT_FOUND
       : e instanceof BindingAlreadyExists
         ? status.ALREADY_EXISTS
         : e instanceof InvalidArgument
           ? status.INVALID_ARGUMENT
-          : e instanceof NoGatekeeperForResource
+          : e instanceof NoGatekeeperForResource || e instanceof ConnectionRequestConflict
             ? status.FAILED_PRECONDITION
             : e instanceof PermissionDenied
               ? status.PERMISSION_DENIED

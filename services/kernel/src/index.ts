@@ -4,16 +4,24 @@
 
 import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
-import { KernelService, SandboxRunnerClient } from "@gatehouse/proto";
+import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { credentials, Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
+import { connectionsHandlers } from "./connections-server.ts";
 import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
 import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
 import { kernelHandlers } from "./server.ts";
 import { Workspaces } from "./workspaces.ts";
 
+export {
+  ConnectionRequestConflict,
+  ConnectionRequestNotFound,
+  decideConnectionRequest,
+  listConnectionRequests,
+  requestConnection,
+} from "./connections.ts";
 export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
@@ -72,6 +80,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       temporal,
     }),
   );
+  server.addService(ConnectionsService, connectionsHandlers({ workspaces, store: options.store }));
   const host = options.host ?? "127.0.0.1";
   const port = await listenGrpc(server, host, options.port ?? 0);
   logger.info({ event: "listening", port }, "kernel listening");

@@ -84,6 +84,29 @@ export class Workspaces {
     name: string,
     actor: string,
   ): Promise<ResourceIntroduced> {
+    const introduced = await this.prepareIntroduction(url, name);
+    const { result } = await this.appendAtRevision(
+      workspaceId,
+      actor,
+      async (state) => {
+        if (state.bindings.has(introduced.binding)) throw new BindingAlreadyExists(introduced.binding);
+        return {
+          type: "ResourceIntroduced",
+          data: ResourceIntroduced.toJSON(introduced),
+          result: introduced,
+        };
+      },
+      "the workspace changed too often while introducing the resource; try again",
+    );
+    return result;
+  }
+
+  /**
+   * The ResourceIntroduced that introducing `url` as `name` ("" = the gatekeeper's default) would
+   * append: the name is checked and the URL resolved with its gatekeeper; nothing is appended.
+   * @throws InvalidArgument (no url, bad name), NoGatekeeperForResource, the gatekeeper's own error.
+   */
+  async prepareIntroduction(url: string, name: string): Promise<ResourceIntroduced> {
     if (!url) throw new InvalidArgument("url is required, e.g. mcp://memory or https://host/mcp");
     const wanted = name.trim().toUpperCase();
     if (wanted && !BINDING_NAME.test(wanted)) {
@@ -93,25 +116,27 @@ export class Workspaces {
     }
     const kind = gatekeeperKindFor(url);
     const resolved = await this.resolve(kind, { url, name: wanted });
-    const { result } = await this.appendAtRevision(
-      workspaceId,
-      actor,
-      async (state) => {
-        if (state.bindings.has(resolved.binding)) throw new BindingAlreadyExists(resolved.binding);
-        const event: ResourceIntroduced = {
-          binding: resolved.binding,
-          url: resolved.url || url,
-          gatekeeper: kind,
-          trust: resolved.trust,
-          dts: resolved.dts,
-          methods: resolved.methods,
-          actionKinds: resolved.actionKinds,
-        };
-        return { type: "ResourceIntroduced", data: ResourceIntroduced.toJSON(event), result: event };
-      },
-      "the workspace changed too often while introducing the resource; try again",
-    );
-    return result;
+    return {
+      binding: resolved.binding,
+      url: resolved.url || url,
+      gatekeeper: kind,
+      trust: resolved.trust,
+      dts: resolved.dts,
+      methods: resolved.methods,
+      actionKinds: resolved.actionKinds,
+    };
+  }
+
+  /**
+   * Checks `url` with its gatekeeper without connecting to the external system
+   * (ResolveResourceRequest.check_only): scheme served here, registration, scope fragment.
+   * @returns the gatekeeper kind and the URL as the gatekeeper normalized it.
+   * @throws InvalidArgument (not a URL), NoGatekeeperForResource, the gatekeeper's own error.
+   */
+  async checkUrl(url: string): Promise<{ gatekeeper: string; url: string }> {
+    const kind = gatekeeperKindFor(url);
+    const resolved = await this.resolve(kind, { url, name: "", checkOnly: true });
+    return { gatekeeper: kind, url: resolved.url || url };
   }
 
   /**
@@ -129,16 +154,46 @@ export class Workspaces {
     decide: (state: WorkspaceState) => Promise<{ type: string; data: unknown; result: T }>,
     tooBusy: string,
   ): Promise<{ result: T; revision: number }> {
+    return this.appendEventsAtRevision(
+      workspaceId,
+      actor,
+      async (state) => {
+        const { type, data, result } = await decide(state);
+        return { events: [{ type, data }], result };
+      },
+      tooBusy,
+    );
+  }
+
+  /**
+   * As {@link appendAtRevision}, for several events appended together (all or none), each with
+   * `metadata.actor = actor` and, when given, `metadata.caller = caller`. When `decide` returns no
+   * events, nothing is appended.
+   * @returns `decide`'s `result` and the stream revision of the last appended event (of the state
+   *   decided on, when none was appended).
+   */
+  async appendEventsAtRevision<T>(
+    workspaceId: string,
+    actor: string,
+    decide: (state: WorkspaceState) => Promise<{ events: { type: string; data: unknown }[]; result: T }>,
+    tooBusy: string,
+    caller?: { kind: string; id: string },
+  ): Promise<{ result: T; revision: number }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const state = await this.load(workspaceId);
-      const event = await decide(state);
+      const decided = await decide(state);
+      if (decided.events.length === 0) return { result: decided.result, revision: state.revision };
       try {
         const res = await this.store.append(
           streamOf(workspaceId),
-          [{ type: event.type, data: event.data, metadata: { actor } }],
+          decided.events.map((e) => ({
+            type: e.type,
+            data: e.data,
+            metadata: caller ? { actor, caller } : { actor },
+          })),
           state.revision,
         );
-        return { result: event.result, revision: res.nextExpectedRevision };
+        return { result: decided.result, revision: res.nextExpectedRevision };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevision)) throw err;
       }

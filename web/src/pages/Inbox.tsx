@@ -1,8 +1,9 @@
-import type { Action } from "@gatehouse/gateway-contract";
+import type { Action, ConnectionRequest } from "@gatehouse/gateway-contract";
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
 import { ActionRow } from "../components/ActionRow.tsx";
+import { ConnectionRequestRow } from "../components/ConnectionRequestRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { Visible } from "../components/Visible.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
@@ -30,6 +31,7 @@ export function InboxPage() {
   const previousKeys = useRef<string[]>([]);
   const [rejecting, setRejecting] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [connectionNote, setConnectionNote] = useState("");
   const workspaces = inbox.workspaces;
 
   const shown = useMemo(
@@ -111,6 +113,26 @@ export function InboxPage() {
           (s) => new Set([...s].filter((k) => !actionIds.some((id) => k === `${workspaceId}:${id}`))),
         );
       }
+    });
+
+  const decideConnection = (
+    request: ConnectionRequest,
+    accept: { url: string; name: string } | null,
+    reason = "",
+  ) =>
+    run(async () => {
+      const { request: r } = accept
+        ? await api.acceptConnection(request.workspaceId, request.id, {
+            url: accept.url,
+            ...(accept.name ? { name: accept.name } : {}),
+          })
+        : await api.declineConnection(request.workspaceId, request.id, { reason });
+      setConnectionNote(
+        r.state === "accepted"
+          ? `Connected ${r.binding} (${r.acceptedUrl}); the agent sees it as env.${r.binding}.`
+          : `Declined connection request ${r.id}.`,
+      );
+      inbox.refresh(request.workspaceId);
     });
 
   const toggle = (a: Action) =>
@@ -220,6 +242,11 @@ export function InboxPage() {
       {!liveUp && (
         <div className="banner warn">Reconnecting to live updates — what is shown may be behind.</div>
       )}
+      {connectionNote && (
+        <p className="banner info" role="status" data-testid="connection-note">
+          <Visible text={connectionNote} />
+        </p>
+      )}
       {shown.length === 0 && <p className="muted">You can see no workspaces.</p>}
       {shown.map(({ workspace, turns, ordered, recent }) => (
         <section key={workspace.id} className="workspace" data-workspace={workspace.id}>
@@ -231,7 +258,33 @@ export function InboxPage() {
             </span>
           </h2>
           {workspace.latched && <LatchBanner workspaceName={workspace.name} />}
-          {turns.length === 0 && <p className="muted">Nothing pending.</p>}
+          {(workspace.connectionRequests ?? []).length > 0 && (
+            <div className="connections" data-testid="connection-requests">
+              <h3>
+                Connection requests <span className="count">{workspace.connectionRequests.length}</span>
+              </h3>
+              <ul className="rows">
+                {workspace.connectionRequests.map((r) => (
+                  <ConnectionRequestRow
+                    key={r.id}
+                    request={r}
+                    decision={
+                      me.canDecide
+                        ? {
+                            onAccept: (url, name) => void decideConnection(r, { url, name }),
+                            onDecline: (reason) => void decideConnection(r, null, reason),
+                            busy,
+                          }
+                        : undefined
+                    }
+                  />
+                ))}
+              </ul>
+            </div>
+          )}
+          {turns.length === 0 && (workspace.connectionRequests ?? []).length === 0 && (
+            <p className="muted">Nothing pending.</p>
+          )}
           {turns.map((turn) => (
             <div key={turn.executionId} className="turn">
               <h3>

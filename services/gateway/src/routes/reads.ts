@@ -12,6 +12,7 @@ import { canDecide, canSetRules } from "../auth/person.ts";
 import { type Backends, HttpError } from "../backends.ts";
 import { toLogResponse } from "../mapping.ts";
 import { actionDetail, inboxWorkspace } from "../views.ts";
+import { pendingConnectionRequests } from "./connections.ts";
 import { ActionParams, InboxQuery, LogQuery, WorkspaceParam } from "./params.ts";
 
 /** Reads one workspace's live log, or the log replayed up to revision `until` (inclusive). */
@@ -55,7 +56,13 @@ export function readRoutes(app: FastifyInstance, backends: Backends): void {
     const chosen = workspace ? all.filter((w) => w.id === workspace) : all;
     if (workspace && chosen.length === 0) chosen.push({ id: workspace, name: "" });
     const workspaces = await Promise.all(
-      chosen.map(async (w) => inboxWorkspace(w, await readLog(backends, w.id))),
+      chosen.map(async (w) => {
+        const [log, connectionRequests] = await Promise.all([
+          readLog(backends, w.id),
+          pendingConnectionRequests(backends, w.id),
+        ]);
+        return { ...inboxWorkspace(w, log), connectionRequests };
+      }),
     );
     return { workspaces };
   });

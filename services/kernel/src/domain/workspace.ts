@@ -6,9 +6,11 @@ import type { StoredEvent } from "@gatehouse/event-store";
 import {
   type BindingActionKinds,
   BindingRemoved,
+  type ConnectionRequest,
   ResourceIntroduced,
   WorkspaceCreated,
 } from "@gatehouse/proto";
+import { evolveConnectionRequests } from "./connection-requests.ts";
 
 /** One binding: what `env.<name>` is in executions of this workspace. */
 export interface BindingState {
@@ -32,6 +34,8 @@ export interface WorkspaceState {
   id: string;
   name: string;
   bindings: Map<string, BindingState>;
+  /** Connection requests by request id (connection-requests.ts). */
+  connectionRequests: ReadonlyMap<number, ConnectionRequest>;
   /** Revision of the last event folded in; -1 for none. */
   revision: number;
 }
@@ -71,11 +75,20 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
       return { ...next, bindings };
     }
     default:
-      return next;
+      return {
+        ...next,
+        connectionRequests: evolveConnectionRequests(state.connectionRequests, event, state.id),
+      };
   }
 }
 
 /** Folds a whole stream. */
 export function foldWorkspace(events: StoredEvent[]): WorkspaceState {
-  return events.reduce(evolveWorkspace, { id: "", name: "", bindings: new Map(), revision: -1 });
+  return events.reduce(evolveWorkspace, {
+    id: "",
+    name: "",
+    bindings: new Map(),
+    connectionRequests: new Map(),
+    revision: -1,
+  });
 }
