@@ -12,7 +12,7 @@ import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
-import { startKernel } from "@gatehouse/kernel";
+import { type RunningKernel, startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
@@ -81,6 +81,8 @@ export interface DevStack {
   /** The dev tokens the gateway accepts (from `<dataDir>/dev-tokens.yaml`, made on first start). */
   devTokens: DevToken[];
   store: EventStore;
+  /** The in-process kernel's metrics (e.g. open binding watches). */
+  kernelMetrics: RunningKernel["metrics"];
   /** The sandbox mode actually in use ("gvisor" or "none"). */
   sandboxMode: string;
   close(): Promise<void>;
@@ -246,6 +248,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       addresses,
       devTokens,
       store,
+      kernelMetrics: kernel.metrics,
       sandboxMode: runner.mode,
       async close() {
         for (const close of closers.reverse()) await close().catch(() => {});

@@ -20,6 +20,8 @@ export interface StdioSession {
   listChanged(): number;
   /** Everything the server wrote on stderr so far. */
   stderr(): string;
+  /** True once close() was called. */
+  closed: boolean;
   close(): Promise<void>;
 }
 
@@ -46,12 +48,17 @@ export async function connectStdio(h: Harness, ws: string): Promise<StdioSession
   });
   await client.connect(transport, { timeout: 120_000 });
   const chatId = await waitUntil("gatehouse mcp's chat id on stderr", () => /as chat (\S+) /.exec(err)?.[1]);
-  return {
+  const session: StdioSession = {
     client,
     transport,
     chatId,
     listChanged: () => changed,
     stderr: () => err,
-    close: () => client.close(),
+    closed: false,
+    close() {
+      session.closed = true;
+      return client.close();
+    },
   };
+  return session;
 }

@@ -1,16 +1,16 @@
 /**
- * `gatehouse mcp --workspace <id>` driven by the MCP SDK's own Client over stdio, against the real
- * services (kernel, approval, lifecycle worker on a real Temporal dev server, the real memory and
- * filesystem MCP servers, a real git repository): the tools an agent sees, reads recorded before
- * their result, simulated and awaited writes, list_changed, bad input, and a client that goes away
- * mid-execution.
+ * `gatehouse mcp --workspace <id>` driven by the MCP SDK's own Client over stdio (and
+ * createAgentMcpServer in-process, for close()), against the real services (kernel, approval,
+ * lifecycle worker on a real Temporal dev server, the real memory and filesystem MCP servers, a
+ * real git repository): the tools an agent sees, reads recorded before their result, simulated and
+ * awaited writes, list_changed, bad input, and a client that goes away mid-execution.
  */
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
-import { MAX_SNIPPET_BYTES } from "@gatehouse/agent-mcp";
+import { createAgentMcpServer, MAX_SNIPPET_BYTES } from "@gatehouse/agent-mcp";
 import { MAX_CODE_BYTES } from "@gatehouse/kernel";
 import { ActionStatus, ActionSubmitted, CodeExecuted } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
@@ -306,6 +306,19 @@ test("gatehouse mcp: an unknown workspace is a clear error; stdin ending stops i
   child.stdin.end();
   assert.equal(await exited, 0);
   assert.equal(out, "");
+});
+
+test("createAgentMcpServer: close() ends the session's WatchBindings stream", async () => {
+  const ws = await h.workspace();
+  const watches = async () => (await h.stack.kernelMetrics.bindingWatches.get()).values[0]?.value ?? 0;
+  // Every stdio session still open holds one watch; closed ones let theirs go.
+  const open = () => sessions.filter((s) => !s.closed).length;
+  await waitUntil("the open sessions' watches only", async () => (await watches()) === open());
+  const session = createAgentMcpServer({ kernel: h.kernel, workspaceId: ws, chatId: "in-process" });
+  await session.ready;
+  await waitUntil("the session's watch at the kernel", async () => (await watches()) === open() + 1);
+  await session.close();
+  await waitUntil("the watch to end", async () => (await watches()) === open());
 });
 
 const CLI = resolve(import.meta.dirname, "../src/main.ts");

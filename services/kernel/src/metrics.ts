@@ -1,5 +1,5 @@
-/** Kernel metrics (Prometheus): executions by outcome and their latency. */
-import { Counter, collectDefaultMetrics, Histogram, Registry } from "prom-client";
+/** Kernel metrics (Prometheus): executions by outcome and their latency, open binding watches. */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface KernelMetrics {
   registry: Registry;
@@ -7,6 +7,8 @@ export interface KernelMetrics {
   executions: Counter<"outcome">;
   /** Whole ExecuteCode latency, seconds. */
   executionSeconds: Histogram;
+  /** WatchBindings streams open now (about one per connected MCP session). */
+  bindingWatches: Gauge;
 }
 
 export function createKernelMetrics(): KernelMetrics {
@@ -24,6 +26,11 @@ export function createKernelMetrics(): KernelMetrics {
       name: "gatehouse_kernel_execution_seconds",
       help: "ExecuteCode latency including the sandbox and binding calls",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    bindingWatches: new Gauge({
+      name: "gatehouse_kernel_binding_watches",
+      help: "WatchBindings streams open now (about one per connected MCP session)",
       registers: [registry],
     }),
   };

@@ -93,15 +93,17 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
   const watch: KernelServer["watchBindings"] = (call) => {
     const { workspaceId, afterRevision } = call.request;
     deps.workspaces.load(workspaceId).then(
-      () =>
-        watchBindings(
+      () => {
+        deps.metrics?.bindingWatches.inc();
+        return watchBindings(
           deps.store,
           workspaceId,
           afterRevision,
           (change) => call.write(change),
           cancelledSignal(call),
           (err) => call.emit("error", toServiceError(err)),
-        ),
+        ).finally(() => deps.metrics?.bindingWatches.dec());
+      },
       (err) => call.emit("error", toServiceError(err)),
     );
   };
