@@ -43,7 +43,9 @@ export class BindingsWatch {
       this.onChange(change);
     });
     const fail = (err: Error & { code?: number }) => {
-      if (this.closed || this.stream !== stream || err.code === status.CANCELLED) return;
+      // Our own cancel (close()) sets `closed` first; any other failure, CANCELLED from a server
+      // shutting down included, opens the stream again.
+      if (this.closed || this.stream !== stream) return;
       this.stream = undefined;
       if (err.code === status.NOT_FOUND) {
         this.logger.warn(

@@ -16,8 +16,9 @@ export interface AgentMcpSession {
   server: McpServer;
   /**
    * Resolves once the session has read the workspace's bindings and watches them; rejects with a
-   * sentence naming the workspace when it does not exist or the kernel cannot be reached.
-   * `tools/list` waits for it too, so a binding change after a listing is never missed.
+   * sentence naming the workspace when it does not exist or the kernel cannot be reached (the
+   * next `tools/list` tries again). `tools/list` waits for the watch too, so a binding change
+   * after a listing is never missed.
    */
   ready: Promise<void>;
   /** Stops the bindings watch and closes the server (and its transport). Idempotent. */
@@ -63,14 +64,22 @@ export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {
     },
     logger,
   );
-  const ready = describeBindings(opts.kernel, opts.workspaceId).then(
-    (described) => watch.start(described.revision),
-    (err) => {
-      throw new Error(kernelErrorText(err, `opening workspace ${opts.workspaceId}`));
-    },
-  );
+  // The bindings as of some revision, and the watch from there. A failed start (kernel briefly
+  // unreachable) is tried again by the next tools/list, so the session does not stay broken.
+  let starting: Promise<void> | undefined;
+  const start = (): Promise<void> => {
+    starting ??= describeBindings(opts.kernel, opts.workspaceId).then(
+      (described) => watch.start(described.revision),
+      (err) => {
+        starting = undefined;
+        throw new Error(kernelErrorText(err, `opening workspace ${opts.workspaceId}`));
+      },
+    );
+    return starting;
+  };
+  const ready = start();
   ready.catch(() => undefined); // observed by tools/list and by callers that await it
-  installTools(server, AGENT_TOOLS, ctx, () => ready);
+  installTools(server, AGENT_TOOLS, ctx, start);
   let closing: Promise<void> | undefined;
   return {
     server,

@@ -1,6 +1,6 @@
 /**
  * The tool schemas agents see, checked against the committed snapshot (test/tool-schemas.json), so a
- * change to them is a reviewed diff. After an intended change: UPDATE_SNAPSHOT=1 npm test.
+ * change to them is a reviewed diff. After an intended change: GATEHOUSE_UPDATE_SNAPSHOT=1 npm test.
  */
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -18,11 +18,11 @@ test("the tools' names, annotations and input/output schemas match the snapshot"
     inputSchema: toolJsonSchema(t.input, "input"),
     outputSchema: t.output ? toolJsonSchema(t.output, "output") : undefined,
   }));
-  const now = `${JSON.stringify(schemas, null, 2)}\n`;
-  if (process.env.UPDATE_SNAPSHOT) writeFileSync(FILE, now);
-  assert.equal(
+  const now = JSON.parse(JSON.stringify(schemas));
+  if (process.env.GATEHOUSE_UPDATE_SNAPSHOT) writeFileSync(FILE, `${JSON.stringify(now, null, 2)}\n`);
+  assert.deepEqual(
     now,
-    readFileSync(FILE, "utf8"),
-    "the schemas changed: review, then UPDATE_SNAPSHOT=1 npm test",
+    JSON.parse(readFileSync(FILE, "utf8")),
+    "the schemas changed: review, then GATEHOUSE_UPDATE_SNAPSHOT=1 npm test",
   );
 });
