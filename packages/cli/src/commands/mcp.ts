@@ -13,6 +13,8 @@ import { run } from "./shared.ts";
 
 /** Serves the workspace until stdin ends (the client went away) or SIGINT/SIGTERM. */
 async function serveStdio(workspaceId: string): Promise<void> {
+  // stdout is the protocol: console output from anything in this process goes to stderr.
+  for (const level of ["log", "info", "debug"] as const) console[level] = console.error;
   const kernel = kernelClient();
   // Fails here, before any protocol traffic, for an unknown workspace or an unreachable kernel.
   await call(kernel, kernel.describeBindings, { workspaceId }, 30_000);
