@@ -1,6 +1,6 @@
 /**
  * Gatehouse as an MCP server for agents: the Code Mode tools (`execute_code`,
- * `wait_for_decisions`) over one workspace's bindings. See `createAgentMcpServer`.
+ * `wait_for_decisions`, `request_connection`) over one workspace's bindings. See `createAgentMcpServer`.
  */
 export type { AgentMcpLogger, AgentMcpOptions } from "./options.ts";
 export { executeCodeContent, executeResultText, turnContent, turnResultText } from "./result-text.ts";
@@ -12,4 +12,5 @@ export {
   MAX_SNIPPET_BYTES,
   MAX_TIMEOUT_SECONDS,
 } from "./tools/execute-code.ts";
+export { connectionResultText } from "./tools/request-connection.ts";
 export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS } from "./tools/wait-for-decisions.ts";

@@ -1,5 +1,5 @@
 /** What a Gatehouse MCP session is given: its kernel, its workspace and chat, a logger. */
-import type { KernelClient } from "@gatehouse/proto";
+import type { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 
 /**
  * The few logger methods the session uses; a pino Logger fits. Entries carry `component:
@@ -23,6 +23,11 @@ export interface AgentMcpOptions {
    */
   chatId: string;
   logger?: AgentMcpLogger | undefined;
+  /**
+   * The kernel's Connections service (request_connection); default: a client over `kernel`'s own
+   * channel (the kernel process serves both).
+   */
+  connections?: ConnectionsClient | undefined;
   /** Server name and version announced at `initialize` (default "gatehouse", "0.1.0"). */
   serverInfo?: { name: string; version: string } | undefined;
 }
@@ -30,6 +35,7 @@ export interface AgentMcpOptions {
 /** What a tool handler gets: the session's fixed identity and its kernel. */
 export interface ToolContext {
   kernel: KernelClient;
+  connections: ConnectionsClient;
   workspaceId: string;
   chatId: string;
   logger: AgentMcpLogger;

@@ -2,6 +2,8 @@
  * createAgentMcpServer: one MCP session = one chat of one workspace. The caller connects
  * `session.server` to a transport (stdio in `gatehouse mcp`, Streamable HTTP in the gateway).
  */
+import { ConnectionsClient } from "@gatehouse/proto";
+import { credentials } from "@grpc/grpc-js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { BindingsWatch } from "./bindings-watch.ts";
 import { describeBindings } from "./kernel-calls.ts";
@@ -28,12 +30,14 @@ export interface AgentMcpSession {
 const INSTRUCTIONS =
   "Gatehouse runs your TypeScript against this workspace's systems in a sandbox: call execute_code. " +
   "Reads are logged; writes wait for a person's approval (simulated ones show in your later reads; " +
-  "awaited ones suspend the turn: call wait_for_decisions with the turn id execute_code returns).";
+  "awaited ones suspend the turn: call wait_for_decisions with the turn id execute_code returns). " +
+  "To work on a system the workspace lacks, ask a person with request_connection.";
 
 const silent: AgentMcpLogger = { info() {}, warn() {}, error() {} };
 
 /**
- * Builds the session's MCP server with the tools `execute_code` and `wait_for_decisions`, and
+ * Builds the session's MCP server with the tools `execute_code`, `wait_for_decisions` and
+ * `request_connection`, and
  * starts watching the workspace's bindings (Kernel.WatchBindings): each change sends
  * `notifications/tools/list_changed`, and the next `tools/list` carries the new `.d.ts`.
  * @throws Error naming the option when workspaceId or chatId is empty.
@@ -44,6 +48,12 @@ export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {
   const logger = opts.logger ?? silent;
   const ctx: ToolContext = {
     kernel: opts.kernel,
+    // Shares the kernel client's channel: closing it would close the caller's channel, so it is never closed.
+    connections:
+      opts.connections ??
+      new ConnectionsClient("unused", credentials.createInsecure(), {
+        channelOverride: opts.kernel.getChannel(),
+      }),
     workspaceId: opts.workspaceId,
     chatId: opts.chatId,
     logger,

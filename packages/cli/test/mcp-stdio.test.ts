@@ -58,7 +58,7 @@ test("tools/list: execute_code carries the workspace's whole env .d.ts, and wait
   const { tools } = await s.client.listTools();
   assert.deepEqual(
     tools.map((t) => t.name),
-    ["execute_code", "wait_for_decisions"],
+    ["execute_code", "wait_for_decisions", "request_connection"],
   );
   const described = await unary(h.kernel, h.kernel.describeBindings, { workspaceId: ws });
   const exec = tools[0]!;

@@ -58,7 +58,7 @@ export const waitForDecisionsOutput = z.object({
 });
 
 /** Sends `notifications/progress` for the request when it asked for progress; never throws. */
-async function reportProgress(
+export async function reportProgress(
   extra: ToolExtra,
   progress: number,
   total: number,

@@ -1,0 +1,226 @@
+/**
+ * `request_connection`: the agent asks a person to introduce a resource it lacks (a URL and why).
+ * Connections.RequestConnection records the request (its gatekeeper checks the URL without
+ * connecting to it), then the tool waits, like wait_for_decisions, in slices of GetConnectionRequest
+ * (wait) with progress notifications, until a person accepted (the binding's name: `env.NAME` in the
+ * next execute_code; the tool list changes too) or declined (their reason), or the wait ran out
+ * (call again with `request_id`).
+ */
+import type { ConnectionRequest, ConnectionsClient } from "@gatehouse/proto";
+import { type CallOptions, type ClientUnaryCall, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { z } from "zod";
+import { kernelErrorText } from "../kernel-errors.ts";
+import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
+import {
+  DEFAULT_WAIT_SECONDS,
+  MAX_WAIT_SECONDS,
+  reportProgress,
+  SLICE_SECONDS,
+} from "./wait-for-decisions.ts";
+
+const input = z.object({
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .optional()
+    .describe(
+      "The resource to ask for, e.g. mcp://files#tool=read_text_file (a registered MCP server, narrowed to tools), https://host/mcp, git+file:///path/repo.git#branch=main",
+    ),
+  reason: z
+    .string()
+    .min(1)
+    .max(2000)
+    .optional()
+    .describe("Why you need it, for the person deciding (required with url)"),
+  request_id: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe("Instead of url and reason: keep waiting on a request this tool returned as still pending"),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_WAIT_SECONDS)
+    .optional()
+    .describe(
+      `How long to wait for a person's decision, seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); progress notifications come every ${SLICE_SECONDS} s`,
+    ),
+});
+
+/** The shape of `structuredContent`. */
+export const requestConnectionOutput = z.object({
+  requestId: z.number(),
+  state: z.string().describe('"pending" (still waiting), "accepted" or "declined"'),
+  stillWaiting: z.boolean().describe("true when the wait timed out: call again with request_id"),
+  url: z.string().describe("the URL as requested"),
+  binding: z.string().describe("once accepted: the binding name, env.<binding> in execute_code"),
+  acceptedUrl: z
+    .string()
+    .describe("once accepted: the URL introduced (its scope may be narrower than asked)"),
+  declineReason: z.string().describe("once declined: the person's reason"),
+});
+
+type Unary<Req, Res> = (
+  req: Req,
+  metadata: Metadata,
+  options: Partial<CallOptions>,
+  callback: (err: ServiceError | null, res: Res) => void,
+) => ClientUnaryCall;
+
+/** One Connections call with a deadline; an abort of `signal` cancels it. @throws ServiceError, AbortError. */
+function unary<Req, Res>(
+  client: ConnectionsClient,
+  method: Unary<Req, Res>,
+  req: Req,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const aborted = () => Object.assign(new Error("the MCP request was cancelled"), { name: "AbortError" });
+    if (signal.aborted) return reject(aborted());
+    const call = method.call(
+      client,
+      req,
+      new Metadata(),
+      { deadline: Date.now() + timeoutMs },
+      (err, res) => {
+        signal.removeEventListener("abort", cancel);
+        if (err) reject(signal.aborted ? aborted() : err);
+        else resolve(res);
+      },
+    );
+    const cancel = () => call.cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+  });
+}
+
+/** The result text for the agent: what happened and what to do next. */
+export function connectionResultText(r: ConnectionRequest): string {
+  if (r.state === "accepted")
+    return [
+      `A person (${r.decidedBy}) accepted connection request ${r.requestId}: ${r.acceptedUrl} is bound as env.${r.binding}.`,
+      r.acceptedUrl !== r.url
+        ? `Its scope is what they chose, not exactly what you asked for (${r.url}).`
+        : "",
+      `Your tool list changed: read execute_code's description again for env.${r.binding}'s methods, then use them in execute_code.`,
+    ]
+      .filter(Boolean)
+      .join("\n");
+  if (r.state === "declined")
+    return `A person (${r.decidedBy}) declined connection request ${r.requestId} for ${r.url}: ${r.declineReason}\nDo not ask for it again unless the reason says how.`;
+  return `Connection request ${r.requestId} for ${r.url} is still waiting for a person. Call request_connection again with {"request_id": ${r.requestId}} to keep waiting, or go on with other work.`;
+}
+
+/**
+ * Waits on the request until it is decided, `seconds` pass, or the client cancels; reports progress
+ * after each slice. @throws the kernel's ServiceError, AbortError.
+ */
+async function waitInSlices(
+  connections: ConnectionsClient,
+  request: ConnectionRequest,
+  seconds: number,
+  extra: ToolExtra,
+): Promise<ConnectionRequest> {
+  const started = Date.now();
+  const deadline = started + seconds * 1000;
+  const req = { workspaceId: request.workspaceId, requestId: request.requestId, wait: false };
+  const now = () => unary(connections, connections.getConnectionRequest, req, 30_000, extra.signal);
+  let current = request;
+  let reported = -1;
+  for (;;) {
+    if (current.state !== "pending" || Date.now() >= deadline - 250) return current;
+    const waited = Math.max(reported + 0.001, Math.round((Date.now() - started) / 100) / 10);
+    reported = waited;
+    await reportProgress(
+      extra,
+      waited,
+      seconds,
+      `waiting for a person to decide connection request ${request.requestId} (${Math.round(waited)} of ${seconds} s)`,
+    );
+    const sliceMs = Math.min(SLICE_SECONDS * 1000, deadline - Date.now());
+    if (sliceMs < 500) return now();
+    current = await unary(
+      connections,
+      connections.getConnectionRequest,
+      { ...req, wait: true },
+      sliceMs,
+      extra.signal,
+    ).catch((err: { code?: number }) => {
+      // The kernel answers shortly before the deadline; on a busy machine that can miss it.
+      if (err.code !== status.DEADLINE_EXCEEDED) throw err;
+      return now();
+    });
+  }
+}
+
+export const requestConnectionTool: AgentTool<typeof input> = {
+  name: "request_connection",
+  input,
+  output: requestConnectionOutput,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async listing() {
+    return {
+      title: "Ask a person to connect a resource",
+      description: [
+        "Ask a person to introduce a resource this workspace lacks: give its url and why you need it. Nothing is",
+        "connected until a person accepts in the approver's inbox; they may narrow its scope fragment (e.g. fewer",
+        "#tool= entries) or decline with a reason. Asking again for the same url while it waits returns the same request.",
+        `Waits at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), sending progress`,
+        `notifications every ${SLICE_SECONDS} s when the request has a progressToken. Accepted: the result names the`,
+        "binding (env.NAME in execute_code) and the tool list changes (execute_code's description gains its .d.ts).",
+        'Still pending: call again with {"request_id": N} to keep waiting.',
+      ].join("\n"),
+    };
+  },
+  async call(args, ctx, extra) {
+    const byId = args.request_id !== undefined;
+    if (byId === (args.url !== undefined))
+      return toolError(
+        'Give either url and reason (a new request) or request_id (to keep waiting on one), e.g. {"url": "mcp://files", "reason": "to read the specs"}',
+      );
+    if (!byId && args.reason === undefined)
+      return toolError("reason is required with url: say why you need the resource, for the person deciding");
+    const seconds = args.timeout_seconds ?? DEFAULT_WAIT_SECONDS;
+    let request: ConnectionRequest;
+    try {
+      request = byId
+        ? await unary(
+            ctx.connections,
+            ctx.connections.getConnectionRequest,
+            { workspaceId: ctx.workspaceId, requestId: args.request_id as number, wait: false },
+            30_000,
+            extra.signal,
+          )
+        : await unary(
+            ctx.connections,
+            ctx.connections.requestConnection,
+            {
+              workspaceId: ctx.workspaceId,
+              url: args.url as string,
+              reason: args.reason as string,
+              caller: { kind: "agent", id: ctx.chatId },
+            },
+            30_000,
+            extra.signal,
+          );
+      request = await waitInSlices(ctx.connections, request, seconds, extra);
+    } catch (err) {
+      return toolError(kernelErrorText(err, "request_connection"));
+    }
+    return {
+      content: [{ type: "text", text: connectionResultText(request) }],
+      structuredContent: {
+        requestId: request.requestId,
+        state: request.state,
+        stillWaiting: request.state === "pending",
+        url: request.url,
+        binding: request.binding,
+        acceptedUrl: request.acceptedUrl,
+        declineReason: request.declineReason,
+      },
+    };
+  },
+};
