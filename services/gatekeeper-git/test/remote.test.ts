@@ -299,3 +299,18 @@ test("push: a local repository's branch goes to its allowed remote after approva
   const remoteH = h.open(url).repo;
   await rejects(remoteH.push({ branch: "main" }), /push is for local \(git\+file\) repositories/);
 });
+
+test("ResolveResource with check_only parses an allowed remote URL without fetching it; a full resolve fetches", async () => {
+  const total = () => [...server.requests.values()].reduce((a, b) => a + b, 0);
+  const resolve = (req: { url: string; name: string; checkOnly?: boolean }) =>
+    new Promise<{ binding: string; url: string; dts: string }>((ok, ko) =>
+      h.client.resolveResource(req, (e, x) => (e ? ko(e) : ok(x))),
+    );
+  const before = total();
+  const checked = await resolve({ url: `${url}#branch=main`, name: "", checkOnly: true });
+  assert.deepEqual([checked.binding, checked.url, checked.dts], ["REPO", `${url}#branch=main`, ""]);
+  await assert.rejects(resolve({ url: "git+https://elsewhere.example/x.git", name: "", checkOnly: true }));
+  assert.equal(total(), before, "nothing reached the remote");
+  await resolve({ url, name: "" });
+  assert.ok(total() > before, "a full resolve fetches (the counter works)");
+});
