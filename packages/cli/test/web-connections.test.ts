@@ -42,6 +42,7 @@ test("a connection request appears live in the inbox; accepting it with a narrow
   });
   const row = `section[data-workspace="${ws}"] [data-testid="connection-request"][data-request-id="${asked.requestId}"]`;
   await page.waitForSelector(row, { timeout: 60_000 });
+  assert.match((await page.textContent('[data-testid="connection-count"]')) ?? "", /1 connection request$/);
   assert.equal(
     await page.textContent(`${row} [data-testid="connection-url"]`),
     "mcp://files#tool=read_text_file&tool=write_file",

@@ -157,6 +157,7 @@ export function InboxPage() {
   });
 
   if (!workspaces) return <p className="muted">Loading the inbox…</p>;
+  const connectionCount = shown.reduce((n, s) => n + (s.workspace.connectionRequests ?? []).length, 0);
 
   const setFilter = (name: keyof InboxFilters) => (e: { target: { value: string } }) => {
     setFilters({ ...filters, [name]: e.target.value });
@@ -172,6 +173,12 @@ export function InboxPage() {
             {visible.length}
           </span>{" "}
           <span className="muted">pending</span>
+          {connectionCount > 0 && (
+            <span className="muted" data-testid="connection-count">
+              {" "}
+              · {connectionCount} connection request{connectionCount === 1 ? "" : "s"}
+            </span>
+          )}
         </h1>
         <div className="filters">
           <Select label="Workspace" value={filters.workspace} onChange={setFilter("workspace")}>
