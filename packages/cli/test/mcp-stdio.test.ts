@@ -127,7 +127,7 @@ test("a simulated git commit: the result lists it, and the next execute_code's r
   assert.equal(git(bare, "log", "--format=%s", "main"), "initial", "nothing reached the repository");
 });
 
-test("an awaited MCP write: the result names the turn; wait_for_decisions returns its result once a person approves", async () => {
+test("an awaited MCP write: the result names the turn; wait_for_decisions returns its result once a person approves, or the rejection", async () => {
   const ws = await h.workspace("mcp://memory");
   const s = await session(ws);
   const r = await execute(
@@ -180,6 +180,28 @@ test("an awaited MCP write: the result names the turn; wait_for_decisions return
     1,
     "the server got the write once",
   );
+
+  const second = await execute(
+    s,
+    `export default async (env: any) =>
+      env.MEMORY.create_entities({ entities: [{ name: "McpRejected", entityType: "t", observations: [] }] })`,
+  );
+  const next = second.structuredContent as { turnId: string; submitted: { actionId: number }[] };
+  await unary(h.decisions, h.decisions.reject, {
+    workspaceId: ws,
+    actionId: next.submitted[0]!.actionId,
+    decidedBy: "user:approver",
+    reason: "not this one",
+  });
+  const rejected = (await s.client.callTool(
+    { name: "wait_for_decisions", arguments: { turn_id: next.turnId } },
+    undefined,
+    { timeout: 180_000 },
+  )) as ToolResult;
+  assert.equal((rejected.structuredContent as { state: string }).state, "completed");
+  assert.match(text(rejected), /completed without resuming: .*not this one/);
+  assert.match(text(rejected), new RegExp(`action ${next.submitted[0]!.actionId}: rejected — not this one`));
+  assert.ok(!h.memoryState().some((l) => l.includes('"McpRejected"')));
 });
 
 test("connecting or removing a binding sends tools/list_changed, and tools/list then shows the new .d.ts", async () => {
@@ -212,9 +234,12 @@ test("bad snippets are tool errors naming the reason: not TypeScript, no default
   assert.equal(throws.isError, true);
   assert.match(text(throws), /Error: boom \(line 2/);
   assert.equal(MAX_SNIPPET_BYTES, MAX_CODE_BYTES, "the MCP limit is the kernel's");
-  const huge = await execute(s, `export default async () => 1;\n//${"x".repeat(5 * 1024 * 1024)}`);
-  assert.equal(huge.isError, true);
-  assert.match(text(huge), new RegExp(`up to ${MAX_SNIPPET_BYTES} bytes \\(512 KiB\\)`));
+  for (const mib of [5, 12]) {
+    // 12 MiB is past the SDK's default stdio read buffer (10 MiB), which would close the session.
+    const huge = await execute(s, `export default async () => 1;\n//${"x".repeat(mib * 1024 * 1024)}`);
+    assert.equal(huge.isError, true);
+    assert.match(text(huge), new RegExp(`up to ${MAX_SNIPPET_BYTES} bytes \\(512 KiB\\)`));
+  }
   const noCode = (await s.client.callTool({ name: "execute_code", arguments: {} })) as ToolResult;
   assert.equal(noCode.isError, true);
   assert.match(text(noCode), /code/);

@@ -11,6 +11,9 @@ import pino from "pino";
 import { call, kernelClient } from "../clients.ts";
 import { run } from "./shared.ts";
 
+/** Largest JSON-RPC message read from stdin, bytes. */
+const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+
 /** Serves the workspace until stdin ends (the client went away) or SIGINT/SIGTERM. */
 async function serveStdio(workspaceId: string): Promise<void> {
   // stdout is the protocol: console output from anything in this process goes to stderr.
@@ -33,7 +36,11 @@ async function serveStdio(workspaceId: string): Promise<void> {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
-  await session.server.connect(new StdioServerTransport());
+  // A message larger than the read buffer closes the transport; with 64 MiB, an oversized snippet
+  // reaches execute_code, which refuses it naming its 512 KiB limit (the SDK's default is 10 MiB).
+  await session.server.connect(
+    new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES }),
+  );
   process.stderr.write(
     `gatehouse mcp: serving workspace ${workspaceId} over stdio as chat ${chatId} (its executions are stamped agent:${chatId})\n`,
   );
