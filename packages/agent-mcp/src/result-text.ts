@@ -69,6 +69,9 @@ export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
   return content;
 }
 
+/** Reads listed one per line in the text; the rest are summed up (structuredContent has them all). */
+export const LISTED_READS = 20;
+
 /** "SyntaxError: Unexpected token (line 3:7)". */
 function errorLine(e: NonNullable<ExecuteResult["error"]>): string {
   const where = e.line ? ` (line ${e.line}${e.column ? `:${e.column}` : ""} of the snippet)` : "";
@@ -96,7 +99,13 @@ export function executeResultText(r: ExecuteResult): string {
   if (r.ok) lines.push("", `Returned: ${r.returnJson || "undefined"}`);
   if (r.observed.length > 0) {
     lines.push("", `Reads recorded in the workspace log (${r.observed.length}):`);
-    for (const o of r.observed) lines.push(`  #${o.id} ${o.binding}: ${o.title}`);
+    for (const o of r.observed.slice(0, LISTED_READS)) lines.push(`  #${o.id} ${o.binding}: ${o.title}`);
+    const rest = r.observed.slice(LISTED_READS);
+    if (rest.length > 0) {
+      lines.push(
+        `  … and ${rest.length} more (log ids ${rest[0]?.id} to ${rest.at(-1)?.id}; all in structuredContent.observed)`,
+      );
+    }
   }
   if (r.submitted.length > 0) {
     lines.push(

@@ -84,6 +84,22 @@ test("a failed snippet names the error and its line, and keeps the writes it sub
   executeCodeOutput.parse(content);
 });
 
+test("a snippet that read many pages lists the first reads and sums up the rest", () => {
+  const observed = Array.from({ length: 25 }, (_, i) => ({
+    id: 10 + i,
+    binding: "REPO",
+    title: `Read page ${i}`,
+  }));
+  const text = executeResultText({ ...base, observed });
+  assert.match(text, /Reads recorded in the workspace log \(25\):/);
+  assert.match(
+    text,
+    /#29 REPO: Read page 19\n {2}… and 5 more \(log ids 30 to 34; all in structuredContent.observed\)/,
+  );
+  assert.doesNotMatch(text, /Read page 20/);
+  assert.equal(executeCodeContent({ ...base, observed }).observed.length, 25);
+});
+
 const turn: Turn = {
   workspaceId: "w1",
   turnId: "e-1",
