@@ -72,8 +72,16 @@ export async function sampleGit(
   const samples: GitSamples = { read: [], listNone: [], listPending: [], zero: [], gitShow: [] };
   const repoDir = seedGitRepo(opts.reposDir, opts.work);
   const gitUrl = `git+file://${repoDir}`;
-  const wsGit = (await unary(kernel, kernel.createWorkspace, { name: "bench-git" })).id;
-  const wsPending = (await unary(kernel, kernel.createWorkspace, { name: "bench-git-pending" })).id;
+  const wsGit = (
+    await unary(kernel, kernel.createWorkspace, { name: "bench-git", owner: "user:bench", members: [] })
+  ).id;
+  const wsPending = (
+    await unary(kernel, kernel.createWorkspace, {
+      name: "bench-git-pending",
+      owner: "user:bench",
+      members: [],
+    })
+  ).id;
   for (const ws of [wsGit, wsPending]) {
     await unary(kernel, kernel.introduceResource, { workspaceId: ws, url: gitUrl, name: "REPO" });
   }

@@ -52,7 +52,11 @@ async function main() {
       return JSON.parse(r.returnJson);
     };
     const workspace = async () => {
-      const ws = await unary(kernel, kernel.createWorkspace, { name: "bench" });
+      const ws = await unary(kernel, kernel.createWorkspace, {
+        name: "bench",
+        owner: "user:bench",
+        members: [],
+      });
       await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url: "mcp://memory", name: "" });
       return ws.id;
     };

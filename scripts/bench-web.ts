@@ -43,7 +43,9 @@ async function main() {
         limits: { wallTimeMs: 120_000, heapMb: 0, outputBytes: 0 },
       });
     const workspace = async (name: string) => {
-      const ws = (await unary(kernel, kernel.createWorkspace, { name })).id;
+      const ws = (
+        await unary(kernel, kernel.createWorkspace, { name, owner: "user:dev-approver", members: [] })
+      ).id;
       await unary(kernel, kernel.introduceResource, { workspaceId: ws, url: "mcp://memory", name: "" });
       return ws;
     };

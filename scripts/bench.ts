@@ -158,7 +158,13 @@ async function main() {
     const inSnippet: number[] = [];
     try {
       // 1. trivial snippet
-      const wsTrivial = (await unary(kernel, kernel.createWorkspace, { name: "bench-trivial" })).id;
+      const wsTrivial = (
+        await unary(kernel, kernel.createWorkspace, {
+          name: "bench-trivial",
+          owner: "user:bench",
+          members: [],
+        })
+      ).id;
       log(`executeCode trivial x${ITERATIONS} (+${WARMUP} warm-up)`);
       for (let i = 0; i < ITERATIONS + WARMUP; i++) {
         const began = performance.now();
@@ -169,7 +175,9 @@ async function main() {
       }
 
       // 2. MCP reads through the gatekeeper
-      const wsMem = (await unary(kernel, kernel.createWorkspace, { name: "bench-mcp" })).id;
+      const wsMem = (
+        await unary(kernel, kernel.createWorkspace, { name: "bench-mcp", owner: "user:bench", members: [] })
+      ).id;
       await unary(kernel, kernel.introduceResource, { workspaceId: wsMem, url: "mcp://memory", name: "" });
       const readLoop = (k: number) => `export default async (env: any) => {
   let n = 0;

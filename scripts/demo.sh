@@ -37,8 +37,11 @@ for _ in $(seq 1 900); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 
 head -3 "$GATEHOUSE_DATA_DIR/dev.log" | grep -v '^{' || true
 
 step "create a workspace and connect two MCP servers"
-ws=$(gh workspace create --name demo)
+# Owned by dev-approver, with the other dev people as members: only a workspace's owner and members
+# reach it in the web app (the sign-in links gatehouse dev printed are for these three).
+ws=$(gh workspace create --name demo --owner user:dev-approver --member user:dev-auditor --member user:dev-admin)
 echo "workspace: $ws"
+gh members "$ws"
 gh connect "$ws" mcp://memory
 gh connect "$ws" mcp://files
 

@@ -15,6 +15,7 @@ import type {
   InboxResponse,
   LogResponse,
   Me,
+  MembersResponse,
   RejectBody,
   RemoveBindingBody,
   RemoveBindingResult,
@@ -45,7 +46,7 @@ export interface Api {
   log(workspaceId: string, until?: number): Promise<LogResponse>;
   bindings(workspaceId: string): Promise<BindingsResponse>;
   setRule(workspaceId: string, body: SetRuleBody): Promise<SetRuleResponse>;
-  /** Takes a binding back (admin): its pending and approved writes are rejected "binding removed". */
+  /** Takes a binding back (the workspace's owner): its pending and approved writes are rejected "binding removed". */
   removeBinding(workspaceId: string, binding: string, body: RemoveBindingBody): Promise<RemoveBindingResult>;
   /** Accepts a connection request: introduces the resource (optionally with a narrower fragment). */
   acceptConnection(
@@ -59,6 +60,8 @@ export interface Api {
     requestId: number,
     body: DeclineConnectionBody,
   ): Promise<ConnectionDecisionResult>;
+  /** Who reaches the workspace: its owner and members. */
+  members(workspaceId: string): Promise<MembersResponse>;
 }
 
 const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
@@ -111,6 +114,7 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
       request("POST", `${ws(workspaceId)}/connection-requests/${requestId}/accept`, body),
     declineConnection: (workspaceId, requestId, body) =>
       request("POST", `${ws(workspaceId)}/connection-requests/${requestId}/decline`, body),
+    members: (workspaceId) => request("GET", `${ws(workspaceId)}/members`),
   };
 }
 
@@ -126,8 +130,17 @@ async function readError(response: Response): Promise<ApiRequestError> {
   return new ApiRequestError(response.status, "http", fallback);
 }
 
-/** A readable message for anything thrown by the client or by code around it. */
+/**
+ * A readable message for anything thrown by the client or by code around it. A 403 says first
+ * that access was refused (the gateway's message says why: a role, or not being a member of the
+ * workspace, with who can add you).
+ */
 export function errorMessage(e: unknown): string {
+  if (e instanceof ApiRequestError && e.status === 403) {
+    return /is not a member of workspace/.test(e.message)
+      ? `You are not a member of this workspace. ${e.message}`
+      : `Not allowed: ${e.message}`;
+  }
   if (e instanceof Error) return e.message;
   return String(e);
 }

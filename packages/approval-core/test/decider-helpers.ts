@@ -76,7 +76,7 @@ export function stored(e: Ev, revision: number): FoldableEvent {
   };
 }
 
-export const created: Ev = { type: "WorkspaceCreated", data: { workspaceId: "w1", name: "W" } };
+export const created: Ev = { type: "WorkspaceCreated", data: { workspaceId: "w1", name: "W", owner: "" } };
 /**
  * ResourceIntroduced of `name`; `kinds` are the action kinds its gatekeeper published (undefined:
  * introduced before gatekeepers published them).

@@ -7,6 +7,7 @@ import { Command } from "commander";
 import { registerConnectionCommands } from "./commands/connections.ts";
 import { registerDevCommand } from "./commands/dev.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
+import { registerMemberCommands } from "./commands/members.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
 import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
@@ -38,6 +39,7 @@ registerPeopleCommands(program, globals);
 registerObserverCommands(program, globals);
 registerMcpCommand(program);
 registerConnectionCommands(program, globals);
+registerMemberCommands(program, globals);
 
 await program.parseAsync(
   args.filter((a) => a !== "--json"),

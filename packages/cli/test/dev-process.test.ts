@@ -140,7 +140,7 @@ test("kill -9 of gatehouse dev takes its children with it; the next start remove
 
   // An MCP server and a sandbox at work: a read through the memory server.
   const kernel = new KernelClient(`127.0.0.1:${base}`, credentials.createInsecure());
-  const ws = await callUnary(kernel, kernel.createWorkspace, { name: "devproc" });
+  const ws = await callUnary(kernel, kernel.createWorkspace, { name: "devproc", owner: "", members: [] });
   await callUnary(kernel, kernel.introduceResource, { workspaceId: ws.id, url: "mcp://memory", name: "" });
   const r = await callUnary(
     kernel,

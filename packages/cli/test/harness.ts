@@ -17,13 +17,23 @@ export interface Harness {
   stack: DevStack;
   kernel: KernelClient;
   decisions: DecisionsClient;
-  /** Creates a workspace and connects the given URLs; returns the workspace id. */
+  /**
+   * Creates a workspace owned by dev-admin with dev-approver and dev-auditor as members (so every
+   * dev token reaches it through the gateway) and connects the given URLs; returns its id.
+   */
   workspace(...urls: string[]): Promise<string>;
+  /** Creates a workspace with the given owner and members ("user:<subject>") and no bindings; returns its id. */
+  workspaceOf(owner: string, members?: string[]): Promise<string>;
   exec(ws: string, code: string, wallTimeMs?: number): Promise<ExecuteResult>;
   /** Entities and relations in the memory server's own state file. */
   memoryState(): string[];
   close(): Promise<void>;
 }
+
+/** Owner of the workspaces `Harness.workspace` creates: the dev admin (removing bindings needs the owner). */
+export const DEV_OWNER = "user:dev-admin";
+/** Members of those workspaces: the other dev tokens' people. */
+export const DEV_MEMBERS = ["user:dev-approver", "user:dev-auditor"];
 
 /** A unary call on a grpc-js client as a promise (60 s deadline). */
 export const unary = callUnary;
@@ -41,8 +51,15 @@ export async function startHarness(
     stack,
     kernel,
     decisions,
+    async workspaceOf(owner, members = []) {
+      return (await unary(kernel, kernel.createWorkspace, { name: "test", owner, members })).id;
+    },
     async workspace(...urls) {
-      const ws = await unary(kernel, kernel.createWorkspace, { name: "test" });
+      const ws = await unary(kernel, kernel.createWorkspace, {
+        name: "test",
+        owner: DEV_OWNER,
+        members: DEV_MEMBERS,
+      });
       for (const url of urls)
         await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url, name: "" });
       return ws.id;

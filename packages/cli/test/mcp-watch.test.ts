@@ -67,7 +67,11 @@ async function introduce(ws: string, binding: string): Promise<void> {
 
 test("a kernel restart: the watch opens again from its last revision and a change made meanwhile still arrives", async () => {
   const kernelClient = new KernelClient(`127.0.0.1:${port}`, credentials.createInsecure());
-  const ws = await callUnary(kernelClient, kernelClient.createWorkspace, { name: "restart" });
+  const ws = await callUnary(kernelClient, kernelClient.createWorkspace, {
+    name: "restart",
+    owner: "user:dev-admin",
+    members: [],
+  });
   const session = createAgentMcpServer({ kernel: kernelClient, workspaceId: ws.id, chatId: "watch" });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await session.server.connect(serverSide);

@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { freePort } from "@gatehouse/service-kit";
+import { KernelClient } from "@gatehouse/proto";
+import { callUnary, freePort } from "@gatehouse/service-kit";
+import { credentials } from "@grpc/grpc-js";
 import type { Browser, Page } from "playwright-core";
 import { type DevStack, startDevStack } from "../src/dev-stack.ts";
 import { launchBrowser } from "./browser.ts";
@@ -72,18 +74,25 @@ test("single sign-on with a real OIDC provider: the code flow with PKCE signs th
   await page.context().close();
 });
 
-test("a person the provider marks auditor signs in read-only, and the gateway refuses their decisions", async () => {
+test("a person the provider marks auditor signs in read-only, and the gateway refuses their decisions in a workspace they are a member of", async () => {
+  const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
+  const ws = await callUnary(kernel, kernel.createWorkspace, {
+    name: "oidc",
+    owner: "user:ann",
+    members: ["user:auditor-bo"],
+  }).finally(() => kernel.close());
   const page = await signIn("auditor-bo");
   await page.waitForSelector('[data-testid="read-only"]');
-  const status = await page.evaluate(async () => {
+  const res = await page.evaluate(async (id) => {
     const token = sessionStorage.getItem("gatehouse.token") ?? "";
-    const r = await fetch("/api/workspaces/w0/actions/1/approve", {
+    const r = await fetch(`/api/workspaces/${id}/actions/1/approve`, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
       body: "{}",
     });
-    return r.status;
-  });
-  assert.equal(status, 403);
+    return { status: r.status, body: await r.json() };
+  }, ws.id);
+  assert.equal(res.status, 403);
+  assert.match(res.body.error.message, /auditor-bo has role\(s\) auditor/);
   await page.context().close();
 });

@@ -1,7 +1,8 @@
 /**
  * Removing a binding from the web app and the gateway API, against the dev stack with the real
- * memory MCP server, in Chromium (playwright-core): only an admin (acting as the workspace owner)
- * gets the control and the route; it confirms first, showing how many waiting writes it rejects.
+ * memory MCP server, in Chromium (playwright-core): only the workspace's owner (here dev-admin, who
+ * owns the harness's workspaces) gets the control and the route — members of any role get 403
+ * naming the owner; it confirms first, showing how many waiting writes it rejects.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -35,7 +36,7 @@ const twoWrites = `export default async (env: any) => {
   return [a.actionId, b.actionId];
 }`;
 
-test("the gateway lets only an admin remove a binding: approver and auditor get 403 naming the role, bad input 400, a second removal 404", async () => {
+test("the gateway lets only the workspace's owner remove a binding: the approver and auditor members get 403 naming the owner, bad input 400, a second removal 404", async () => {
   const ws = await h.workspace("mcp://memory");
   const base = h.stack.addresses.gateway;
   const path = `/api/workspaces/${ws}/bindings/MEMORY/remove`;
@@ -44,7 +45,9 @@ test("the gateway lets only an admin remove a binding: approver and auditor get 
     assert.equal(refused.status, 403, who);
     assert.match(
       refused.body.error.message,
-      /removing a binding needs the admin role \(the workspace owner\)/,
+      new RegExp(
+        `user:${who} is a member of workspace ${ws} but not its owner: removing a binding needs the owner \\(user:dev-admin\\)`,
+      ),
     );
   }
   const bad = await api<ApiError>(base, tokenOf("dev-admin"), "POST", path, { reason: 5 });

@@ -8,12 +8,21 @@
  * from the configured issuer, or a dev token in `gatehouse dev`). Errors are `ApiError` bodies with
  * status 400 (bad input), 401 (no or bad token), 403 (role may not), 404, 409 (conflict: the action
  * is no longer pending, undecided dependencies), 503 (a backend service is unreachable).
+ *
+ * Membership: a person reaches only the workspaces they own or were added to, whatever their
+ * role. Every `/api/workspaces/:ws/...` route answers 403 to anyone else, naming the workspace and
+ * its owner (who can add them); `/api/inbox`, `/api/workspaces` and `/api/events` carry only the
+ * workspaces the person reaches.
  */
 import { z } from "zod";
 
 export * from "./invisible.ts";
 
-/** A person's role. `approver` decides actions, `auditor` reads everything and decides nothing, `admin` also sets auto-approval rules. */
+/**
+ * A person's role, applied within the workspaces they reach (own or were added to): `approver`
+ * decides actions, `auditor` reads everything there and decides nothing, `admin` also sets
+ * auto-approval rules. No role reaches a workspace the person is not a member of.
+ */
 export type Role = "approver" | "auditor" | "admin";
 
 /** GET /api/me */
@@ -132,16 +141,76 @@ export interface AutoApprovalRule {
   actionKindTag: string;
 }
 
-/** A workspace summary. */
+/** A workspace summary with its membership. */
 export interface WorkspaceSummary {
   id: string;
   name: string;
+  /** "user:<subject>" of its owner (who may add members and remove bindings); "" when nobody owns it. */
+  owner: string;
+  /** "user:<subject>" of each member the owner added, in the order added (not the owner). */
+  members: string[];
 }
 
-/** GET /api/workspaces */
+/**
+ * GET /api/workspaces — the workspaces the signed-in person owns or was added to (a person reaches
+ * only those, whatever their role), in creation order.
+ */
 export interface WorkspacesResponse {
   workspaces: WorkspaceSummary[];
 }
+
+/**
+ * A person as membership names them: "user:" and the subject of their sign-in token (OIDC `sub`,
+ * or the dev token's subject), printable ASCII without spaces, e.g. "user:dev-approver".
+ */
+export const PersonId = z
+  .string({ error: 'a person is "user:<subject>", e.g. "user:dev-approver"' })
+  .regex(
+    /^user:[\x21-\x7e]{1,255}$/,
+    'a person is "user:" and the subject of their sign-in token (printable, no spaces), e.g. "user:dev-approver"',
+  );
+
+/**
+ * POST /api/workspaces — creates a workspace owned by the signed-in person (any role), with
+ * `members` added at once. Answers 201 with its {@link WorkspaceSummary}.
+ */
+export const CreateWorkspaceBody = z
+  .object(
+    {
+      name: z
+        .string({ error: 'name is text, e.g. {"name": "payments"}' })
+        .trim()
+        .max(200, "a name is at most 200 characters")
+        .default(""),
+      members: z
+        .array(PersonId, { error: 'members is a list of people, e.g. ["user:dev-auditor"]' })
+        .max(100, "at most 100 members at creation; add more with POST /api/workspaces/:ws/members")
+        .default([]),
+    },
+    { error: 'send a JSON object, e.g. {"name": "payments", "members": ["user:dev-auditor"]}' },
+  )
+  .strict();
+export type CreateWorkspaceBody = z.input<typeof CreateWorkspaceBody>;
+
+/**
+ * GET /api/workspaces/:ws/members (any member) — who reaches the workspace. POST (the owner only)
+ * answers the same shape after adding.
+ */
+export interface MembersResponse {
+  workspaceId: string;
+  /** "user:<subject>"; "" when nobody owns it. */
+  owner: string;
+  members: string[];
+}
+
+/**
+ * POST /api/workspaces/:ws/members (the owner only) — adds a person; 409 when they own it or are a
+ * member already (nothing is recorded).
+ */
+export const AddMemberBody = z
+  .object({ member: PersonId }, { error: 'send a JSON object, e.g. {"member": "user:dev-auditor"}' })
+  .strict();
+export type AddMemberBody = z.input<typeof AddMemberBody>;
 
 /** One workspace in the inbox. */
 export interface InboxWorkspace {
@@ -276,8 +345,8 @@ export interface BindingsResponse {
 }
 
 /**
- * POST /api/workspaces/:ws/bindings/:binding/remove (admin: there is no per-workspace ownership
- * yet, so the admin role acts as the workspace owner) — takes the binding back: later executions
+ * POST /api/workspaces/:ws/bindings/:binding/remove (the workspace's owner only, whatever their
+ * role) — takes the binding back: later executions
  * have no `env.<binding>`, a running one's next call on it fails, its pending and approved (not yet
  * applying) actions are rejected "binding removed" and their dependents cascade. 404 when the
  * workspace or binding does not exist (e.g. already removed).
@@ -305,7 +374,7 @@ export interface RemoveBindingResult {
   cascaded: number[];
 }
 
-/** PUT /api/workspaces/:ws/rules (admin) */
+/** PUT /api/workspaces/:ws/rules (admin, and a member of the workspace) */
 export const SetRuleBody = z
   .object(
     {
@@ -429,10 +498,12 @@ export interface ApiError {
 }
 
 /**
- * GET /api/events — server-sent events (text/event-stream). Event names:
+ * GET /api/events — server-sent events (text/event-stream), only for the workspaces the signed-in
+ * person reaches (own or were added to). Event names:
  * - `notice`: data `LogNotice` — the workspace's stream changed; re-read what shows it.
  * - `resync`: data `{reason}` — notices may have been missed (the gateway's NATS connection came
- *   back, or the client reconnected): re-read everything.
+ *   back, or the client reconnected), or the person now reaches another workspace (they were added
+ *   to it, or created it): re-read everything.
  * A comment line is sent every 15 s as a heartbeat.
  */
 export interface LogNotice {

@@ -14,7 +14,10 @@ export function given(events: DomainEvent[]): WorkspaceState {
   );
 }
 
-export const created: DomainEvent = { type: "WorkspaceCreated", data: { workspaceId: "w1", name: "W" } };
+export const created: DomainEvent = {
+  type: "WorkspaceCreated",
+  data: { workspaceId: "w1", name: "W", owner: "" },
+};
 
 export function binding(name: string): DomainEvent {
   return {

@@ -117,7 +117,7 @@ export async function seedWorkspace(
   const events: NewEvent[] = [
     {
       type: "WorkspaceCreated",
-      data: WorkspaceCreated.toJSON({ workspaceId, name: workspaceId }),
+      data: WorkspaceCreated.toJSON({ workspaceId, name: workspaceId, owner: "" }),
       metadata: { actor: "service:kernel" },
     },
     ...bindings.map((b) => ({

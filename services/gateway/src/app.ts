@@ -15,18 +15,28 @@ import Fastify, {
 } from "fastify";
 import type { Logger } from "pino";
 import { ZodError } from "zod";
+import {
+  personIdOf,
+  reachableWorkspaces,
+  requireMember,
+  type WorkspaceMembership,
+} from "./auth/membership.ts";
 import { type Authenticator, Forbidden, type Person, Unauthenticated } from "./auth/person.ts";
 import { type Backends, HttpError } from "./backends.ts";
 import type { SseHub } from "./live.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
+import { WorkspaceParam } from "./routes/params.ts";
 import { readRoutes } from "./routes/reads.ts";
+import { workspaceRoutes } from "./routes/workspaces.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Set by the auth hook on every `/api` route. */
     person: Person;
+    /** Set on every `/api/workspaces/:ws/...` route once the person is found to reach `:ws`. */
+    membership: WorkspaceMembership;
   }
 }
 
@@ -60,10 +70,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: 256 * 1024,
   });
   app.decorateRequest("person", undefined as unknown as Person);
+  app.decorateRequest("membership", undefined as unknown as WorkspaceMembership);
 
   app.addHook("onRequest", async (req) => {
     if (!req.url.startsWith("/api/") || req.url === "/api/config") return;
     req.person = await deps.authenticator.authenticate(bearer(req));
+  });
+  // Membership before any handler: every route under /api/workspaces/:ws (present and future)
+  // answers 403 to a person who neither owns the workspace nor was added to it, calling nothing else.
+  app.addHook("preHandler", async (req) => {
+    if (!req.routeOptions.url?.startsWith("/api/workspaces/:ws")) return;
+    const { ws } = WorkspaceParam.parse(req.params);
+    req.membership = await requireMember(deps.backends, req.person, ws);
   });
   app.addHook("onResponse", async (req, reply) => {
     if (!req.url.startsWith("/api/") || req.routeOptions.url === "/api/events") return;
@@ -115,9 +133,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   readRoutes(app, deps.backends);
   decisionRoutes(app, deps.backends, deps.metrics);
   connectionRoutes(app, deps.backends);
-  app.get("/api/events", (_req, reply) => {
+  workspaceRoutes(app, deps.backends);
+  app.get("/api/events", async (req, reply) => {
+    // Read before the stream opens, so a notice arriving meanwhile is covered by the first resync.
+    const reach = (await reachableWorkspaces(deps.backends, req.person)).map((w) => w.id);
     reply.hijack();
-    deps.hub.attach(reply.raw);
+    deps.hub.attach(reply.raw, personIdOf(req.person), new Set(reach));
   });
 
   if (deps.webDist && existsSync(join(deps.webDist, "index.html"))) {

@@ -18,6 +18,14 @@ import { createMetrics } from "./metrics.ts";
 
 export { AuthenticatorChain } from "./auth/chain.ts";
 export { type DevToken, DevTokenAuthenticator, loadDevTokensFile } from "./auth/dev-tokens.ts";
+export {
+  isMember,
+  personIdOf,
+  reachableWorkspaces,
+  requireMember,
+  requireOwnerOf,
+  type WorkspaceMembership,
+} from "./auth/membership.ts";
 export { OidcAuthenticator, type OidcOptions } from "./auth/oidc.ts";
 export type { Authenticator, Person } from "./auth/person.ts";
 
@@ -68,7 +76,16 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   const logger = (options.logger ?? pino({ level: "silent" })).child({ component: "gateway" });
   const metrics = createMetrics();
   const backends = new Backends(options.approvalAddress, options.kernelAddress);
-  const hub = new SseHub(options.notices, metrics);
+  const hub = new SseHub(
+    options.notices,
+    metrics,
+    {
+      workspacesOf: async (person) =>
+        (await backends.kernelCall(backends.kernel.listWorkspaces, { person })).workspaces.map((w) => w.id),
+      membersOf: (workspaceId) => backends.kernelCall(backends.kernel.getWorkspace, { workspaceId }),
+    },
+    logger,
+  );
   const app = await buildApp({
     backends,
     authenticator: new AuthenticatorChain(chain),

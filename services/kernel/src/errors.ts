@@ -7,6 +7,7 @@ import {
   BindingAlreadyExists,
   BindingNotFound,
   InvalidArgument,
+  MemberAlreadyAdded,
   NoGatekeeperForResource,
   PermissionDenied,
   WorkspaceNotFound,
@@ -29,7 +30,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
     e instanceof BindingNotFound ||
     e instanceof ConnectionRequestNotFound
       ? status.NOT_FOUND
-      : e instanceof BindingAlreadyExists
+      : e instanceof BindingAlreadyExists || e instanceof MemberAlreadyAdded
         ? status.ALREADY_EXISTS
         : e instanceof InvalidArgument
           ? status.INVALID_ARGUMENT

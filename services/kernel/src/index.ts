@@ -26,9 +26,10 @@ export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
+export { addMember, checkPerson, MEMBER_ID, reaches, workspaceOf } from "./members.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { type RevocationDeps, removeBinding } from "./revocation.ts";
-export { Workspaces } from "./workspaces.ts";
+export { type NewWorkspace, type WorkspaceSummary, Workspaces } from "./workspaces.ts";
 
 export interface KernelOptions {
   store: EventStore;

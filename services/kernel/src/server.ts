@@ -5,6 +5,7 @@ import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { watchBindings } from "./bindings-watch.ts";
 import { toServiceError } from "./errors.ts";
+import { addMember, checkPerson, workspaceOf } from "./members.ts";
 import { addObserver } from "./observers.ts";
 import { removeBinding } from "./revocation.ts";
 import { loadTurn, waitForTurn } from "./turns.ts";
@@ -29,9 +30,21 @@ function reply<T>(callback: sendUnaryData<T>, work: () => Promise<T>): void {
 export function kernelHandlers(deps: ExecutionDeps): KernelServer {
   const actor = "user:";
   const createWorkspace: KernelServer["createWorkspace"] = (call, cb) =>
-    reply(cb, () => deps.workspaces.create(call.request.name, actor));
-  const listWorkspaces: KernelServer["listWorkspaces"] = (_call, cb) =>
-    reply(cb, async () => ({ workspaces: await deps.workspaces.list() }));
+    reply(cb, () =>
+      deps.workspaces.create(
+        { name: call.request.name, owner: call.request.owner, members: call.request.members },
+        actor,
+      ),
+    );
+  const listWorkspaces: KernelServer["listWorkspaces"] = (call, cb) =>
+    reply(cb, async () => {
+      if (call.request.person) checkPerson("person", call.request.person);
+      return { workspaces: await deps.workspaces.list(call.request.person) };
+    });
+  const getWorkspace: KernelServer["getWorkspace"] = (call, cb) =>
+    reply(cb, async () => workspaceOf(await deps.workspaces.load(call.request.workspaceId)));
+  const addMemberHandler: KernelServer["addMember"] = (call, cb) =>
+    reply(cb, () => addMember(deps.workspaces, call.request));
   const introduceResource: KernelServer["introduceResource"] = (call, cb) =>
     reply(cb, async () => {
       const { workspaceId, url, name } = call.request;
@@ -117,5 +130,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     executeCode: execute as never,
     getTurn,
     addObserver: addObserverHandler,
+    getWorkspace,
+    addMember: addMemberHandler,
   };
 }

@@ -1,60 +1,98 @@
 /**
  * Workspaces and bindings: create, list, introduce a resource, describe bindings. All state is in
- * the event store (`workspace-<id>` streams); this class holds no cache, so several kernel
- * processes can share one store.
+ * the event store (`workspace-<id>` streams). Each workspace's folded state is kept in a bounded
+ * cache that is only ever a starting point: every load reads what the stream gained since, so
+ * several kernel processes can share one store.
  */
 import { randomBytes } from "node:crypto";
-import type { EventStore } from "@gatehouse/event-store";
+import type { EventStore, NewEvent } from "@gatehouse/event-store";
 import { WrongExpectedRevision } from "@gatehouse/event-store";
-import type { ResolveResourceRequest } from "@gatehouse/proto";
-import { type ResolveResourceResponse, ResourceIntroduced, WorkspaceCreated } from "@gatehouse/proto";
+import type { ResolveResourceRequest, Workspace } from "@gatehouse/proto";
+import {
+  MemberAdded,
+  type ResolveResourceResponse,
+  ResourceIntroduced,
+  WorkspaceCreated,
+} from "@gatehouse/proto";
 import { Metadata } from "@grpc/grpc-js";
 import { BindingAlreadyExists, InvalidArgument, WorkspaceNotFound } from "./domain/errors.ts";
-import { foldWorkspace, streamOf, type WorkspaceState } from "./domain/workspace.ts";
+import { emptyWorkspace, evolveWorkspace, streamOf, type WorkspaceState } from "./domain/workspace.ts";
 import { type GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
+import { checkPerson, reaches, workspaceOf } from "./members.ts";
 
 const WORKSPACE_ID = /^[a-z0-9][a-z0-9-]{2,62}$/;
 const BINDING_NAME = /^[A-Z][A-Z0-9_]{0,62}$/;
+/** Most workspace states the load cache keeps (least recently loaded dropped first). */
+const CACHED_STATES = 2000;
 
-export interface WorkspaceSummary {
-  id: string;
+/** A workspace with its owner and members (kernel.proto `Workspace`). */
+export type WorkspaceSummary = Workspace;
+
+/** What `create` is given. */
+export interface NewWorkspace {
+  /** Optional human name, at most 200 characters. */
   name: string;
+  /** "user:<subject>" of its owner; "" for nobody (then `members` must be empty). */
+  owner: string;
+  /** "user:<subject>" of members added at once; duplicates and the owner are dropped. */
+  members: string[];
 }
 
 /** Workspaces and their bindings over the event store, resolving resources with their gatekeepers. */
 export class Workspaces {
+  private readonly cache = new Map<string, WorkspaceState>();
+
   constructor(
     private readonly store: EventStore,
     private readonly gatekeepers: GatekeeperClients,
   ) {}
 
-  /** Creates a workspace with a fresh id (`w` + 10 hex digits) and appends WorkspaceCreated. */
-  async create(name: string, actor: string): Promise<WorkspaceSummary> {
+  /**
+   * Creates a workspace with a fresh id (`w` + 10 hex digits): appends WorkspaceCreated{owner}
+   * and one MemberAdded (added by the owner) per member, in one append.
+   * @throws InvalidArgument naming the field: name longer than 200 characters, an owner or member
+   *   not "user:<subject>", members without an owner.
+   */
+  async create(spec: NewWorkspace, actor: string): Promise<WorkspaceSummary> {
+    const { name, owner } = spec;
     if (name.length > 200) throw new InvalidArgument("name must be at most 200 characters");
+    if (owner) checkPerson("owner", owner);
+    for (const [i, m] of spec.members.entries()) checkPerson(`members[${i}]`, m);
+    const members = [...new Set(spec.members)].filter((m) => m !== owner);
+    if (!owner && members.length > 0) {
+      throw new InvalidArgument(
+        'members were given without an owner; set owner ("user:<subject>"): owners add members',
+      );
+    }
     const id = `w${randomBytes(5).toString("hex")}`;
-    await this.store.append(
-      streamOf(id),
-      [
-        {
-          type: "WorkspaceCreated",
-          data: WorkspaceCreated.toJSON({ workspaceId: id, name }),
-          metadata: { actor },
-        },
-      ],
-      "no_stream",
-    );
-    return { id, name };
+    const events: NewEvent[] = [
+      {
+        type: "WorkspaceCreated",
+        data: WorkspaceCreated.toJSON({ workspaceId: id, name, owner }),
+        metadata: { actor: owner || actor },
+      },
+      ...members.map((member) => ({
+        type: "MemberAdded",
+        data: MemberAdded.toJSON({ member, addedBy: owner }),
+        metadata: { actor: owner },
+      })),
+    ];
+    await this.store.append(streamOf(id), events, "no_stream");
+    return { id, name, owner, members };
   }
 
-  /** All workspaces in creation order. */
-  async list(): Promise<WorkspaceSummary[]> {
+  /**
+   * Workspaces in creation order with their owner and members; with `person` ("user:<subject>"),
+   * only those that person owns or is a member of.
+   */
+  async list(person = ""): Promise<WorkspaceSummary[]> {
     const ids = await this.store.listStreams("workspace-");
     const out: WorkspaceSummary[] = [];
     for (const streamId of ids) {
-      const [first] = await this.store.readStream(streamId, { maxCount: 1 });
-      if (first?.type !== "WorkspaceCreated") continue;
-      const e = WorkspaceCreated.fromJSON(first.data);
-      out.push({ id: e.workspaceId, name: e.name });
+      const state = await this.loadStream(streamId);
+      if (!state.id) continue;
+      if (person && !reaches(state, person)) continue;
+      out.push(workspaceOf(state));
     }
     return out;
   }
@@ -65,10 +103,30 @@ export class Workspaces {
    */
   async load(workspaceId: string): Promise<WorkspaceState> {
     if (!WORKSPACE_ID.test(workspaceId)) throw new WorkspaceNotFound(workspaceId);
-    if ((await this.store.streamRevision(streamOf(workspaceId))) < 0)
-      throw new WorkspaceNotFound(workspaceId);
-    const state = foldWorkspace(await this.store.readStream(streamOf(workspaceId)));
+    const state = await this.loadStream(streamOf(workspaceId));
     if (!state.id) throw new WorkspaceNotFound(workspaceId);
+    return state;
+  }
+
+  /**
+   * Folds a stream from its cached state (or from the start) up to the stream's current end.
+   * An absent stream folds to the empty state (id "").
+   */
+  private async loadStream(streamId: string): Promise<WorkspaceState> {
+    const cached = this.cache.get(streamId);
+    const head = await this.store.streamRevision(streamId);
+    if (head < 0) return emptyWorkspace();
+    let state = cached ?? emptyWorkspace();
+    if (state.revision < head) {
+      const events = await this.store.readStream(streamId, { fromRevision: state.revision + 1 });
+      state = events.reduce(evolveWorkspace, state);
+    }
+    this.cache.delete(streamId);
+    this.cache.set(streamId, state);
+    if (this.cache.size > CACHED_STATES) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
     return state;
   }
 

@@ -77,7 +77,7 @@ function watch(workspaceId: string, afterRevision: number) {
 }
 
 test("binding changes appended by another process are streamed in order; other events are not", async () => {
-  const ws = await callUnary(client, client.createWorkspace, { name: "watch" });
+  const ws = await callUnary(client, client.createWorkspace, { name: "watch", owner: "user:t", members: [] });
   const { revision } = await callUnary(client, client.describeBindings, { workspaceId: ws.id });
   const w = watch(ws.id, revision);
   const introduced = await appendFromElsewhere(ws.id, "ResourceIntroduced", "MEMORY");
@@ -96,7 +96,11 @@ test("binding changes appended by another process are streamed in order; other e
 });
 
 test("only changes after after_revision are streamed: a watcher that read the bindings misses nothing and repeats nothing", async () => {
-  const ws = await callUnary(client, client.createWorkspace, { name: "watch-after" });
+  const ws = await callUnary(client, client.createWorkspace, {
+    name: "watch-after",
+    owner: "user:t",
+    members: [],
+  });
   const first = await appendFromElsewhere(ws.id, "ResourceIntroduced", "FIRST");
   const second = await appendFromElsewhere(ws.id, "ResourceIntroduced", "SECOND");
   const w = watch(ws.id, first);

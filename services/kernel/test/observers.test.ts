@@ -185,7 +185,7 @@ function unary<Req, Res>(method: UnaryMethod<Req, Res>, req: Req): Promise<Res> 
 }
 
 async function workspace(...urls: string[]): Promise<string> {
-  const ws = await unary(client.createWorkspace, { name: "observers" });
+  const ws = await unary(client.createWorkspace, { name: "observers", owner: "user:bob", members: [] });
   for (const url of urls) await unary(client.introduceResource, { workspaceId: ws.id, url, name: "" });
   return ws.id;
 }

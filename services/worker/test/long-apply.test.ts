@@ -79,7 +79,7 @@ describe("long applies through the real MCP gatekeeper", () => {
       [
         {
           type: "WorkspaceCreated",
-          data: WorkspaceCreated.toJSON({ workspaceId: ws, name: ws }),
+          data: WorkspaceCreated.toJSON({ workspaceId: ws, name: ws, owner: "" }),
           metadata: { actor: "service:kernel" },
         },
         {

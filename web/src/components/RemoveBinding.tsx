@@ -3,8 +3,8 @@ import { useState } from "react";
 import { Visible } from "./Visible.tsx";
 
 /**
- * The workspace owner's control to take a binding back (admins act as owners: there is no
- * per-workspace ownership yet). It always asks first, saying what happens: how many of the
+ * The workspace owner's control to take a binding back (shown to the owner only, whatever their
+ * role; the gateway refuses anyone else). It always asks first, saying what happens: how many of the
  * binding's writes are still waiting (`waiting`: pending or approved, not yet applying) and are
  * rejected "binding removed", that their dependents cascade, and that later executions lose
  * `env.<binding>`. `onRemove(reason)` performs the removal and resolves with the gateway's answer.

@@ -13,8 +13,8 @@ import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
  * Auto-approval rules of a workspace: per binding, the action kinds its gatekeeper published, each
  * auto-approvable one with a toggle (admins only; read-only for everyone else) and the others greyed
  * with the reason no rule can approve them (ruleKinds.ts). A stored rule can always be turned off.
- * Rules have no effect while the workspace is latched. Admins (the workspace owners) can also remove a
- * binding here, after a confirmation that says how many of its writes are waiting.
+ * Rules have no effect while the workspace is latched. The workspace's owner (whatever their role) can
+ * also remove a binding here, after a confirmation that says how many of its writes are waiting.
  */
 export function RulesPage() {
   const workspaceId = useParams().ws ?? "";
@@ -22,6 +22,7 @@ export function RulesPage() {
   const workspaceName = useWorkspaceName(workspaceId);
   const [bindings, setBindings] = useState<BindingsResponse["bindings"] | null>(null);
   const [log, setLog] = useState<LogResponse | null>(null);
+  const [owner, setOwner] = useState("");
   const [busy, setBusy] = useState<string | null>(null);
   const [note, setNote] = useState("");
   /** The state a toggle asked for, shown until the gateway answered. */
@@ -33,9 +34,14 @@ export function RulesPage() {
     () =>
       createCoalescer(async () => {
         try {
-          const [b, l] = await Promise.all([api.bindings(workspaceId), api.log(workspaceId)]);
+          const [b, l, m] = await Promise.all([
+            api.bindings(workspaceId),
+            api.log(workspaceId),
+            api.members(workspaceId),
+          ]);
           setBindings(b.bindings);
           setLog(l);
+          setOwner(m.owner);
         } catch (e) {
           report.current(e);
         }
@@ -146,7 +152,7 @@ export function RulesPage() {
                 </span>
               )}
             </h2>
-            {binding && me.canSetRules && (
+            {binding && owner === `user:${me.subject}` && (
               <RemoveBinding
                 binding={name}
                 waiting={waitingOf(name)}

@@ -6,6 +6,7 @@ import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
 import { emit, turnText } from "../output.ts";
+import { membershipText, personArg, reachNotes } from "./members.ts";
 import { type GlobalOptions, parseDuration, run, who } from "./shared.ts";
 
 /**
@@ -30,24 +31,39 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
   const workspace = program.command("workspace").description("create and list workspaces");
   workspace
     .command("create")
-    .description("create a workspace and print its id")
+    .description(
+      "create a workspace and print its id; its owner and members reach it through the gateway (web app, inbox, /mcp)",
+    )
     .option("--name <name>", "a human name", "")
-    .action((opts: { name: string }) =>
+    .option("--owner <person>", 'who owns it, "user:<subject>" (default: user:$GATEHOUSE_USER or user:$USER)')
+    .option(
+      "--member <person>",
+      "a member to add at once (repeat the flag for more)",
+      (value: string, prev: string[]) => [...prev, value],
+      [] as string[],
+    )
+    .action((opts: { name: string; owner?: string; member: string[] }) =>
       run("kernel", async () => {
+        const owner = personArg(opts.owner ?? who(), "--owner");
+        const members = opts.member.map((m) => personArg(m, "--member"));
         const k = kernelClient();
-        const ws = await call(k, k.createWorkspace, { name: opts.name });
-        emit(globals().json, ws, () => ws.id);
+        const ws = await call(k, k.createWorkspace, { name: opts.name, owner, members });
+        const notes = reachNotes(ws, opts.owner === undefined);
+        emit(globals().json, { ...ws, notes }, () => ws.id);
+        if (!globals().json) for (const n of notes) process.stderr.write(`gatehouse: ${n}\n`);
       }),
     );
   workspace
     .command("list")
-    .description("list workspaces")
-    .action(() =>
+    .description("list workspaces with their owner and members")
+    .option("--person <person>", 'only those this person ("user:<subject>") owns or is a member of')
+    .action((opts: { person?: string }) =>
       run("kernel", async () => {
+        const person = opts.person === undefined ? "" : personArg(opts.person, "--person");
         const k = kernelClient();
-        const res = await call(k, k.listWorkspaces, {});
+        const res = await call(k, k.listWorkspaces, { person });
         emit(globals().json, res.workspaces, () =>
-          res.workspaces.map((w) => `${w.id}\t${w.name}`).join("\n"),
+          res.workspaces.map((w) => `${w.id}\t${w.name}\t${membershipText(w)}`).join("\n"),
         );
       }),
     );

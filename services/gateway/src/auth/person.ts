@@ -58,15 +58,3 @@ export function requireAdmin(person: Person): void {
     );
   }
 }
-
-/**
- * @throws Forbidden when the person may not remove bindings. There is no per-workspace ownership
- * yet: the admin role acts as every workspace's owner.
- */
-export function requireOwner(person: Person): void {
-  if (!canSetRules(person)) {
-    throw new Forbidden(
-      `${person.subject} has role(s) ${person.roles.join(", ")}: removing a binding needs the admin role (the workspace owner)`,
-    );
-  }
-}

@@ -1,7 +1,8 @@
 /**
  * Decision routes: approve (optionally with undecided dependencies), reject (reason required),
  * approve a batch (applied in submission order), set an auto-approval rule (admin), remove a
- * binding (admin, acting as the workspace owner; the kernel's RemoveBinding). The person's
+ * binding (the workspace's owner; the kernel's RemoveBinding). Membership of the workspace is
+ * checked before any of them (app.ts, auth/membership.ts). The person's
  * subject is recorded as `decidedBy` / `setBy`; the role is checked here, before the approval service
  * is called, so an auditor's request is refused by the API whatever the UI shows.
  */
@@ -16,7 +17,8 @@ import {
   type SetRuleResponse,
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
-import { requireAdmin, requireDecider, requireOwner } from "../auth/person.ts";
+import { requireOwnerOf } from "../auth/membership.ts";
+import { requireAdmin, requireDecider } from "../auth/person.ts";
 import type { Backends } from "../backends.ts";
 import { toAction } from "../mapping.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -113,7 +115,7 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
     "/api/workspaces/:ws/bindings/:binding/remove",
     async (req): Promise<RemoveBindingResult> =>
       counted("remove_binding", async () => {
-        requireOwner(req.person);
+        requireOwnerOf(req.membership, "removing a binding");
         const { ws, binding } = BindingParams.parse(req.params);
         const body = RemoveBindingBody.parse(req.body ?? {});
         const res = await backends.kernelCall(backends.kernel.removeBinding, {

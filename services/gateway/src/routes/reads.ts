@@ -1,4 +1,7 @@
-/** Read routes: me, workspaces, inbox, action detail, log (live or replayed), bindings. Every role may read. */
+/**
+ * Read routes: me, workspaces, inbox, action detail, log (live or replayed), bindings. Every role
+ * may read, only in the workspaces the person owns or was added to (auth/membership.ts).
+ */
 import type {
   ActionDetail,
   BindingsResponse,
@@ -8,7 +11,8 @@ import type {
   WorkspacesResponse,
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
-import { canDecide, canSetRules } from "../auth/person.ts";
+import { reachableWorkspaces, requireMember } from "../auth/membership.ts";
+import { canDecide, canSetRules, type Person } from "../auth/person.ts";
 import { type Backends, HttpError } from "../backends.ts";
 import { toLogResponse } from "../mapping.ts";
 import { actionDetail, inboxWorkspace } from "../views.ts";
@@ -30,9 +34,9 @@ export async function readLog(backends: Backends, ws: string, until?: number): P
   return toLogResponse(past, live.revision);
 }
 
-async function listWorkspaces(backends: Backends): Promise<WorkspacesResponse> {
-  const res = await backends.kernelCall(backends.kernel.listWorkspaces, {});
-  return { workspaces: res.workspaces.map((w) => ({ id: w.id, name: w.name })) };
+async function listWorkspaces(backends: Backends, person: Person): Promise<WorkspacesResponse> {
+  const reach = await reachableWorkspaces(backends, person);
+  return { workspaces: reach.map((w) => ({ id: w.id, name: w.name, owner: w.owner, members: w.members })) };
 }
 
 /** Registers the read routes. */
@@ -48,13 +52,19 @@ export function readRoutes(app: FastifyInstance, backends: Backends): void {
     };
   });
 
-  app.get("/api/workspaces", async (): Promise<WorkspacesResponse> => listWorkspaces(backends));
+  app.get(
+    "/api/workspaces",
+    async (req): Promise<WorkspacesResponse> => listWorkspaces(backends, req.person),
+  );
 
   app.get("/api/inbox", async (req): Promise<InboxResponse> => {
     const { workspace } = InboxQuery.parse(req.query);
-    const all = (await listWorkspaces(backends)).workspaces;
-    const chosen = workspace ? all.filter((w) => w.id === workspace) : all;
-    if (workspace && chosen.length === 0) chosen.push({ id: workspace, name: "" });
+    const chosen = workspace
+      ? [await requireMember(backends, req.person, workspace)].map((m) => ({
+          id: m.workspaceId,
+          name: m.name,
+        }))
+      : (await reachableWorkspaces(backends, req.person)).map((w) => ({ id: w.id, name: w.name }));
     const workspaces = await Promise.all(
       chosen.map(async (w) => {
         const [log, connectionRequests] = await Promise.all([

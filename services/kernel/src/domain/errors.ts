@@ -41,3 +41,19 @@ export class NoGatekeeperForResource extends KernelError {
 export class PermissionDenied extends KernelError {
   override name = "PermissionDenied";
 }
+
+/** AddMember: the person already reaches the workspace (its owner, or a member). */
+export class MemberAlreadyAdded extends KernelError {
+  override name = "MemberAlreadyAdded";
+  constructor(
+    readonly workspaceId: string,
+    readonly member: string,
+    isOwner: boolean,
+  ) {
+    super(
+      isOwner
+        ? `${member} owns workspace ${workspaceId}; an owner is not added as a member`
+        : `${member} is already a member of workspace ${workspaceId}; nothing to add`,
+    );
+  }
+}

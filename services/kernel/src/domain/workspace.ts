@@ -1,12 +1,14 @@
 /**
  * The kernel's view of a workspace: a pure fold over its stream (`workspace-<id>`). The kernel
- * only needs the workspace's identity and its bindings; the approval service owns the action log.
+ * needs the workspace's identity, its owner and members, and its bindings; the approval service
+ * owns the action log.
  */
 import type { StoredEvent } from "@gatehouse/event-store";
 import {
   type BindingActionKinds,
   BindingRemoved,
   type ConnectionRequest,
+  MemberAdded,
   ResourceIntroduced,
   WorkspaceCreated,
 } from "@gatehouse/proto";
@@ -33,6 +35,10 @@ export interface BindingState {
 export interface WorkspaceState {
   id: string;
   name: string;
+  /** "user:<subject>" of its owner; "" when nobody owns it (created before owners, or with none named). */
+  owner: string;
+  /** "user:<subject>" of each member, in the order they were added (never the owner). */
+  members: string[];
   bindings: Map<string, BindingState>;
   /** Connection requests by request id (connection-requests.ts). */
   connectionRequests: ReadonlyMap<number, ConnectionRequest>;
@@ -51,7 +57,12 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
   switch (event.type) {
     case "WorkspaceCreated": {
       const e = WorkspaceCreated.fromJSON(event.data);
-      return { ...next, id: e.workspaceId, name: e.name };
+      return { ...next, id: e.workspaceId, name: e.name, owner: e.owner };
+    }
+    case "MemberAdded": {
+      const e = MemberAdded.fromJSON(event.data);
+      if (e.member === state.owner || state.members.includes(e.member)) return next;
+      return { ...next, members: [...state.members, e.member] };
     }
     case "ResourceIntroduced": {
       const e = ResourceIntroduced.fromJSON(event.data);
@@ -84,11 +95,18 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
 
 /** Folds a whole stream. */
 export function foldWorkspace(events: StoredEvent[]): WorkspaceState {
-  return events.reduce(evolveWorkspace, {
+  return events.reduce(evolveWorkspace, emptyWorkspace());
+}
+
+/** The state before any event. */
+export function emptyWorkspace(): WorkspaceState {
+  return {
     id: "",
     name: "",
+    owner: "",
+    members: [],
     bindings: new Map(),
     connectionRequests: new Map(),
     revision: -1,
-  });
+  };
 }

@@ -14,7 +14,7 @@ export async function seedWorkspace(
     [
       {
         type: "WorkspaceCreated",
-        data: WorkspaceCreated.toJSON({ workspaceId, name: workspaceId }),
+        data: WorkspaceCreated.toJSON({ workspaceId, name: workspaceId, owner: "" }),
         metadata: { actor: "service:kernel" },
       },
       ...bindings.map((b) => ({
