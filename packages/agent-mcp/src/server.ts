@@ -37,9 +37,8 @@ const silent: AgentMcpLogger = { info() {}, warn() {}, error() {} };
 
 /**
  * Builds the session's MCP server with the tools `execute_code`, `wait_for_decisions` and
- * `request_connection`, and
- * starts watching the workspace's bindings (Kernel.WatchBindings): each change sends
- * `notifications/tools/list_changed`, and the next `tools/list` carries the new `.d.ts`.
+ * `request_connection`, and starts watching the workspace's bindings (Kernel.WatchBindings): each
+ * change sends `notifications/tools/list_changed`, and the next `tools/list` carries the new `.d.ts`.
  * @throws Error naming the option when workspaceId or chatId is empty.
  */
 export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {

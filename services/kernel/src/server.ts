@@ -105,6 +105,8 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
   // change after `afterRevision` is written until the client cancels.
   const watch: KernelServer["watchBindings"] = (call) => {
     const { workspaceId, afterRevision } = call.request;
+    // Listened for at once: a client that cancels while the workspace loads ends the watch too.
+    const cancelled = cancelledSignal(call);
     deps.workspaces.load(workspaceId).then(
       () => {
         deps.metrics?.bindingWatches.inc();
@@ -113,7 +115,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
           workspaceId,
           afterRevision,
           (change) => call.write(change),
-          cancelledSignal(call),
+          cancelled,
           (err) => call.emit("error", toServiceError(err)),
         ).finally(() => deps.metrics?.bindingWatches.dec());
       },
