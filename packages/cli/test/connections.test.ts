@@ -180,3 +180,34 @@ test("the CLI lists and declines requests; the log, replay and verify take the c
   assert.equal(log.revision, verified.eventsChecked - 1);
   assert.deepEqual(replayed, log);
 });
+
+test("connection requests follow workspace membership: a person who is not a member cannot list, accept or decline them (403, nothing appended) and their inbox lacks them", async () => {
+  const ws = await h.workspaceOf("user:dev-admin");
+  const r = await request(ws, "mcp://files");
+  const base = h.stack.addresses.gateway;
+  const before = await h.stack.store.streamRevision(`workspace-${ws}`);
+  const routes: Array<[string, string, unknown]> = [
+    ["GET", `/api/workspaces/${ws}/connection-requests`, undefined],
+    ["POST", `/api/workspaces/${ws}/connection-requests/${r.requestId}/accept`, {}],
+    ["POST", `/api/workspaces/${ws}/connection-requests/${r.requestId}/decline`, { reason: "not mine" }],
+  ];
+  for (const [method, path, body] of routes) {
+    const res = await api<ApiError>(base, tokenOf("dev-approver"), method, path, body);
+    assert.equal(res.status, 403, `${method} ${path}: ${JSON.stringify(res.body)}`);
+    assert.match(res.body.error.message, new RegExp(`dev-approver is not a member of workspace ${ws}`));
+  }
+  assert.equal(await h.stack.store.streamRevision(`workspace-${ws}`), before, "nothing was appended");
+  const inbox = await api<InboxResponse>(base, tokenOf("dev-approver"), "GET", "/api/inbox");
+  assert.equal(
+    inbox.body.workspaces.find((w) => w.id === ws),
+    undefined,
+    "the inbox lacks the workspace and its requests",
+  );
+  const owner = await api<{ requests: unknown[] }>(
+    base,
+    tokenOf("dev-admin"),
+    "GET",
+    `/api/workspaces/${ws}/connection-requests?state=pending`,
+  );
+  assert.equal(owner.body.requests.length, 1, "the owner sees it");
+});
