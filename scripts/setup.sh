@@ -4,6 +4,8 @@
 #     openssh (the git gatekeeper tests run a real sshd on loopback), nats-server (live notices),
 #     chromium (the approver web app's browser tests, driven by playwright-core)
 #   - the Temporal CLI (its dev server), built with `go install` when missing
+#   - the Python MCP SDK (PyPI mcp) in a venv under ${XDG_CACHE_HOME:-~/.cache}/gatehouse/python-mcp, outside
+#     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
 #     restored, not redone).
@@ -28,6 +30,8 @@ command -v runsc >/dev/null 2>&1 || missing+=(runsc)
 command -v make >/dev/null 2>&1 || missing+=(make)
 command -v g++ >/dev/null 2>&1 || missing+=(g++)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
+# venv + ensurepip (Debian splits them out): the Python MCP SDK's venv below.
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
 command -v git >/dev/null 2>&1 || missing+=(git)
 # sshd and ssh: the git gatekeeper's ssh remote tests run a real sshd on loopback.
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
@@ -64,6 +68,18 @@ if [ -z "${TEMPORAL_ADDRESS:-}" ] && ! command -v temporal >/dev/null 2>&1 && [ 
   echo "setup: building the Temporal CLI $TEMPORAL_CLI_VERSION with go install (a few minutes)"
   if [ "$(id -u)" -eq 0 ]; then export GOBIN=/usr/local/bin; fi
   go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
+fi
+
+# The Python MCP SDK, a client we did not write, for the MCP endpoint tests (packages/cli/test/mcp-clients.test.ts).
+# Made once; the marker file names the version, so a half-made or older venv is made again.
+PYTHON_MCP_VERSION=2.3.0
+python_mcp="${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse/python-mcp"
+if [ ! -f "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION" ]; then
+  echo "setup: installing the Python MCP SDK (mcp $PYTHON_MCP_VERSION) into $python_mcp"
+  rm -rf "$python_mcp"
+  python3 -m venv "$python_mcp"
+  "$python_mcp/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PYTHON_MCP_VERSION"
+  touch "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION"
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

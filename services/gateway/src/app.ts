@@ -1,7 +1,8 @@
 /**
  * The gateway's HTTP application (fastify): bearer authentication on every `/api` route, the read,
- * decision and event routes, error bodies (`ApiError`), `/healthz`, and the built web app (`web/dist`)
- * at `/` when one is given.
+ * decision and event routes, error bodies (`ApiError`), `/healthz`, the MCP endpoint for agents
+ * (`/mcp`, routes/mcp.ts, with its own authentication and error bodies), and the built web app
+ * (`web/dist`) at `/` when one is given.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -27,6 +28,7 @@ import type { SseHub } from "./live.ts";
 import type { GatewayMetrics } from "./metrics.ts";
 import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
+import { type McpRouteDeps, mcpRoutes } from "./routes/mcp.ts";
 import { WorkspaceParam } from "./routes/params.ts";
 import { readRoutes } from "./routes/reads.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
@@ -51,6 +53,8 @@ export interface AppDeps {
   clientConfig: ClientConfig;
   /** Directory of the built web app (index.html); absent or missing: `/` explains how to build it. */
   webDist?: string;
+  /** The MCP endpoint's sessions, protected-resource description and allowed origins. */
+  mcp: Pick<McpRouteDeps, "sessions" | "resource" | "allowedOrigins">;
 }
 
 function bearer(req: FastifyRequest): string {
@@ -139,6 +143,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const reach = (await reachableWorkspaces(deps.backends, req.person)).map((w) => w.id);
     reply.hijack();
     deps.hub.attach(reply.raw, personIdOf(req.person), new Set(reach));
+  });
+  await mcpRoutes(app, {
+    ...deps.mcp,
+    backends: deps.backends,
+    authenticator: deps.authenticator,
+    metrics: deps.metrics,
   });
 
   if (deps.webDist && existsSync(join(deps.webDist, "index.html"))) {

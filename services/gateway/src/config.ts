@@ -37,6 +37,32 @@ const EnvSchema = z
     GATEWAY_DEV_TOKENS_FILE: z.string().min(1).optional(),
     GATEWAY_WEB_DIST: z.string().min(1).optional(),
     METRICS_ADDR: hostPort("127.0.0.1:9780").optional(),
+    GATEWAY_PUBLIC_URL: z
+      .url("expected the gateway's public origin, e.g. https://gatehouse.example.com")
+      .refine((u) => /^https?:$/.test(new URL(u).protocol) && /^\/?$/.test(new URL(u).pathname), {
+        message:
+          "expected an http(s) origin with no path, e.g. https://gatehouse.example.com (the MCP endpoint is <origin>/mcp)",
+      })
+      .optional(),
+    GATEWAY_MCP_MAX_SESSIONS: z.coerce
+      .number()
+      .int("expected a whole number of sessions, e.g. 1000")
+      .min(1, "expected at least 1 session")
+      .max(100_000, "expected at most 100000 sessions")
+      .default(1000),
+    GATEWAY_MCP_IDLE_MINUTES: z.coerce
+      .number()
+      .int("expected whole minutes, e.g. 30")
+      .min(1, "expected at least 1 minute")
+      .max(1440, "expected at most 1440 minutes (a day)")
+      .default(30),
+    GATEWAY_MCP_ALLOWED_ORIGINS: z
+      .string()
+      .regex(
+        /^https?:\/\/[^\s,/]+(,https?:\/\/[^\s,/]+)*$/,
+        "expected comma-separated origins, e.g. https://agents.example.com,http://localhost:6274",
+      )
+      .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .refine((e) => !!e.OIDC_ISSUER === !!e.OIDC_AUDIENCE, {
@@ -59,6 +85,10 @@ export interface GatewayConfig {
   devTokens: DevToken[] | undefined;
   webDist: string | undefined;
   metrics: { host: string; port: number } | undefined;
+  /** GATEWAY_PUBLIC_URL: the public origin; the MCP endpoint is `<publicUrl>/mcp`. */
+  publicUrl: string | undefined;
+  /** The MCP endpoint's bounds and the browser origins allowed besides the gateway's own. */
+  mcp: { maxSessions: number; idleMs: number; allowedOrigins: string[] };
   logLevel: string;
 }
 
@@ -98,6 +128,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     devTokens,
     webDist: e.GATEWAY_WEB_DIST,
     metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
+    publicUrl: e.GATEWAY_PUBLIC_URL ? new URL(e.GATEWAY_PUBLIC_URL).origin : undefined,
+    mcp: {
+      maxSessions: e.GATEWAY_MCP_MAX_SESSIONS,
+      idleMs: e.GATEWAY_MCP_IDLE_MINUTES * 60_000,
+      allowedOrigins: e.GATEWAY_MCP_ALLOWED_ORIGINS?.split(",") ?? [],
+    },
     logLevel: e.LOG_LEVEL,
   };
 }

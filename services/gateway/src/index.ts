@@ -4,6 +4,7 @@
  * in `gatehouse dev`); people authenticated by OIDC bearer tokens and/or static dev tokens.
  * Contract: @gatehouse/gateway-contract. DESIGN.md "Services and how they talk".
  */
+import { createAgentMcpServer } from "@gatehouse/agent-mcp";
 import type { NoticeBus } from "@gatehouse/live-notices";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
@@ -14,6 +15,8 @@ import { OidcAuthenticator, type OidcOptions } from "./auth/oidc.ts";
 import type { Authenticator } from "./auth/person.ts";
 import { Backends } from "./backends.ts";
 import { SseHub } from "./live.ts";
+import { protectedResource } from "./mcp/protected-resource.ts";
+import { DEFAULT_MCP_LIMITS, McpSessions } from "./mcp/sessions.ts";
 import { createMetrics } from "./metrics.ts";
 
 export { AuthenticatorChain } from "./auth/chain.ts";
@@ -28,6 +31,9 @@ export {
 } from "./auth/membership.ts";
 export { OidcAuthenticator, type OidcOptions } from "./auth/oidc.ts";
 export type { Authenticator, Person } from "./auth/person.ts";
+export { type ProtectedResource, protectedResource } from "./mcp/protected-resource.ts";
+export { DEFAULT_MCP_LIMITS, type McpSessionLimits } from "./mcp/sessions.ts";
+export { MCP_MAX_BODY_BYTES } from "./routes/mcp.ts";
 
 /** Options of {@link startGateway}. */
 export interface GatewayOptions {
@@ -47,6 +53,13 @@ export interface GatewayOptions {
   host?: string;
   /** Default 0 (a free port). */
   port?: number;
+  /**
+   * The gateway's public origin, "https://host[:port]" (GATEWAY_PUBLIC_URL): the MCP endpoint's
+   * resource identifier is `<publicUrl>/mcp`. Default: the URL it listens on.
+   */
+  publicUrl?: string;
+  /** The MCP endpoint's bounds (default {@link DEFAULT_MCP_LIMITS}) and extra browser origins allowed to call it. */
+  mcp?: { maxSessions?: number; idleMs?: number; allowedOrigins?: string[] };
   logger?: Logger;
 }
 
@@ -55,6 +68,8 @@ export interface Gateway {
   port: number;
   /** "http://host:port". */
   url: string;
+  /** The MCP endpoint's public URL, `<publicUrl>/mcp` (agents add `?workspace=<id>`). */
+  mcpUrl: string;
   metrics: Registry;
   /** Ends event streams, stops listening, closes the gRPC clients. */
   close(): Promise<void>;
@@ -86,6 +101,23 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     logger,
   );
+  const sessions = new McpSessions(
+    {
+      maxSessions: options.mcp?.maxSessions ?? DEFAULT_MCP_LIMITS.maxSessions,
+      idleMs: options.mcp?.idleMs ?? DEFAULT_MCP_LIMITS.idleMs,
+    },
+    ({ workspaceId, chatId }) =>
+      createAgentMcpServer({ kernel: backends.kernel, workspaceId, chatId, logger }),
+    metrics,
+    logger,
+  );
+  // Known once listening (port 0 picks a free port); no request arrives before.
+  let listeningUrl = "";
+  const oidcForResource = options.oidc
+    ? { issuer: options.oidc.issuer, scope: options.oidc.scope ?? "openid profile email" }
+    : undefined;
+  let resource: ReturnType<typeof protectedResource> | undefined;
+  let origins: Set<string> | undefined;
   const app = await buildApp({
     backends,
     authenticator: new AuthenticatorChain(chain),
@@ -103,17 +135,31 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       devTokens: (options.devTokens?.length ?? 0) > 0,
     },
     ...(options.webDist ? { webDist: options.webDist } : {}),
+    mcp: {
+      sessions,
+      resource: () => {
+        resource ??= protectedResource(options.publicUrl ?? listeningUrl, oidcForResource);
+        return resource;
+      },
+      allowedOrigins: () => {
+        origins ??= allowedOrigins(listeningUrl, options.publicUrl, options.mcp?.allowedOrigins ?? []);
+        return origins;
+      },
+    },
   });
   const host = options.host ?? "127.0.0.1";
   try {
     await app.listen({ host, port: options.port ?? 0 });
   } catch (err) {
+    await sessions.closeAll();
     hub.close();
     backends.close();
     throw err;
   }
   const address = app.server.address();
   const port = typeof address === "object" && address ? address.port : 0;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  listeningUrl = url;
   logger.info({
     event: "listening",
     host,
@@ -123,12 +169,27 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   });
   return {
     port,
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    url,
+    mcpUrl: `${new URL(options.publicUrl ?? url).origin}/mcp`,
     metrics: metrics.registry,
     async close() {
       hub.close();
+      await sessions.closeAll();
       await app.close();
       backends.close();
     },
   };
+}
+
+/**
+ * Origins whose pages may call `/mcp`: the gateway's own (as listened on, with "localhost" for a
+ * loopback address, and its public origin), plus `extra`.
+ */
+function allowedOrigins(listeningUrl: string, publicUrl: string | undefined, extra: string[]): Set<string> {
+  const own = new URL(listeningUrl);
+  const set = new Set([own.origin, ...extra.map((o) => new URL(o).origin)]);
+  if (publicUrl) set.add(new URL(publicUrl).origin);
+  if (own.hostname === "127.0.0.1" || own.hostname === "[::1]")
+    set.add(`${own.protocol}//localhost:${own.port}`);
+  return set;
 }

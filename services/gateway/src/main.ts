@@ -1,7 +1,8 @@
 /**
  * Process entry of the gateway: configuration from the environment (config.ts) — GATEWAY_ADDR,
  * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL, OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
- * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR — live notices from NATS,
+ * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR, GATEWAY_PUBLIC_URL,
+ * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS — live notices from NATS,
  * optional /healthz + /metrics on METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
  */
 import { connectNatsNoticeBus } from "@gatehouse/live-notices";
@@ -31,6 +32,10 @@ logger.info(
     devTokens: config.devTokens?.length ?? 0,
     webDist: config.webDist ?? "none",
     metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
+    publicUrl: config.publicUrl ?? "the listening address",
+    mcpMaxSessions: config.mcp.maxSessions,
+    mcpIdleMinutes: config.mcp.idleMs / 60_000,
+    mcpAllowedOrigins: config.mcp.allowedOrigins,
   },
   "gateway configuration",
 );
@@ -58,6 +63,8 @@ try {
     ...(config.webDist ? { webDist: config.webDist } : {}),
     host: config.host,
     port: config.port,
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+    mcp: config.mcp,
     logger,
   });
 } catch (err) {

@@ -14,6 +14,14 @@ export interface GatewayMetrics {
   notices: Counter;
   /** Resyncs sent because notices may have been missed. */
   resyncs: Counter;
+  /** Open MCP sessions at `/mcp`. */
+  mcpSessions: Gauge;
+  /** MCP session lifecycle by event: opened, closed (by the client), expired (idle), refused_limit, refused_auth, refused_origin. */
+  mcpSessionEvents: Counter<"event">;
+  /** MCP tool calls by tool (its name; "other" past 32 distinct names) and outcome: ok, tool_error, protocol_error, abandoned (session closed first). */
+  mcpToolCalls: Counter<"tool" | "outcome">;
+  /** MCP tool call duration by tool, seconds (request in → response out at the gateway). */
+  mcpToolCallSeconds: Histogram<"tool">;
 }
 
 /** Creates the metrics in a fresh registry. */
@@ -47,6 +55,30 @@ export function createMetrics(): GatewayMetrics {
     resyncs: new Counter({
       name: "gatehouse_gateway_resyncs_total",
       help: "Resyncs sent to clients because notices may have been missed",
+      registers: [registry],
+    }),
+    mcpSessions: new Gauge({
+      name: "gatehouse_gateway_mcp_sessions",
+      help: "Open MCP sessions at /mcp",
+      registers: [registry],
+    }),
+    mcpSessionEvents: new Counter({
+      name: "gatehouse_gateway_mcp_session_events_total",
+      help: "MCP session lifecycle events (opened, closed, expired, refused_limit, refused_auth, refused_origin)",
+      labelNames: ["event"],
+      registers: [registry],
+    }),
+    mcpToolCalls: new Counter({
+      name: "gatehouse_gateway_mcp_tool_calls_total",
+      help: "MCP tool calls by tool and outcome (ok, tool_error, protocol_error, abandoned)",
+      labelNames: ["tool", "outcome"],
+      registers: [registry],
+    }),
+    mcpToolCallSeconds: new Histogram({
+      name: "gatehouse_gateway_mcp_tool_call_seconds",
+      help: "MCP tool call duration at the gateway in seconds",
+      labelNames: ["tool"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),
   };

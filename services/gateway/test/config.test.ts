@@ -48,3 +48,39 @@ test("a dev tokens file with a short token or no role is refused, naming the fie
     /tokens\.0\.token: a dev token must be at least 16 characters[\s\S]*tokens\.0\.roles: give at least one role/,
   );
 });
+
+test("the MCP endpoint's knobs are validated, naming the variable and the fix", () => {
+  const env = { ...base, OIDC_ISSUER: "https://id.example.com", OIDC_AUDIENCE: "gh" };
+  const defaults = loadConfig(env);
+  assert.deepEqual(defaults.mcp, { maxSessions: 1000, idleMs: 30 * 60_000, allowedOrigins: [] });
+  assert.equal(defaults.publicUrl, undefined);
+  const set = loadConfig({
+    ...env,
+    GATEWAY_PUBLIC_URL: "https://gatehouse.example.com/",
+    GATEWAY_MCP_MAX_SESSIONS: "20",
+    GATEWAY_MCP_IDLE_MINUTES: "5",
+    GATEWAY_MCP_ALLOWED_ORIGINS: "https://agents.example.com,http://localhost:6274",
+  });
+  assert.equal(set.publicUrl, "https://gatehouse.example.com");
+  assert.deepEqual(set.mcp, {
+    maxSessions: 20,
+    idleMs: 5 * 60_000,
+    allowedOrigins: ["https://agents.example.com", "http://localhost:6274"],
+  });
+  assert.throws(
+    () => loadConfig({ ...env, GATEWAY_PUBLIC_URL: "https://gatehouse.example.com/gh" }),
+    /GATEWAY_PUBLIC_URL: expected an http\(s\) origin with no path/,
+  );
+  assert.throws(
+    () => loadConfig({ ...env, GATEWAY_MCP_MAX_SESSIONS: "0" }),
+    /GATEWAY_MCP_MAX_SESSIONS: expected at least 1 session/,
+  );
+  assert.throws(
+    () => loadConfig({ ...env, GATEWAY_MCP_IDLE_MINUTES: "1.5" }),
+    /GATEWAY_MCP_IDLE_MINUTES: expected whole minutes/,
+  );
+  assert.throws(
+    () => loadConfig({ ...env, GATEWAY_MCP_ALLOWED_ORIGINS: "agents.example.com" }),
+    /GATEWAY_MCP_ALLOWED_ORIGINS: expected comma-separated origins/,
+  );
+});

@@ -106,6 +106,7 @@ export function registerDevCommand(program: Command): void {
               `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
               `data: ${dir}\n` +
               `live notices: ${opts.nats ?? "in-process bus"}\n` +
+              `MCP endpoint for agents: ${stack.addresses.gateway}/mcp?workspace=<ws>  (header Authorization: Bearer <dev token>)\n` +
               `approver web app: ${stack.addresses.gateway}/  (dev tokens in ${dir}/dev-tokens.yaml)\n` +
               stack.devTokens
                 .map(
