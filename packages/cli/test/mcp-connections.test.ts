@@ -2,7 +2,8 @@
  * `request_connection` driven by the MCP SDK's own Client over stdio (`gatehouse mcp`), against the
  * real services and the real filesystem MCP server: the agent asks, a person accepts through the
  * gateway with a narrower fragment, the tool returns the binding (and list_changed arrives), and the
- * next execute_code uses it; a request still pending is waited on again by id, then declined.
+ * next execute_code uses it; a request still pending is waited on again by id, then declined; and
+ * the same over the gateway's Streamable HTTP `/mcp`.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -14,6 +15,7 @@ import { waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import { api } from "./gateway-client.ts";
 import { type Harness, startHarness, unary } from "./harness.ts";
+import { connectMcpHttp, structuredOf, textOf } from "./mcp-http-client.ts";
 import { connectStdio, type StdioSession } from "./mcp-stdio-client.ts";
 
 let h: Harness;
@@ -161,4 +163,41 @@ test("request_connection still pending returns the request id; called again with
   assert.equal(unknown.isError, true);
   assert.match(text(unknown), /has no connection request 999999/);
   assert.deepEqual(await pendingOf(ws), [], "refused requests record nothing");
+});
+
+test("request_connection over the gateway's Streamable HTTP /mcp: the request carries the session's chat id, and the tool reports a person's decision", async () => {
+  const ws = await h.workspace();
+  const mcp = await connectMcpHttp(h.stack.addresses.gateway, ws, tokenOf("dev-approver"));
+  try {
+    const first = await mcp.client.callTool(
+      {
+        name: "request_connection",
+        arguments: { url: "mcp://files", reason: "to read", timeout_seconds: 1 },
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
+    const { requestId, state } = structuredOf<{ requestId: number; state: string }>(first);
+    assert.equal(state, "pending", textOf(first));
+    const [request] = await pendingOf(ws);
+    assert.deepEqual(request?.caller, { kind: "agent", id: mcp.sessionId });
+    const again = mcp.client.callTool(
+      { name: "request_connection", arguments: { request_id: requestId, timeout_seconds: 120 } },
+      undefined,
+      { timeout: 180_000 },
+    );
+    const declined = await api(
+      h.stack.addresses.gateway,
+      tokenOf("dev-admin"),
+      "POST",
+      `/api/workspaces/${ws}/connection-requests/${requestId}/decline`,
+      { reason: "use the copy in the wiki" },
+    );
+    assert.equal(declined.status, 200);
+    const r = await again;
+    assert.deepEqual(structuredOf<{ state: string; declineReason: string }>(r).state, "declined");
+    assert.match(textOf(r), /declined connection request .*: use the copy in the wiki/);
+  } finally {
+    await mcp.close();
+  }
 });
