@@ -86,7 +86,13 @@ async function main() {
   const rows: Row[] = [];
   const sessions: McpHttp[] = [];
   try {
-    const ws = (await unary(kernel, kernel.createWorkspace, { name: "bench-mcp" })).id;
+    const ws = (
+      await unary(kernel, kernel.createWorkspace, {
+        name: "bench-mcp",
+        owner: "user:dev-approver",
+        members: [],
+      })
+    ).id;
     const direct = async () => {
       const r = await unary(kernel, kernel.executeCode, {
         workspaceId: ws,

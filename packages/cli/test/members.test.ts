@@ -203,6 +203,94 @@ test("only the owner adds members: a member of any role gets 403 naming the owne
   });
 });
 
+test("the owner removes a member: their open event stream drops the workspace with a resync, then every request of theirs is refused; only the owner removes, and not themselves", async () => {
+  const { ws } = await adminsWorkspace();
+  const own = await h.workspaceOf("user:dev-approver");
+  await api(base, tokenOf("dev-admin"), "POST", `/api/workspaces/${ws}/members`, {
+    member: "user:dev-approver",
+  });
+  await api(base, tokenOf("dev-admin"), "POST", `/api/workspaces/${ws}/members`, {
+    member: "user:dev-auditor",
+  });
+  const stream = await openEvents(base, tokenOf("dev-approver"));
+  try {
+    const noticeOf = (id: string) => (e: { event: string; data: unknown }) =>
+      e.event === "notice" && (e.data as { workspaceId: string }).workspaceId === id;
+    await stream.waitFor((e) => e.event === "resync");
+    returned(await h.exec(ws, oneWrite));
+    await stream.waitFor(noticeOf(ws));
+
+    const byMember = await api<ApiError>(
+      base,
+      tokenOf("dev-auditor"),
+      "POST",
+      `/api/workspaces/${ws}/members/remove`,
+      {
+        member: "user:dev-approver",
+      },
+    );
+    assert.equal(byMember.status, 403);
+    assert.match(byMember.body.error.message, /removing members needs the owner \(user:dev-admin\)/);
+    const owner = await api<ApiError>(
+      base,
+      tokenOf("dev-admin"),
+      "POST",
+      `/api/workspaces/${ws}/members/remove`,
+      {
+        member: "user:dev-admin",
+      },
+    );
+    assert.equal(owner.status, 409);
+    assert.match(owner.body.error.message, /user:dev-admin owns workspace .* and cannot be removed/);
+
+    const removed = await api<MembersResponse>(
+      base,
+      tokenOf("dev-admin"),
+      "POST",
+      `/api/workspaces/${ws}/members/remove`,
+      {
+        member: "user:dev-approver",
+      },
+    );
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    assert.deepEqual(removed.body.members, ["user:dev-auditor"]);
+    await stream.waitFor(
+      (e) =>
+        e.event === "resync" &&
+        (e.data as { reason: string }).reason === `you no longer reach workspace ${ws}: read everything once`,
+    );
+    const gone = await api<ApiError>(base, tokenOf("dev-approver"), "GET", `/api/workspaces/${ws}/log`);
+    assert.equal(gone.status, 403);
+    const notAMember = await api<ApiError>(
+      base,
+      tokenOf("dev-admin"),
+      "POST",
+      `/api/workspaces/${ws}/members/remove`,
+      {
+        member: "user:dev-approver",
+      },
+    );
+    assert.equal(notAMember.status, 404);
+    assert.match(notAMember.body.error.message, /user:dev-approver is not a member of workspace/);
+
+    // Notices stay in order: once the approver's own workspace's notice is here, one of the removed
+    // workspace's would have been too.
+    const before = stream.events.filter(noticeOf(ws)).length;
+    returned(await h.exec(ws, oneWrite));
+    await api(base, tokenOf("dev-approver"), "POST", `/api/workspaces/${own}/members`, {
+      member: "user:dev-auditor",
+    });
+    await stream.waitFor(noticeOf(own));
+    assert.equal(
+      stream.events.filter(noticeOf(ws)).length,
+      before,
+      "no notice of the workspace after removal",
+    );
+  } finally {
+    stream.close();
+  }
+});
+
 test("POST /api/workspaces: the signed-in person owns the new workspace, whatever their role; removing a binding is the owner's, not an admin member's", async () => {
   const created = await api<WorkspaceSummary>(base, tokenOf("dev-approver"), "POST", "/api/workspaces", {
     name: "approver's",
@@ -242,6 +330,8 @@ test("in the web app, a non-member's inbox lacks the workspace and its action pa
       `^You are not a member of this workspace\\. dev-approver is not a member of workspace ${ws}: .*ask its owner, user:dev-admin, to add you`,
     ),
   );
+  await detail.waitForSelector('[data-testid="no-access"]');
+  assert.equal(await detail.locator("text=Loading action").count(), 0, "not left saying it is loading");
   await detail.screenshot({ path: join(SCREENSHOTS, "not-a-member.png") });
   await detail.context().close();
 
@@ -281,7 +371,7 @@ async function gatehouse(...args: string[]): Promise<{ code: number; stdout: str
   }
 }
 
-test("gatehouse workspace create says who owns a workspace made without --owner and that no dev sign-in person reaches it; members add lets one in", async () => {
+test("gatehouse workspace create says who owns a workspace made without --owner and that no dev sign-in person reaches it; members add lets one in, members remove takes them out", async () => {
   writeDevFile(h.dir, h.stack.addresses);
   const made = await gatehouse("workspace", "create", "--name", "carols");
   assert.equal(made.code, 0, made.stderr);
@@ -338,4 +428,9 @@ test("gatehouse workspace create says who owns a workspace made without --owner 
   const twice = await gatehouse("members", "add", ws, "user:dev-approver");
   assert.equal(twice.code, 1);
   assert.match(twice.stderr, /user:dev-approver is already a member of workspace/);
+  const removed = await gatehouse("members", "remove", ws, "user:dev-approver");
+  assert.equal(removed.code, 0, removed.stderr);
+  assert.equal(removed.stdout.trim(), `removed user:dev-approver from ${ws}: owner user:carol; members none`);
+  const shut = await api(base, tokenOf("dev-approver"), "GET", `/api/workspaces/${ws}/log`);
+  assert.equal(shut.status, 403, "the removed member is refused again");
 });

@@ -71,7 +71,7 @@ test("the gateway lets only the workspace's owner remove a binding: the approver
   assert.match(again.body.error.message, /binding MEMORY is not a binding of workspace/);
 });
 
-test("on the Rules page an admin removes a binding after a confirmation that counts its waiting writes; an approver has no such control", async () => {
+test("on the Rules page the owner (dev-admin) removes a binding after a confirmation that counts its waiting writes; an approver has no such control", async () => {
   const ws = await h.workspace("mcp://memory");
   const [a, b] = returned<[number, number]>(await h.exec(ws, twoWrites));
 
@@ -85,7 +85,7 @@ test("on the Rules page an admin removes a binding after a confirmation that cou
   assert.equal(
     await approver.locator('[data-testid="remove-binding"]').count(),
     0,
-    "approvers cannot remove bindings",
+    "a member who is not the owner cannot remove bindings",
   );
   await approver.context().close();
 

@@ -193,8 +193,8 @@ export const CreateWorkspaceBody = z
 export type CreateWorkspaceBody = z.input<typeof CreateWorkspaceBody>;
 
 /**
- * GET /api/workspaces/:ws/members (any member) — who reaches the workspace. POST (the owner only)
- * answers the same shape after adding.
+ * GET /api/workspaces/:ws/members (any member) — who reaches the workspace. POST and POST
+ * .../members/remove (the owner only) answer the same shape after adding or removing.
  */
 export interface MembersResponse {
   workspaceId: string;
@@ -211,6 +211,16 @@ export const AddMemberBody = z
   .object({ member: PersonId }, { error: 'send a JSON object, e.g. {"member": "user:dev-auditor"}' })
   .strict();
 export type AddMemberBody = z.input<typeof AddMemberBody>;
+
+/**
+ * POST /api/workspaces/:ws/members/remove (the owner only) — takes a member's access back: their
+ * open event streams drop the workspace and every later request of theirs is refused; what they
+ * did stays in the log. 404 when they are not a member, 409 for the owner (nothing is recorded).
+ */
+export const RemoveMemberBody = z
+  .object({ member: PersonId }, { error: 'send a JSON object, e.g. {"member": "user:dev-auditor"}' })
+  .strict();
+export type RemoveMemberBody = z.input<typeof RemoveMemberBody>;
 
 /** One workspace in the inbox. */
 export interface InboxWorkspace {

@@ -3,8 +3,9 @@
  * `event: notice` to the clients whose person reaches its workspace (owns it or was added to it),
  * never to anyone else; a bus resync, and every new connection, sends `event: resync` so the client
  * re-reads the projection (a missed notice is healed, never trusted). A membership change while
- * connected (a MemberAdded or WorkspaceCreated notice of a workspace a client does not reach yet)
- * is looked up once, and the clients it now reaches get that workspace and a resync.
+ * connected (a WorkspaceCreated, MemberAdded or MemberRemoved notice) is looked up once: the clients
+ * whose person now reaches that workspace, or no longer does, get it added or dropped and a resync.
+ * Membership lookups run one at a time, in notice order, so a later one never undoes a newer answer.
  */
 import type { ServerResponse } from "node:http";
 import type { NoticeBus } from "@gatehouse/live-notices";
@@ -13,8 +14,8 @@ import type { GatewayMetrics } from "./metrics.ts";
 
 /** Heartbeat comment interval, ms: keeps proxies from closing an idle stream. */
 const HEARTBEAT_MS = 15_000;
-/** Event types that can let a person reach a workspace they did not reach before. */
-const JOINING = new Set(["WorkspaceCreated", "MemberAdded"]);
+/** Event types that change who reaches a workspace. */
+const MEMBERSHIP = new Set(["WorkspaceCreated", "MemberAdded", "MemberRemoved"]);
 
 interface Client {
   res: ServerResponse;
@@ -37,6 +38,8 @@ export class SseHub {
   private readonly clients = new Set<Client>();
   private readonly unsubscribe: () => void;
   private readonly heartbeat: NodeJS.Timeout;
+  /** The membership work in flight; each step starts when the previous one ended. */
+  private membershipWork: Promise<void> = Promise.resolve();
 
   constructor(
     bus: NoticeBus,
@@ -48,13 +51,14 @@ export class SseHub {
       notice: (n) => {
         metrics.notices.inc();
         for (const c of this.clients) if (c.workspaces.has(n.workspaceId)) send(c.res, "notice", n);
-        if (JOINING.has(n.type)) void this.joined(n.workspaceId);
+        if (MEMBERSHIP.has(n.type)) this.serially(() => this.reconcile(n.workspaceId));
       },
       resync: (reason) => {
         metrics.resyncs.inc();
         for (const c of this.clients) send(c.res, "resync", { reason });
         // Notices may have been missed, membership changes among them: read everyone's reach again.
-        void this.refresh(new Set([...this.clients].map((c) => c.person)));
+        const people = new Set([...this.clients].map((c) => c.person));
+        this.serially(() => this.refresh(people));
       },
     });
     this.heartbeat = setInterval(() => {
@@ -82,7 +86,7 @@ export class SseHub {
     send(res, "resync", { reason: "connected: read everything once" });
     // A membership change between the caller's read of `workspaces` and now sent its notice before
     // this client was listening: read the reach once more now that it is.
-    void this.refresh(new Set([person]));
+    this.serially(() => this.refresh(new Set([person])));
     res.on("close", () => {
       this.clients.delete(client);
       this.metrics.sseClients.set(this.clients.size);
@@ -103,40 +107,42 @@ export class SseHub {
     this.metrics.sseClients.set(0);
   }
 
-  /** After a membership event of `workspaceId`: the clients that now reach it get it and a resync. */
-  private async joined(workspaceId: string): Promise<void> {
-    if (![...this.clients].some((c) => !c.workspaces.has(workspaceId))) return;
-    let ws: { owner: string; members: string[] };
-    try {
-      ws = await this.membership.membersOf(workspaceId);
-    } catch (err) {
-      this.logger?.warn({ event: "sse.membership_lookup_failed", workspaceId, err: String(err) });
-      return;
-    }
+  /** Runs `step` after every membership step queued before it (errors are logged, never thrown). */
+  private serially(step: () => Promise<void>): void {
+    this.membershipWork = this.membershipWork.then(step).catch((err) => {
+      this.logger?.warn({ event: "sse.membership_lookup_failed", err: String(err) });
+    });
+  }
+
+  /** After a membership event of `workspaceId`: clients that gained or lost it are told to resync. */
+  private async reconcile(workspaceId: string): Promise<void> {
+    if (this.clients.size === 0) return;
+    const ws = await this.membership.membersOf(workspaceId);
     for (const c of this.clients) {
-      if (c.workspaces.has(workspaceId)) continue;
-      if (ws.owner !== c.person && !ws.members.includes(c.person)) continue;
-      c.workspaces.add(workspaceId);
-      send(c.res, "resync", { reason: `you now reach workspace ${workspaceId}: read everything once` });
+      const reaches = ws.owner === c.person || ws.members.includes(c.person);
+      if (reaches === c.workspaces.has(workspaceId)) continue;
+      if (reaches) {
+        c.workspaces.add(workspaceId);
+        send(c.res, "resync", { reason: `you now reach workspace ${workspaceId}: read everything once` });
+      } else {
+        c.workspaces.delete(workspaceId);
+        send(c.res, "resync", {
+          reason: `you no longer reach workspace ${workspaceId}: read everything once`,
+        });
+      }
     }
   }
 
-  /** Reads each of `people`'s reach again; a client that gained a workspace gets a resync. */
+  /** Reads each of `people`'s reach again; a client whose reach changed gets a resync. */
   private async refresh(people: Set<string>): Promise<void> {
     for (const person of people) {
-      let reach: string[];
-      try {
-        reach = await this.membership.workspacesOf(person);
-      } catch (err) {
-        this.logger?.warn({ event: "sse.membership_refresh_failed", err: String(err) });
-        return;
-      }
+      const reach = new Set(await this.membership.workspacesOf(person));
       for (const c of this.clients) {
         if (c.person !== person) continue;
-        const gained = reach.filter((id) => !c.workspaces.has(id));
-        for (const id of gained) c.workspaces.add(id);
-        if (gained.length > 0)
-          send(c.res, "resync", { reason: "you now reach another workspace: read everything once" });
+        const changed = reach.size !== c.workspaces.size || [...reach].some((id) => !c.workspaces.has(id));
+        c.workspaces = new Set(reach);
+        if (changed)
+          send(c.res, "resync", { reason: "the workspaces you reach changed: read everything once" });
       }
     }
   }

@@ -9,6 +9,8 @@ import {
   InvalidArgument,
   MemberAlreadyAdded,
   NoGatekeeperForResource,
+  NotAMember,
+  OwnerNotRemovable,
   PermissionDenied,
   WorkspaceNotFound,
 } from "./domain/errors.ts";
@@ -28,13 +30,16 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
     e instanceof WorkspaceNotFound ||
     e instanceof TurnNotFound ||
     e instanceof BindingNotFound ||
-    e instanceof ConnectionRequestNotFound
+    e instanceof ConnectionRequestNotFound ||
+    e instanceof NotAMember
       ? status.NOT_FOUND
       : e instanceof BindingAlreadyExists || e instanceof MemberAlreadyAdded
         ? status.ALREADY_EXISTS
         : e instanceof InvalidArgument
           ? status.INVALID_ARGUMENT
-          : e instanceof NoGatekeeperForResource || e instanceof ConnectionRequestConflict
+          : e instanceof NoGatekeeperForResource ||
+              e instanceof ConnectionRequestConflict ||
+              e instanceof OwnerNotRemovable
             ? status.FAILED_PRECONDITION
             : e instanceof PermissionDenied
               ? status.PERMISSION_DENIED

@@ -26,7 +26,7 @@ export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
-export { addMember, checkPerson, MEMBER_ID, reaches, workspaceOf } from "./members.ts";
+export { addMember, checkPerson, MEMBER_ID, reaches, removeMember, workspaceOf } from "./members.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { type RevocationDeps, removeBinding } from "./revocation.ts";
 export { type NewWorkspace, type WorkspaceSummary, Workspaces } from "./workspaces.ts";

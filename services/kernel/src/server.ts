@@ -5,7 +5,7 @@ import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { watchBindings } from "./bindings-watch.ts";
 import { toServiceError } from "./errors.ts";
-import { addMember, checkPerson, workspaceOf } from "./members.ts";
+import { addMember, checkPerson, removeMember, workspaceOf } from "./members.ts";
 import { addObserver } from "./observers.ts";
 import { removeBinding } from "./revocation.ts";
 import { loadTurn, waitForTurn } from "./turns.ts";
@@ -45,6 +45,8 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     reply(cb, async () => workspaceOf(await deps.workspaces.load(call.request.workspaceId)));
   const addMemberHandler: KernelServer["addMember"] = (call, cb) =>
     reply(cb, () => addMember(deps.workspaces, call.request));
+  const removeMemberHandler: KernelServer["removeMember"] = (call, cb) =>
+    reply(cb, () => removeMember(deps.workspaces, call.request));
   const introduceResource: KernelServer["introduceResource"] = (call, cb) =>
     reply(cb, async () => {
       const { workspaceId, url, name } = call.request;
@@ -134,5 +136,6 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     addObserver: addObserverHandler,
     getWorkspace,
     addMember: addMemberHandler,
+    removeMember: removeMemberHandler,
   };
 }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
-import { KernelClient, MemberAdded, WorkspaceCreated } from "@gatehouse/proto";
+import { KernelClient, MemberAdded, MemberRemoved, WorkspaceCreated } from "@gatehouse/proto";
 import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
 import pino from "pino";
@@ -165,4 +165,41 @@ test("a member added through one kernel is seen by another kernel sharing the st
   } finally {
     await other.close();
   }
+});
+
+test("RemoveMember appends MemberRemoved and the person reaches it no more; the owner and a non-member are refused, appending nothing; they can be added again", async () => {
+  const ws = await unary(client.createWorkspace, { name: "r", owner: "user:lee", members: ["user:max"] });
+  const removed = await unary(client.removeMember, {
+    workspaceId: ws.id,
+    member: "user:max",
+    removedBy: "user:lee",
+  });
+  assert.deepEqual(removed.members, []);
+  const last = (await store.readStream(`workspace-${ws.id}`)).at(-1);
+  assert.equal(last?.type, "MemberRemoved");
+  assert.deepEqual(MemberRemoved.fromJSON(last?.data), { member: "user:max", removedBy: "user:lee" });
+  assert.deepEqual((await unary(client.listWorkspaces, { person: "user:max" })).workspaces, []);
+  const revision = await store.streamRevision(`workspace-${ws.id}`);
+  await refused(
+    unary(client.removeMember, { workspaceId: ws.id, member: "user:max", removedBy: "user:lee" }),
+    status.NOT_FOUND,
+    /user:max is not a member of workspace .* \(perhaps removed already\)/,
+  );
+  await refused(
+    unary(client.removeMember, { workspaceId: ws.id, member: "user:lee", removedBy: "user:lee" }),
+    status.FAILED_PRECONDITION,
+    /user:lee owns workspace .* and cannot be removed from it/,
+  );
+  await refused(
+    unary(client.removeMember, { workspaceId: ws.id, member: "max", removedBy: "user:lee" }),
+    status.INVALID_ARGUMENT,
+    /member must be a person/,
+  );
+  assert.equal(await store.streamRevision(`workspace-${ws.id}`), revision, "nothing was appended");
+  const again = await unary(client.addMember, {
+    workspaceId: ws.id,
+    member: "user:max",
+    addedBy: "user:lee",
+  });
+  assert.deepEqual(again.members, ["user:max"]);
 });

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { DepsGraph } from "../components/DepsGraph.tsx";
+import { isForbidden, NoAccess } from "../components/NoAccess.tsx";
 import { RejectForm } from "../components/RejectForm.tsx";
 import { StatusBadge } from "../components/StatusBadge.tsx";
 import { Visible } from "../components/Visible.tsx";
@@ -22,6 +23,7 @@ export function ActionDetailPage() {
   const { me, api, reportError, decided, observed } = useSession();
   const workspaceName = useWorkspaceName(workspaceId);
   const [detail, setDetail] = useState<ActionDetail | null>(null);
+  const [denied, setDenied] = useState(false);
   const [rejecting, setRejecting] = useState(false);
   const [busy, setBusy] = useState(false);
   const latest = useRef({ observed, reportError });
@@ -33,8 +35,10 @@ export function ActionDetailPage() {
         try {
           const next = await api.action(workspaceId, actionId);
           setDetail(next);
+          setDenied(false);
           latest.current.observed([next.action, ...next.dependencies, ...next.dependents]);
         } catch (e) {
+          setDenied(isForbidden(e));
           latest.current.reportError(e);
         }
       }),
@@ -56,7 +60,12 @@ export function ActionDetailPage() {
   });
 
   if (!Number.isInteger(actionId) || actionId <= 0) return <p>Not an action id: {params.id}</p>;
-  if (!detail) return <p className="muted">Loading action #{actionId}…</p>;
+  if (!detail)
+    return denied ? (
+      <NoAccess workspaceId={workspaceId} />
+    ) : (
+      <p className="muted">Loading action #{actionId}…</p>
+    );
 
   const { action, undecidedDependencies } = detail;
   const pending = action.status === "pending";

@@ -5,6 +5,7 @@ import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { LogEntryRow } from "../components/LogEntryRow.tsx";
+import { isForbidden, NoAccess } from "../components/NoAccess.tsx";
 import { workspacePath } from "../format.ts";
 import { entryBinding, entryMatches, type LogFilters } from "../logEntries.ts";
 import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
@@ -20,6 +21,7 @@ export function LogPage() {
   const { api, reportError } = useSession();
   const workspaceName = useWorkspaceName(workspaceId);
   const [data, setData] = useState<LogResponse | null>(null);
+  const [denied, setDenied] = useState(false);
   const [until, setUntil] = useState<number | null>(null);
   const [slider, setSlider] = useState<number | null>(null);
   const [filters, setFilters] = useState<LogFilters>({ kind: "", binding: "", text: "" });
@@ -35,9 +37,15 @@ export function LogPage() {
       const mine = ++sequence.current;
       try {
         const next = await api.log(workspaceId, at ?? undefined);
-        if (mine === sequence.current) setData(next);
+        if (mine === sequence.current) {
+          setData(next);
+          setDenied(false);
+        }
       } catch (e) {
-        if (mine === sequence.current) report.current(e);
+        if (mine === sequence.current) {
+          setDenied(isForbidden(e));
+          report.current(e);
+        }
       }
     },
     [api, workspaceId],
@@ -57,7 +65,12 @@ export function LogPage() {
   const bindings = useMemo(() => [...new Set(data?.entries.map(entryBinding) ?? [])].sort(), [data]);
   const entries = useMemo(() => data?.entries.filter((e) => entryMatches(e, filters)) ?? [], [data, filters]);
 
-  if (!data) return <p className="muted">Loading the log of {workspaceId}…</p>;
+  if (!data)
+    return denied ? (
+      <NoAccess workspaceId={workspaceId} />
+    ) : (
+      <p className="muted">Loading the log of {workspaceId}…</p>
+    );
 
   const head = data.headRevision;
   const value = Math.min(slider ?? until ?? head, head);

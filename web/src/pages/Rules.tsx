@@ -3,6 +3,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
 import { LatchBanner } from "../components/LatchBanner.tsx";
+import { isForbidden, NoAccess } from "../components/NoAccess.tsx";
 import { RemoveBinding } from "../components/RemoveBinding.tsx";
 import { Visible } from "../components/Visible.tsx";
 import { workspacePath } from "../format.ts";
@@ -23,6 +24,7 @@ export function RulesPage() {
   const [bindings, setBindings] = useState<BindingsResponse["bindings"] | null>(null);
   const [log, setLog] = useState<LogResponse | null>(null);
   const [owner, setOwner] = useState("");
+  const [denied, setDenied] = useState(false);
   const [busy, setBusy] = useState<string | null>(null);
   const [note, setNote] = useState("");
   /** The state a toggle asked for, shown until the gateway answered. */
@@ -42,7 +44,9 @@ export function RulesPage() {
           setBindings(b.bindings);
           setLog(l);
           setOwner(m.owner);
+          setDenied(false);
         } catch (e) {
+          setDenied(isForbidden(e));
           report.current(e);
         }
       }),
@@ -59,7 +63,12 @@ export function RulesPage() {
     [bindings, log],
   );
 
-  if (!bindings || !log) return <p className="muted">Loading the rules of {workspaceId}…</p>;
+  if (!bindings || !log)
+    return denied ? (
+      <NoAccess workspaceId={workspaceId} />
+    ) : (
+      <p className="muted">Loading the rules of {workspaceId}…</p>
+    );
 
   const names = [...new Set([...bindings.map((b) => b.name), ...kindsByBinding.keys()])];
 

@@ -113,7 +113,8 @@ export function registerDevCommand(program: Command): void {
                   (t) =>
                     `  sign in as ${t.subject} (${t.roles.join(", ")}): ${stack.addresses.gateway}/#token=${t.token}\n`,
                 )
-                .join(""),
+                .join("") +
+              `  each person reaches only the workspaces they own or were added to: gatehouse workspace create --owner user:${stack.devTokens[0]?.subject ?? "<subject>"}, or gatehouse members add <workspace> user:<subject>\n`,
           );
           if (stack.sandboxMode !== "gvisor") {
             process.stderr.write(

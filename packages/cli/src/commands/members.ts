@@ -1,7 +1,7 @@
 /**
  * Workspace membership on the command line: `gatehouse members <ws>` lists who reaches a workspace
- * through the gateway (its owner and members), `gatehouse members add <ws> <person>` adds one
- * (Kernel.AddMember; the CLI talks to the kernel directly, as an operator: the owner-only rule is
+ * through the gateway (its owner and members), `gatehouse members add <ws> <person>` adds one and
+ * `gatehouse members remove <ws> <person>` takes one's access back (Kernel.AddMember / RemoveMember; the CLI talks to the kernel directly, as an operator: the owner-only rule is
  * the gateway's). Also the notes `workspace create` prints about who will reach a new workspace, so
  * a workspace nobody can open in the web app is said so plainly.
  */
@@ -80,7 +80,7 @@ export function registerMemberCommands(program: Command, globals: () => GlobalOp
   const members = program
     .command("members")
     .description(
-      "who reaches a workspace through the gateway (web app, inbox, /mcp): its owner and members; `members add` adds one",
+      "who reaches a workspace through the gateway (web app, inbox, /mcp): its owner and members; `members add` / `members remove` change them",
     )
     .argument("<workspace>")
     .action((ws: string) =>
@@ -108,6 +108,21 @@ export function registerMemberCommands(program: Command, globals: () => GlobalOp
         const k = kernelClient();
         const res = await call(k, k.addMember, { workspaceId: ws, member, addedBy });
         emit(globals().json, res, () => `added ${member} to ${ws}: ${membershipText(res)}`);
+      }),
+    );
+  members
+    .command("remove <workspace> <person>")
+    .description(
+      "take a member's access back (the owner cannot be removed); their past records stay in the log",
+    )
+    .option("--by <person>", "who removes them (default: user:$GATEHOUSE_USER or user:$USER)")
+    .action((ws: string, person: string, opts: { by?: string }) =>
+      run("kernel", async () => {
+        const member = personArg(person, "<person>");
+        const removedBy = personArg(opts.by ?? who(), "--by");
+        const k = kernelClient();
+        const res = await call(k, k.removeMember, { workspaceId: ws, member, removedBy });
+        emit(globals().json, res, () => `removed ${member} from ${ws}: ${membershipText(res)}`);
       }),
     );
 }

@@ -1,12 +1,13 @@
 /**
  * Workspace and membership routes: create a workspace (the signed-in person owns it, any role),
- * list its members (any member), add a member (the owner only). The person reaching `:ws` is
+ * list its members (any member), add or remove a member (the owner only). The person reaching `:ws` is
  * checked before these handlers run (app.ts); who may add is decided here, the kernel records.
  */
 import {
   AddMemberBody,
   CreateWorkspaceBody,
   type MembersResponse,
+  RemoveMemberBody,
   type WorkspaceSummary,
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
@@ -42,6 +43,17 @@ export function workspaceRoutes(app: FastifyInstance, backends: Backends): void 
       workspaceId: req.membership.workspaceId,
       member: body.member,
       addedBy: req.membership.person,
+    });
+    return { workspaceId: ws.id, owner: ws.owner, members: ws.members };
+  });
+
+  app.post("/api/workspaces/:ws/members/remove", async (req): Promise<MembersResponse> => {
+    requireOwnerOf(req.membership, "removing members");
+    const body = RemoveMemberBody.parse(req.body ?? {});
+    const ws = await backends.kernelCall(backends.kernel.removeMember, {
+      workspaceId: req.membership.workspaceId,
+      member: body.member,
+      removedBy: req.membership.person,
     });
     return { workspaceId: ws.id, owner: ws.owner, members: ws.members };
   });

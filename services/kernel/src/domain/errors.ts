@@ -57,3 +57,29 @@ export class MemberAlreadyAdded extends KernelError {
     );
   }
 }
+
+/** RemoveMember: the person is not a member (perhaps removed already). */
+export class NotAMember extends KernelError {
+  override name = "NotAMember";
+  constructor(
+    readonly workspaceId: string,
+    readonly member: string,
+  ) {
+    super(
+      `${member} is not a member of workspace ${workspaceId} (perhaps removed already); list them with \`gatehouse members ${workspaceId}\``,
+    );
+  }
+}
+
+/** RemoveMember: a workspace always keeps its owner. */
+export class OwnerNotRemovable extends KernelError {
+  override name = "OwnerNotRemovable";
+  constructor(
+    readonly workspaceId: string,
+    readonly owner: string,
+  ) {
+    super(
+      `${owner} owns workspace ${workspaceId} and cannot be removed from it; a workspace always keeps its owner`,
+    );
+  }
+}

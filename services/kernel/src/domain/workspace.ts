@@ -9,6 +9,7 @@ import {
   BindingRemoved,
   type ConnectionRequest,
   MemberAdded,
+  MemberRemoved,
   ResourceIntroduced,
   WorkspaceCreated,
 } from "@gatehouse/proto";
@@ -63,6 +64,10 @@ export function evolveWorkspace(state: WorkspaceState, event: StoredEvent): Work
       const e = MemberAdded.fromJSON(event.data);
       if (e.member === state.owner || state.members.includes(e.member)) return next;
       return { ...next, members: [...state.members, e.member] };
+    }
+    case "MemberRemoved": {
+      const e = MemberRemoved.fromJSON(event.data);
+      return { ...next, members: state.members.filter((m) => m !== e.member) };
     }
     case "ResourceIntroduced": {
       const e = ResourceIntroduced.fromJSON(event.data);
