@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { InboxResponse, LogResponse } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { api } from "./gateway-client.ts";
 import { git, makeBareRepo } from "./git-repo.ts";
 import { type Harness, startHarness, unary } from "./harness.ts";
@@ -49,6 +50,28 @@ test("the SDK client lists the tools over Streamable HTTP; execute_code's descri
   } finally {
     await mcp.close();
   }
+});
+
+test("a binding connected mid-session reaches the client as notifications/tools/list_changed on its GET stream; closing the session ends its kernel watch", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const watches = async () => (await h.stack.kernelMetrics.bindingWatches.get()).values[0]?.value ?? 0;
+  await waitUntil("earlier sessions' watches to end", async () => (await watches()) === 0);
+  const mcp = await connectMcpHttp(base, ws, tokenOf("dev-approver"));
+  try {
+    let changed = 0;
+    mcp.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    await mcp.client.listTools(); // the session watches the bindings once it has read them
+    await waitUntil("the session's kernel watch", async () => (await watches()) === 1);
+    await unary(h.kernel, h.kernel.introduceResource, { workspaceId: ws, url: "mcp://files", name: "" });
+    await waitUntil("notifications/tools/list_changed", () => changed > 0);
+    const { tools } = await mcp.client.listTools();
+    assert.match(tools.find((t) => t.name === "execute_code")?.description ?? "", /FILES/);
+  } finally {
+    await mcp.close();
+  }
+  await waitUntil("the kernel watch to end with the session", async () => (await watches()) === 0);
 });
 
 test("execute_code a read: the observation is in the log, stamped with the session's chat, before the result reaches the client", async () => {
