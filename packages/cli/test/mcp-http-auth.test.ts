@@ -146,6 +146,32 @@ test("a token for person B cannot reach person A's workspace: 403 naming the wor
   }
 });
 
+test("membership is checked on every request: a member removed mid-session is refused at their next call", async () => {
+  const ws = await h.workspaceOf("user:dev-approver", ["user:dev-auditor"]);
+  const mcp = await connectMcpHttp(base, ws, tokenOf("dev-auditor"));
+  try {
+    const r = await mcp.client.callTool({
+      name: "execute_code",
+      arguments: { code: "export default async () => 6" },
+    });
+    assert.equal(structuredOf<{ returnValue: number }>(r).returnValue, 6);
+    await unary(h.kernel, h.kernel.removeMember, {
+      workspaceId: ws,
+      member: "user:dev-auditor",
+      removedBy: "user:dev-approver",
+    });
+    const before = await revisionOf(ws);
+    await assert.rejects(
+      mcp.client.callTool({ name: "execute_code", arguments: { code: "export default async () => 7" } }),
+      (err: { code?: number; message: string }) =>
+        err.code === 403 && /dev-auditor is not a member of workspace/.test(err.message),
+    );
+    assert.equal(await revisionOf(ws), before, "nothing was appended");
+  } finally {
+    await mcp.close();
+  }
+});
+
 test("a page from a foreign Origin is refused with 403 (DNS rebinding); the gateway's own origin may call", async () => {
   const ws = await h.workspace("mcp://memory");
   const token = tokenOf("dev-approver");

@@ -128,7 +128,7 @@ test("a simulated git write: the agent's next execute_code read sees the commit;
   }
 });
 
-test("an awaited MCP write: the result names the turn, wait_for_decisions returns once a person approves through the gateway API, and the server got the write once", async () => {
+test("an awaited MCP write: the result names the turn, wait_for_decisions streams progress and returns once a person approves through the gateway API, and the server got the write once", async () => {
   const ws = await h.workspace("mcp://memory");
   const mcp = await connectMcpHttp(base, ws, tokenOf("dev-approver"));
   try {
@@ -143,11 +143,14 @@ test("an awaited MCP write: the result names the turn, wait_for_decisions return
     assert.ok(turnId, "awaited writes suspend the turn");
     assert.match(textOf(submitted), new RegExp(turnId), "the text names the turn");
     assert.ok(!h.memoryState().some((l) => l.includes("Mira")), "nothing applied before a decision");
+    let progressed = 0;
     const waiting = mcp.client.callTool(
       { name: "wait_for_decisions", arguments: { turn_id: turnId, timeout_seconds: 50 } },
       undefined,
-      { timeout: 120_000 },
+      { timeout: 120_000, onprogress: () => progressed++ },
     );
+    // The wait streams progress on its SSE response through the gateway (one per 10 s slice).
+    await waitUntil("a progress notification of the wait", () => progressed > 0);
     const approved = await api(
       base,
       tokenOf("dev-approver"),
