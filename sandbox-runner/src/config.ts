@@ -14,6 +14,8 @@ const schema = z.object({
   SANDBOX_RUNNER_METRICS_ADDR: address.default("127.0.0.1:9474"),
   SANDBOX_MODE: z.enum(["gvisor", "none", "auto"]).default("auto"),
   SANDBOX_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1024).default(16),
+  SANDBOX_MAX_WAITING: z.coerce.number().int().min(0).max(100_000).default(256),
+  SANDBOX_ADMISSION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
   SANDBOX_INSECURE_NO_GVISOR: flag,
   SANDBOX_DATA_DIR: z.string().min(1).optional(),
   SANDBOX_WARM: z.coerce.number().int().min(0).max(64).default(2),
@@ -41,8 +43,15 @@ export interface RunnerConfig {
    * to run without gVisor (needed for SANDBOX_MODE=none, and for auto when runsc is absent).
    */
   insecureNoGvisor: boolean;
-  /** SANDBOX_MAX_CONCURRENT: executions queued or running at once (default 16). */
+  /** SANDBOX_MAX_CONCURRENT: executions admitted at once, queued in their workspace's lane or running (default 16). */
   maxConcurrent: number;
+  /** SANDBOX_MAX_WAITING: executions allowed to wait for admission; more are refused at once (default 256). */
+  maxWaiting: number;
+  /**
+   * SANDBOX_ADMISSION_WAIT_MS: longest wait for admission, ms (default 20000, under the kernel's 30 s margin
+   * past the wall time); then the execution is refused.
+   */
+  admissionWaitMs: number;
   /** SANDBOX_DATA_DIR: parent of the gVisor bundle template (default OS temp dir). */
   dataDir: string | undefined;
   /** SANDBOX_WARM: pre-started unassigned sandboxes (default 2). */
@@ -84,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): RunnerConfig {
     mode: c.SANDBOX_MODE,
     insecureNoGvisor: c.SANDBOX_INSECURE_NO_GVISOR,
     maxConcurrent: c.SANDBOX_MAX_CONCURRENT,
+    maxWaiting: c.SANDBOX_MAX_WAITING,
+    admissionWaitMs: c.SANDBOX_ADMISSION_WAIT_MS,
     dataDir: c.SANDBOX_DATA_DIR,
     warm: c.SANDBOX_WARM,
     idleMs: c.SANDBOX_IDLE_MS,

@@ -45,8 +45,12 @@ export interface SandboxRunnerOptions {
   insecureNoGvisor?: boolean;
   /** pino logger; default a pino logger at "info". */
   logger?: Logger;
-  /** Executions allowed at once, queued or running (default 16). */
+  /** Executions admitted at once, queued in their workspace's lane or running (default 16); more wait. */
   maxConcurrent?: number;
+  /** Executions allowed to wait for admission (default 256); more get RESOURCE_EXHAUSTED at once. */
+  maxWaiting?: number;
+  /** Longest wait for admission, ms (default 20000); then RESOURCE_EXHAUSTED. */
+  admissionWaitMs?: number;
   /** Parent dir for the gVisor bundle template (default the OS temp dir). */
   dataDir?: string;
   /** Pool sizing and timing (warm count, idle reaping, cap); see PoolOptions for defaults. */
@@ -135,6 +139,8 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
     logger,
     metrics,
     maxConcurrent: options.maxConcurrent ?? 16,
+    maxWaiting: options.maxWaiting ?? 256,
+    admissionWaitMs: options.admissionWaitMs ?? 20_000,
   });
   server.addService(SandboxRunnerService, runner.handlers);
   const host = options.host ?? "127.0.0.1";

@@ -47,6 +47,8 @@ try {
     insecureNoGvisor,
     logger,
     maxConcurrent: config.maxConcurrent,
+    maxWaiting: config.maxWaiting,
+    admissionWaitMs: config.admissionWaitMs,
     dataDir: config.dataDir,
     pool: { warm: config.warm, idleMs: config.idleMs, maxSandboxes: config.maxSandboxes },
     maxFrameBytes: config.maxFrameBytes,

@@ -37,8 +37,10 @@ export interface RunnerMetrics extends PoolMetrics {
   executionSeconds: Histogram<"outcome" | "sandbox">;
   /** Executions stopped by a limit or a crash (or whose output was cut), by reason (see KillReason). */
   kills: Counter<"reason">;
-  /** Executions in flight (queued or running). */
+  /** Executions admitted (queued in their workspace's lane or running). */
   active: Gauge;
+  /** Executions waiting for admission (all SANDBOX_MAX_CONCURRENT slots taken). */
+  waiting: Gauge;
 }
 
 /** Creates the runner's metrics in a fresh registry. */
@@ -61,7 +63,12 @@ export function createMetrics(): RunnerMetrics {
     }),
     active: new Gauge({
       name: "gatehouse_sandbox_active_executions",
-      help: "Executions in flight (queued or running)",
+      help: "Executions admitted (queued in their workspace's lane or running)",
+      registers: [registry],
+    }),
+    waiting: new Gauge({
+      name: "gatehouse_sandbox_waiting_executions",
+      help: "Executions waiting for admission because every SANDBOX_MAX_CONCURRENT slot is taken",
       registers: [registry],
     }),
     sandboxes: new Gauge({

@@ -1,12 +1,22 @@
-import type { ExecuteClientMessage, ExecuteServerMessage, SandboxRunnerServer } from "@gatehouse/proto";
+import type {
+  ExecuteClientMessage,
+  ExecuteResult,
+  ExecuteServerMessage,
+  SandboxRunnerServer,
+} from "@gatehouse/proto";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
 import { status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { Admission, AdmissionRefused } from "./admission.ts";
 import { InvalidArgumentError, SandboxRunnerError, toGrpcStatus } from "./errors.ts";
 import { Execution, type ExecutionOutcome, type ExecutionSettings } from "./execution.ts";
 import type { RunnerMetrics } from "./metrics.ts";
 import { type SandboxPool, TaskAbortedError } from "./pool/pool.ts";
 import { validateStart } from "./validate.ts";
+
+type ValidStart = ReturnType<typeof validateStart>;
+
+const logFields = (start: ValidStart) => ({ executionId: start.executionId, workspaceId: start.workspaceId });
 
 /** Options of the SandboxRunner gRPC handlers. */
 export interface SandboxRunnerHandlerOptions {
@@ -16,8 +26,12 @@ export interface SandboxRunnerHandlerOptions {
   settings: ExecutionSettings;
   logger: Logger;
   metrics: RunnerMetrics;
-  /** Executions allowed at once (queued or running); more get RESOURCE_EXHAUSTED. */
+  /** Executions admitted at once (queued in their workspace's lane or running); more wait for a slot. */
   maxConcurrent: number;
+  /** Executions allowed to wait for a slot; more get RESOURCE_EXHAUSTED at once. */
+  maxWaiting: number;
+  /** Longest wait for a slot, ms; then RESOURCE_EXHAUSTED. */
+  admissionWaitMs: number;
 }
 
 type Call = ServerDuplexStream<ExecuteClientMessage, ExecuteServerMessage>;
@@ -33,7 +47,7 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
   drain(): Promise<void>;
 } {
   const { pool, logger, metrics } = options;
-  let active = 0;
+  const admission = new Admission(options.maxConcurrent, options.maxWaiting, options.admissionWaitMs);
   const inFlight = new Set<Promise<unknown>>();
 
   const fail = (call: Call, error: unknown) => {
@@ -46,18 +60,25 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
   const handlers: SandboxRunnerServer = {
     execute(call: Call) {
       let execution: Execution | null = null;
+      let admitting = false;
       let finished = false;
+      const cancelWait = new AbortController();
       call.on("data", (message: ExecuteClientMessage) => {
         if (finished) return;
         const msg = message.msg;
-        if (execution) {
-          if (msg?.$case === "frame") execution.deliver(msg.frame.binding, msg.frame.data);
-          else if (msg?.$case === "start") {
+        if (execution || admitting) {
+          if (msg?.$case === "frame" && execution) execution.deliver(msg.frame.binding, msg.frame.data);
+          else {
             finished = true;
-            execution.cancel();
+            execution?.cancel();
+            cancelWait.abort();
             fail(
               call,
-              new InvalidArgumentError("start was sent twice; open a new Execute stream per execution"),
+              new InvalidArgumentError(
+                msg?.$case === "start"
+                  ? "start was sent twice; open a new Execute stream per execution"
+                  : "a frame arrived before the execution started; send frames only in reply to the sandbox's",
+              ),
             );
           }
           return;
@@ -72,15 +93,7 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
           );
           return;
         }
-        if (active >= options.maxConcurrent) {
-          finished = true;
-          call.emit("error", {
-            code: status.RESOURCE_EXHAUSTED,
-            details: `the runner is at its limit of ${options.maxConcurrent} concurrent executions; retry later`,
-          });
-          return;
-        }
-        let start: ReturnType<typeof validateStart>;
+        let start: ValidStart;
         try {
           start = validateStart(msg.start);
         } catch (error) {
@@ -88,63 +101,96 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
           fail(call, error);
           return;
         }
-        const began = performance.now();
-        const log = logger.child({ executionId: start.executionId, workspaceId: start.workspaceId });
-        log.info(
-          { event: "execution_started", bindings: start.bindings.map((b) => b.name), limits: start.limits },
-          "execution started",
-        );
-        const current = new Execution(start, options.settings, log, (binding, data) => {
-          if (!finished) call.write({ msg: { $case: "frame", frame: { binding, data } } });
-        });
-        execution = current;
-        active++;
-        metrics.active.inc();
-        const done = pool
-          .run(start.workspaceId, (sandbox) => current.run(sandbox), current.abortController.signal)
-          .catch((error: unknown): ExecutionOutcome => {
-            if (error instanceof TaskAbortedError) return current.cancelledOutcome();
-            throw error;
-          })
-          .then(({ result, killReason }) => {
-            if (killReason) metrics.kills.inc({ reason: killReason });
-            metrics.executionSeconds.observe(
-              { outcome: result.ok ? "ok" : "error", sandbox: options.isolation },
-              (performance.now() - began) / 1000,
-            );
-            log.info(
-              {
-                event: "execution_finished",
-                ok: result.ok,
-                error: result.error?.name,
-                killReason,
-                durationMs: result.durationMs,
+        admitting = true;
+        const admitted = admission.acquire(cancelWait.signal);
+        metrics.waiting.set(admission.queued);
+        const done = admitted.then(
+          (release) => {
+            metrics.waiting.set(admission.queued);
+            if (finished) return release();
+            execution = new Execution(
+              start,
+              options.settings,
+              logger.child(logFields(start)),
+              (binding, data) => {
+                if (!finished) call.write({ msg: { $case: "frame", frame: { binding, data } } });
               },
-              "execution finished",
             );
+            return runAdmitted(execution, start)
+              .then(
+                (result) => {
+                  if (finished) return;
+                  finished = true;
+                  call.write({ msg: { $case: "result", result } });
+                  call.end();
+                },
+                (error: unknown) => {
+                  if (finished) return;
+                  finished = true;
+                  fail(call, error);
+                },
+              )
+              .finally(release);
+          },
+          (error: unknown) => {
+            metrics.waiting.set(admission.queued);
             if (finished) return;
             finished = true;
-            call.write({ msg: { $case: "result", result } });
-            call.end();
-          })
-          .catch((error: unknown) => {
-            if (finished) return;
-            finished = true;
-            fail(call, error);
-          })
-          .finally(() => {
-            active--;
-            metrics.active.dec();
-            inFlight.delete(done);
-          });
+            if (error instanceof AdmissionRefused) {
+              call.emit("error", { code: status.RESOURCE_EXHAUSTED, details: error.message });
+            } else fail(call, error);
+          },
+        );
         inFlight.add(done);
+        void done.finally(() => inFlight.delete(done));
       });
       call.on("cancelled", () => {
         finished = true;
+        cancelWait.abort();
         execution?.cancel();
       });
-      call.on("error", () => execution?.cancel());
+      call.on("error", () => {
+        cancelWait.abort();
+        execution?.cancel();
+      });
     },
+  };
+
+  /** Runs one admitted execution in its workspace's lane; resolves with its result. */
+  const runAdmitted = async (execution: Execution, start: ValidStart): Promise<ExecuteResult> => {
+    const began = performance.now();
+    const log = logger.child(logFields(start));
+    log.info(
+      { event: "execution_started", bindings: start.bindings.map((b) => b.name), limits: start.limits },
+      "execution started",
+    );
+    metrics.active.inc();
+    try {
+      const { result, killReason } = await pool
+        .run(start.workspaceId, (sandbox) => execution.run(sandbox), execution.abortController.signal)
+        .catch((error: unknown): ExecutionOutcome => {
+          if (error instanceof TaskAbortedError) return execution.cancelledOutcome();
+          throw error;
+        });
+      if (killReason) metrics.kills.inc({ reason: killReason });
+      metrics.executionSeconds.observe(
+        { outcome: result.ok ? "ok" : "error", sandbox: options.isolation },
+        (performance.now() - began) / 1000,
+      );
+      log.info(
+        {
+          event: "execution_finished",
+          ok: result.ok,
+          error: result.error?.name,
+          killReason,
+          durationMs: result.durationMs,
+        },
+        "execution finished",
+      );
+      return result;
+    } finally {
+      metrics.active.dec();
+    }
   };
   return {
     handlers,

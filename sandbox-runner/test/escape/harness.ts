@@ -46,7 +46,7 @@ export function isolateHost(): Promise<string> {
 
 /** Starts a runner on 127.0.0.1:0 in ESCAPE_MODE (gVisor when installed). */
 export async function startEscapeRunner(
-  options: { logger?: Logger; maxConcurrent?: number } = {},
+  options: { logger?: Logger; maxConcurrent?: number; maxWaiting?: number; admissionWaitMs?: number } = {},
 ): Promise<SandboxRunnerHandle> {
   await isolateHost();
   const settings = {
@@ -55,6 +55,8 @@ export async function startEscapeRunner(
     port: 0,
     logger: options.logger ?? pino({ level: "silent" }),
     ...(options.maxConcurrent ? { maxConcurrent: options.maxConcurrent } : {}),
+    ...(options.maxWaiting !== undefined ? { maxWaiting: options.maxWaiting } : {}),
+    ...(options.admissionWaitMs !== undefined ? { admissionWaitMs: options.admissionWaitMs } : {}),
     // Explicit consent to run without gVisor, for runners that ask for it (only used without runsc).
     ...(ESCAPE_MODE === "none" ? { insecureNoGvisor: true } : {}),
   };

@@ -271,31 +271,73 @@ describe(`resource bombs (runner sandbox: ${ESCAPE_MODE})`, () => {
     );
   });
 
-  test("more executions at once than the runner allows: RESOURCE_EXHAUSTED for the extra one", async () => {
+  test("more executions at once than the runner admits: the extra one waits for a slot, then runs", async () => {
     const small = await startEscapeRunner({ maxConcurrent: 2 });
     try {
       const loop = `export default async () => { for (;;) {} }`;
       const limits = { wallTimeMs: 3000 };
-      const first = [
-        exec(small, loop, { limits, workspaceId: "ws-a" }),
-        exec(small, loop, { limits, workspaceId: "ws-b" }),
-      ];
+      const ended: string[] = [];
+      const first = ["ws-a", "ws-b"].map((workspaceId) =>
+        exec(small, loop, { limits, workspaceId }).finally(() => ended.push(workspaceId)),
+      );
       // The third is sent once the runner holds both (its active-executions gauge), not after a guess.
-      const holding = waitUntil(
+      await waitUntil(
         "the runner to hold two executions",
         async () => (await small.metrics.active.get()).values[0]?.value === 2,
       );
-      const outcomes = await Promise.allSettled([
-        ...first,
-        holding.then(() => exec(small, loop, { limits, workspaceId: "ws-c" })),
-      ]);
-      const [a, b, c] = outcomes;
-      assert.equal(a?.status, "fulfilled");
-      assert.equal(b?.status, "fulfilled");
-      assert.equal(c?.status, "rejected");
-      const error = (c as PromiseRejectedResult).reason as ServiceError;
-      assert.equal(error.code, 8, `gRPC status ${error.code}`);
-      assert.match(error.details, /limit of 2 concurrent executions/);
+      const third = exec(small, `export default async () => 6 * 7`, { workspaceId: "ws-c" }).finally(() =>
+        ended.push("ws-c"),
+      );
+      await waitUntil(
+        "the third execution to wait for a slot",
+        async () => (await small.metrics.waiting.get()).values[0]?.value === 1,
+      );
+      const [a, b, c] = await Promise.all([...first, third]);
+      assert.equal(a?.error?.name, "TimeoutError");
+      assert.equal(b?.error?.name, "TimeoutError");
+      assert.equal(returned<number>(c!), 42);
+      assert.notEqual(
+        ended[0],
+        "ws-c",
+        `the waiting execution ran only after a slot freed: ${ended.join(", ")}`,
+      );
+      assert.equal((await small.metrics.waiting.get()).values[0]?.value, 0);
+    } finally {
+      await small.close();
+    }
+  });
+
+  test("a runner that stays full: RESOURCE_EXHAUSTED naming SANDBOX_MAX_WAITING at once, SANDBOX_ADMISSION_WAIT_MS after the wait", async () => {
+    const small = await startEscapeRunner({ maxConcurrent: 2, maxWaiting: 1, admissionWaitMs: 300 });
+    try {
+      const loop = `export default async () => { for (;;) {} }`;
+      const limits = { wallTimeMs: 4000 };
+      const first = ["ws-a", "ws-b"].map((workspaceId) => exec(small, loop, { limits, workspaceId }));
+      await waitUntil(
+        "the runner to hold two executions",
+        async () => (await small.metrics.active.get()).values[0]?.value === 2,
+      );
+      const waiting = exec(small, `export default async () => 1`, { workspaceId: "ws-c" });
+      await waitUntil(
+        "one execution to wait for a slot",
+        async () => (await small.metrics.waiting.get()).values[0]?.value === 1,
+      );
+      const refusedAtOnce = await exec(small, `export default async () => 2`, { workspaceId: "ws-d" }).then(
+        () => assert.fail("a fourth execution was admitted past SANDBOX_MAX_WAITING"),
+        (err: ServiceError) => err,
+      );
+      assert.equal(refusedAtOnce.code, 8, `gRPC status ${refusedAtOnce.code}`);
+      assert.match(
+        refusedAtOnce.details,
+        /2 executions admitted \(SANDBOX_MAX_CONCURRENT\) and 1 waiting \(SANDBOX_MAX_WAITING\)/,
+      );
+      const refusedLater = await waiting.then(
+        () => assert.fail("the waiting execution ran although no slot freed within the wait"),
+        (err: ServiceError) => err,
+      );
+      assert.equal(refusedLater.code, 8, `gRPC status ${refusedLater.code}`);
+      assert.match(refusedLater.details, /within 300 ms \(SANDBOX_ADMISSION_WAIT_MS\)/);
+      await Promise.all(first);
     } finally {
       await small.close();
     }
