@@ -1,13 +1,27 @@
 /**
  * Which gatekeeper serves a resource URL, and gRPC clients to reach them. The mapping is by URL
- * scheme: `mcp://`, `https://` and loopback `http://` go to the MCP gatekeeper; `git+https://`,
- * `git+ssh://` and `git+file://` will go to the git gatekeeper. A kind with no configured address
- * is refused with a clear error, never guessed.
+ * scheme (GATEKEEPER_SCHEMES): `mcp://`, `https://` and loopback `http://` go to the MCP
+ * gatekeeper; `git+file://`, `git+https://`, `git+ssh://` and loopback `git+http://` to the git
+ * gatekeeper. A kind with no configured address is refused with a clear error, never guessed.
  */
 
 import { GatekeeperClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import { InvalidArgument, NoGatekeeperForResource } from "./domain/errors.ts";
+
+/**
+ * The one table of URL schemes a gatekeeper serves: scheme (no ":") → gatekeeper kind and the
+ * form shown to a user whose URL has another scheme.
+ */
+export const GATEKEEPER_SCHEMES: Readonly<Record<string, { kind: string; example: string }>> = {
+  mcp: { kind: "mcp", example: "mcp://<registered server>" },
+  https: { kind: "mcp", example: "https://host/mcp" },
+  http: { kind: "mcp", example: "http://127.0.0.1:<port>/mcp (loopback only)" },
+  "git+file": { kind: "git", example: "git+file:///abs/path/repo.git" },
+  "git+https": { kind: "git", example: "git+https://host/org/repo.git" },
+  "git+ssh": { kind: "git", example: "git+ssh://git@host/org/repo.git" },
+  "git+http": { kind: "git", example: "git+http://127.0.0.1:<port>/repo.git (loopback only)" },
+};
 
 /** Gatekeeper kind → "host:port". */
 export type GatekeeperAddresses = Record<string, string>;
@@ -24,11 +38,12 @@ export function gatekeeperKindFor(url: string): string {
     throw new InvalidArgument(`url "${url}" is not a URL; expected e.g. mcp://memory or https://host/mcp`);
   }
   const scheme = parsed.protocol.replace(/:$/, "");
-  if (scheme === "mcp" || scheme === "https" || scheme === "http") return "mcp";
-  if (scheme.startsWith("git+")) return "git";
-  throw new NoGatekeeperForResource(
-    `no gatekeeper serves "${scheme}:" URLs; supported: mcp://<registered server>, https://host/mcp`,
-  );
+  const served = Object.hasOwn(GATEKEEPER_SCHEMES, scheme) ? GATEKEEPER_SCHEMES[scheme] : undefined;
+  if (served) return served.kind;
+  const supported = Object.values(GATEKEEPER_SCHEMES)
+    .map((s) => s.example)
+    .join(", ");
+  throw new NoGatekeeperForResource(`no gatekeeper serves "${scheme}:" URLs; supported: ${supported}`);
 }
 
 /** Lazily created, reused gRPC clients per gatekeeper kind. */
