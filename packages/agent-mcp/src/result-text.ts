@@ -3,6 +3,7 @@
  * as structured content (matching the tools' output schemas). Pure functions, no I/O.
  */
 import type { ExecuteResult, Turn } from "@gatehouse/proto";
+import { MAX_TIMEOUT_SECONDS } from "./limits.ts";
 
 /** `execute_code`'s structured content (see `executeCodeOutput` in tools/execute-code.ts). */
 export interface ExecuteCodeContent {
@@ -43,6 +44,22 @@ function parseJson(text: string): unknown {
   }
 }
 
+/**
+ * What an agent can do about a limit error, replacing the sandbox's hint for an operator ("raise
+ * the limit", which an agent cannot): the wall time is the agent's `timeout_seconds`, the heap is
+ * fixed by the deployment. Other messages are returned unchanged.
+ */
+export function agentErrorMessage(name: string, message: string): string {
+  const hint =
+    name === "TimeoutError"
+      ? `do less per execution, or pass execute_code a larger timeout_seconds (at most ${MAX_TIMEOUT_SECONDS})`
+      : name === "HeapLimitError"
+        ? "use less memory (work on less data at once); the heap limit is fixed by the deployment"
+        : undefined;
+  if (!hint) return message;
+  return `${message.replace(/;[^;]*raise the limit\s*$/, "")}; ${hint}`;
+}
+
 /** The structured form of an execution's result. */
 export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
   const content: ExecuteCodeContent = {
@@ -63,7 +80,7 @@ export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
   if (r.ok && r.returnJson) content.returnValue = parseJson(r.returnJson);
   if (!r.ok && r.error) {
     const { name, message, line, column } = r.error;
-    content.error = { name, message, line, column };
+    content.error = { name, message: agentErrorMessage(name, message), line, column };
   }
   if (r.turnId) content.turnId = r.turnId;
   return content;
@@ -75,7 +92,7 @@ export const LISTED_READS = 20;
 /** "SyntaxError: Unexpected token (line 3:7)". */
 function errorLine(e: NonNullable<ExecuteResult["error"]>): string {
   const where = e.line ? ` (line ${e.line}${e.column ? `:${e.column}` : ""} of the snippet)` : "";
-  return `${e.name || "Error"}: ${e.message}${where}`;
+  return `${e.name || "Error"}: ${agentErrorMessage(e.name, e.message)}${where}`;
 }
 
 /**

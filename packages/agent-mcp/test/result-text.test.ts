@@ -84,6 +84,48 @@ test("a failed snippet names the error and its line, and keeps the writes it sub
   executeCodeOutput.parse(content);
 });
 
+test("a limit error tells the agent what it can do: a timeout names timeout_seconds, the heap is fixed by the deployment", () => {
+  const failed = (name: string, message: string): ExecuteResult => ({
+    ...base,
+    ok: false,
+    returnJson: "",
+    error: { name, message, stack: "", line: 0, column: 0 },
+  });
+  const timeout = failed(
+    "TimeoutError",
+    "the snippet ran longer than the wall-time limit of 2000 ms (limits.wall_time_ms); do less per execution or raise the limit",
+  );
+  const heap = failed(
+    "HeapLimitError",
+    "the snippet exceeded the heap limit of 64 MiB (limits.heap_mb); work on less data at once or raise the limit",
+  );
+  for (const [r, hint] of [
+    [
+      timeout,
+      /limit of 2000 ms \(limits.wall_time_ms\); do less per execution, or pass execute_code a larger timeout_seconds \(at most 300\)$/,
+    ],
+    [
+      heap,
+      /limit of 64 MiB \(limits.heap_mb\); use less memory \(work on less data at once\); the heap limit is fixed by the deployment$/,
+    ],
+  ] as const) {
+    assert.doesNotMatch(executeResultText(r), /raise the limit/);
+    assert.match(executeResultText(r).split("\n")[0] ?? "", hint);
+    assert.match(executeCodeContent(r).error?.message ?? "", hint);
+  }
+  // The runner's other timeout message (a sandbox that did not stop) gets the same hint.
+  const killed = failed(
+    "TimeoutError",
+    "the snippet ran longer than the wall-time limit of 2000 ms (limits.wall_time_ms) and did not stop; its sandbox was killed",
+  );
+  assert.match(
+    executeResultText(killed),
+    /its sandbox was killed; do less per execution, or pass execute_code a larger timeout_seconds/,
+  );
+  // Other errors are unchanged.
+  assert.equal(executeCodeContent(failed("TypeError", "raise the limit")).error?.message, "raise the limit");
+});
+
 test("a snippet that read many pages lists the first reads and sums up the rest", () => {
   const observed = Array.from({ length: 25 }, (_, i) => ({
     id: 10 + i,

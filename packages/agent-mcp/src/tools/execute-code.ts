@@ -7,15 +7,13 @@
 import { z } from "zod";
 import { describeBindings, executeCode } from "../kernel-calls.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
+import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "../limits.ts";
 import { executeCodeContent, executeResultText } from "../result-text.ts";
 import { type AgentTool, toolError } from "../tool-registry.ts";
 
 /** Largest snippet accepted, bytes of UTF-8: the kernel's own limit (ExecuteCode refuses larger). */
 export const MAX_SNIPPET_BYTES = 512 * 1024;
-/** Wall time of a snippet when `timeout_seconds` is not given, seconds (the kernel's default). */
-export const DEFAULT_TIMEOUT_SECONDS = 10;
-/** Largest `timeout_seconds`: the kernel's ceiling (5 minutes). */
-export const MAX_TIMEOUT_SECONDS = 300;
+export { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS };
 
 const input = z.object({
   code: z
