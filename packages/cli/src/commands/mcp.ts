@@ -52,7 +52,7 @@ export function registerMcpCommand(program: Command): void {
   program
     .command("mcp")
     .description(
-      "serve a workspace to an MCP client over stdio (tools execute_code and wait_for_decisions); stdout is the protocol",
+      "serve a workspace to an MCP client over stdio (tools execute_code, wait_for_decisions and request_connection); stdout is the protocol",
     )
     .requiredOption("--workspace <id>", "the workspace the agent works in (gatehouse workspace list)")
     .action((opts: { workspace: string }) => run("kernel", () => serveStdio(opts.workspace)));
