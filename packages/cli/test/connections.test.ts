@@ -136,6 +136,30 @@ test("accepting through the gateway with a narrowed fragment introduces that bin
   assert.deepEqual(after.body.workspaces[0]?.connectionRequests, []);
 });
 
+test("accepting through the gateway only narrows the request: dropping or widening its #tool= is 400 naming the parameter and gatehouse connect, nothing appended; the requested scope is accepted", async () => {
+  const ws = await h.workspace();
+  const r = await request(ws, "mcp://files#tool=write_file", "to write the notes");
+  const base = h.stack.addresses.gateway;
+  const path = `/api/workspaces/${ws}/connection-requests/${r.requestId}/accept`;
+  const before = await h.stack.store.streamRevision(`workspace-${ws}`);
+  for (const [url, refusal] of [
+    ["mcp://files", /drops the request's scope parameter "tool" \(requested tool="write_file"\)/],
+    [
+      "mcp://files#tool=write_file&tool=read_text_file",
+      /"tool" has "read_text_file", not among the requested "write_file"/,
+    ],
+  ] as const) {
+    const wider = await api<ApiError>(base, tokenOf("dev-approver"), "POST", path, { url });
+    assert.equal(wider.status, 400, `${url}: ${JSON.stringify(wider.body)}`);
+    assert.match(wider.body.error.message, refusal);
+    assert.match(wider.body.error.message, /to grant more, connect the resource with `gatehouse connect`/);
+  }
+  assert.equal(await h.stack.store.streamRevision(`workspace-${ws}`), before, "nothing was appended");
+  const ok = await api<ConnectionDecisionResult>(base, tokenOf("dev-approver"), "POST", path, {});
+  assert.equal(ok.status, 200, JSON.stringify(ok.body));
+  assert.equal(ok.body.request.acceptedUrl, "mcp://files#tool=write_file");
+});
+
 test("the CLI lists and declines requests; the log, replay and verify take the connection events", async () => {
   const ws = await h.workspace();
   const r = await request(ws, "mcp://files#tool=read_text_file&tool=write_file", "to edit the notes");

@@ -21,6 +21,7 @@ import {
   evolveConnectionRequests,
 } from "./domain/connection-requests.ts";
 import { BindingAlreadyExists, InvalidArgument, KernelError } from "./domain/errors.ts";
+import { checkNarrowsRequest } from "./domain/scope-narrowing.ts";
 import { streamOf, type WorkspaceState } from "./domain/workspace.ts";
 import type { Workspaces } from "./workspaces.ts";
 
@@ -187,7 +188,7 @@ export async function getConnectionRequest(
  * Accepts (introducing the resource: ResourceIntroduced + ConnectionAccepted in one append) or
  * declines (ConnectionDeclined) a pending request.
  * @throws InvalidArgument (no decided_by; decline without reason; an accepted url for another
- *   resource; bad name), ConnectionRequestNotFound, ConnectionRequestConflict (decided already,
+ *   resource, or one whose scope fragment is wider than the request's (checkNarrowsRequest); bad name), ConnectionRequestNotFound, ConnectionRequestConflict (decided already,
  *   naming the decision), BindingAlreadyExists, the gatekeeper's error for the accepted URL.
  */
 export async function decideConnectionRequest(
@@ -232,7 +233,9 @@ export async function decideConnectionRequest(
     throw new InvalidArgument(
       `url must be the requested resource ${fragmentless(requested.url)} with a scope fragment of your choice (got ${fragmentless(url)}); only the part after # may change`,
     );
+  checkNarrowsRequest(requested.url, url); // before anything is resolved or started
   const introduced = await workspaces.prepareIntroduction(url, req.name);
+  checkNarrowsRequest(requested.url, introduced.url); // and as the gatekeeper normalized it
   const accepted: ConnectionAccepted = {
     requestId: requested.requestId,
     binding: introduced.binding,
