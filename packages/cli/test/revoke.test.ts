@@ -141,6 +141,9 @@ test("disconnect rejects the pending writes 'binding removed' with cascade, ends
 
 test("a running execution loses the binding at its next call: the call fails naming the binding, and nothing is recorded for it", async () => {
   const ws = await h.workspace("mcp://memory");
+  // The grant is the revision of MEMORY's ResourceIntroduced: the workspace's last event so far (after
+  // WorkspaceCreated and the members the harness adds).
+  const grant = (await unary(h.kernel, h.kernel.describeBindings, { workspaceId: ws })).revision;
   const running = h.exec(
     ws,
     `export default async (env: any) => {
@@ -166,7 +169,7 @@ test("a running execution loses the binding at its next call: the call fails nam
     removedBy: "user:owner",
     reason: "",
   });
-  assert.equal(removed.grant, 1, "the grant removed is the ResourceIntroduced at revision 1");
+  assert.equal(removed.grant, grant, `the grant removed is the ResourceIntroduced at revision ${grant}`);
   const result = returned<{ reads: number; message: string }>(await running);
   // Which layer answers depends on timing: a call the kernel relays after it saw the removal is
   // answered by the kernel; the call already in flight at the gatekeeper when the removal landed is
@@ -175,7 +178,7 @@ test("a running execution loses the binding at its next call: the call fails nam
   const byKernel =
     "binding MEMORY was removed from this workspace by user:owner while this execution ran; its calls are refused and nothing was recorded";
   const byApproval =
-    'approval service refused AuthorizeObservation (NOT_FOUND): binding: "MEMORY" was removed from this workspace after this execution started (grant 1 ended); nothing was recorded';
+    `approval service refused AuthorizeObservation (NOT_FOUND): binding: "MEMORY" was removed from this workspace after this execution started (grant ${grant} ended); nothing was recorded`;
   assert.ok(
     result.message === byKernel || result.message === byApproval,
     `the call fails naming the removed binding; got: ${result.message}`,
