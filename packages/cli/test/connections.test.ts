@@ -86,6 +86,44 @@ test("a connection request is checked by its gatekeeper without connecting to th
   }
 });
 
+test("a request whose scope could never be granted as asked is refused: an empty #tool= for any server, a tool the registered server does not list; an endpoint URL's tools are not listed", async () => {
+  let hits = 0;
+  const endpoint = createServer((_req, res) => {
+    hits++;
+    res.writeHead(500).end();
+  });
+  await new Promise<void>((resolve) => endpoint.listen(0, "127.0.0.1", resolve));
+  try {
+    const ws = await h.workspace();
+    const url = `http://127.0.0.1:${(endpoint.address() as AddressInfo).port}/mcp`;
+    for (const empty of ["mcp://files#tool=", `${url}#tool=`]) {
+      const refusal = await refused(request(ws, empty));
+      assert.equal(refusal.code, status.INVALID_ARGUMENT, empty);
+      assert.match(
+        refusal.details,
+        /"#tool=" permits no tool, so the connection could never be used; name the tools/,
+      );
+    }
+    const unknown = await refused(request(ws, "mcp://files#tool=read_text_file&tool=nonexistent_tool"));
+    assert.equal(unknown.code, status.PERMISSION_DENIED);
+    assert.match(
+      unknown.details,
+      /tool\(s\) "nonexistent_tool" that server "files" does not offer \(it offers .*read_text_file.*\); fix the #tool= list/,
+    );
+    const known = await request(ws, "mcp://files#tool=read_text_file&tool=write_file");
+    const remote = await request(ws, `${url}#tool=whatever_it_has`);
+    assert.equal(hits, 0, "the endpoint was not contacted to check its tools");
+    const list = await unary(connections, connections.listConnectionRequests, { workspaceId: ws, state: "" });
+    assert.deepEqual(
+      list.requests.map((x) => x.requestId),
+      [known.requestId, remote.requestId],
+      "refused requests record nothing",
+    );
+  } finally {
+    endpoint.close();
+  }
+});
+
 test("accepting through the gateway with a narrowed fragment introduces that binding, wakes a waiting GetConnectionRequest, and a second decision is refused naming the first", async () => {
   const ws = await h.workspace();
   const r = await request(ws, "mcp://files");

@@ -9,7 +9,7 @@ import { bindingMethodNames } from "./binding-target.ts";
 import { type Catalog, loadCatalog } from "./catalog.ts";
 import type { ConnectionPool } from "./connections.ts";
 import { generateBindingDts } from "./dts.ts";
-import { ScopeViolation } from "./errors.ts";
+import { MalformedScopeFragment, ScopeViolation } from "./errors.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { bindingNameFor, type ResolvedResource, resolveResourceUrl } from "./resource-url.ts";
 
@@ -49,10 +49,44 @@ function checkedOnly(resource: ResolvedResource, name: string): ResolveResourceR
   };
 }
 
+/** Tool names shown when a requested scope names a tool the server lacks. */
+const SHOWN_TOOLS = 30;
+
+function missingToolsError(resource: ResolvedResource, missing: string[], listed: string[]): ScopeViolation {
+  const offered =
+    listed.length === 0
+      ? "it lists no tools"
+      : `it offers ${listed.slice(0, SHOWN_TOOLS).join(", ")}${listed.length > SHOWN_TOOLS ? ` and ${listed.length - SHOWN_TOOLS} more` : ""}`;
+  return new ScopeViolation(
+    `scope fragment names tool(s) ${missing.map((t) => `"${t}"`).join(", ")} that server "${resource.serverName}" does not offer (${offered}); fix the #tool= list`,
+  );
+}
+
 /**
- * With `req.checkOnly`, only the URL is checked against the registry (scheme, registered server or
- * allowed endpoint, scope fragment) and nothing is connected to: binding, trust and url are set,
- * dts, methods and action kinds are empty.
+ * The checks of a check-only resolve beyond parsing, for a connection an agent requests: a
+ * `#tool=` that permits nothing is refused whatever the server; for a registered stdio server (an
+ * administrator's entry, so starting it is safe) the named tools must be ones it lists. An
+ * endpoint URL is never contacted.
+ * @throws MalformedScopeFragment (empty #tool=), ScopeViolation (unknown tool), ServerUnavailable.
+ */
+async function checkRequestedScope(resource: ResolvedResource, pool: ConnectionPool): Promise<void> {
+  const tools = resource.scope.tools;
+  if (tools !== null && tools.size === 0) {
+    throw new MalformedScopeFragment(
+      'scope fragment "#tool=" permits no tool, so the connection could never be used; name the tools (e.g. #tool=read_text_file) or drop the fragment for all of them',
+    );
+  }
+  if (tools === null || resource.target.kind !== "stdio") return;
+  const listed = (await pool.listTools(resource)).map((t) => t.name);
+  const missing = [...tools].filter((t) => !listed.includes(t));
+  if (missing.length > 0) throw missingToolsError(resource, missing, listed);
+}
+
+/**
+ * With `req.checkOnly`, the URL is checked against the registry (scheme, registered server or
+ * allowed endpoint, scope fragment; an empty `#tool=` is refused, and a registered stdio server's
+ * tools are listed to refuse a `#tool=` it does not offer) and no endpoint is contacted: binding,
+ * trust and url are set, dts, methods and action kinds are empty.
  * @throws InvalidResourceUrl, MalformedScopeFragment, UnknownServer, InvalidRequest (name),
  *         ScopeViolation (scope names a tool the server does not offer), ServerUnavailable.
  */
@@ -61,7 +95,10 @@ export async function resolveResource(
   deps: { registry: RegistryConfig; pool: ConnectionPool },
 ): Promise<ResolveResourceResponse> {
   const resource = resolveResourceUrl(req.url, deps.registry);
-  if (req.checkOnly) return checkedOnly(resource, req.name);
+  if (req.checkOnly) {
+    await checkRequestedScope(resource, deps.pool);
+    return checkedOnly(resource, req.name);
+  }
   const binding = bindingNameFor(resource, req.name);
   const catalog = await loadCatalog(deps.pool, resource);
   if (catalog.missingFromServer.length > 0) {
