@@ -83,6 +83,39 @@ test("no token: 401 whose WWW-Authenticate points at the protected-resource meta
   await assert.rejects(connectMcpHttp(base, ws, undefined), (err: { code?: number }) => err.code === 401);
 });
 
+test("a URL without ?workspace= or with it twice is 400 saying which (and giving a real-looking id); PUT or PATCH is 405 with Allow: GET, POST, DELETE", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const auth = { authorization: `Bearer ${tokenOf("dev-approver")}`, "content-type": "application/json" };
+  const messageOf = async (res: Response) =>
+    ((await res.json()) as { error: { message: string } }).error.message;
+  const none = await fetch(`${base}/mcp`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify(initialize),
+  });
+  assert.equal(none.status, 400);
+  assert.match(
+    await messageOf(none),
+    /^add \?workspace=<id> to the MCP URL, e\.g\. \/mcp\?workspace=w445279630a$/,
+  );
+  const twice = await fetch(`${base}/mcp?workspace=${ws}&workspace=${ws}`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify(initialize),
+  });
+  assert.equal(twice.status, 400);
+  assert.match(await messageOf(twice), /^give one workspace: \?workspace= appears 2 times in the MCP URL/);
+  for (const method of ["PUT", "PATCH"]) {
+    const res = await fetch(mcpUrl(base, ws), { method, headers: auth, body: JSON.stringify(initialize) });
+    assert.equal(res.status, 405, method);
+    assert.equal(res.headers.get("allow"), "GET, POST, DELETE");
+    assert.match(
+      await messageOf(res),
+      new RegExp(`^${method} is not a method of the MCP endpoint; it answers GET, POST, DELETE`),
+    );
+  }
+});
+
 test("expired and foreign-issuer tokens: 401 with error=invalid_token and the metadata pointer; a valid OIDC token opens a session", async () => {
   const ws = await h.workspaceOf("user:oidc-alice");
   const before = await revisionOf(ws);

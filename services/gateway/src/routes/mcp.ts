@@ -43,15 +43,23 @@ export interface McpRouteDeps {
 
 const McpQuery = z.object({
   workspace: z
-    .string({ error: "add ?workspace=<id> to the MCP URL, e.g. /mcp?workspace=ws_1a2b" })
+    .string({
+      error: (issue) =>
+        Array.isArray(issue.input)
+          ? `give one workspace: ?workspace= appears ${issue.input.length} times in the MCP URL; an MCP session serves one workspace, e.g. /mcp?workspace=w445279630a`
+          : "add ?workspace=<id> to the MCP URL, e.g. /mcp?workspace=w445279630a",
+    })
     .pipe(WorkspaceParam.shape.ws),
 });
+
+/** The methods `/mcp` answers (Streamable HTTP); another is 405 with this as `Allow`. */
+const MCP_METHODS = "GET, POST, DELETE";
 
 /** What a browser needs to call `/mcp` from an allowed `origin` and read the session id and challenge. */
 function corsHeaders(origin: string): Record<string, string> {
   return {
     "access-control-allow-origin": origin,
-    "access-control-allow-methods": "GET, POST, DELETE",
+    "access-control-allow-methods": MCP_METHODS,
     "access-control-allow-headers":
       "authorization, content-type, accept, mcp-session-id, mcp-protocol-version, last-event-id",
     "access-control-expose-headers": "mcp-session-id, www-authenticate",
@@ -130,6 +138,22 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promi
       for (const [name, value] of Object.entries(corsHeaders(origin))) reply.raw.setHeader(name, value);
     };
     scope.options(MCP_PATH, { onRequest: checkOrigin }, async (_req, reply) => reply.status(204).send());
+
+    scope.route({
+      method: ["PUT", "PATCH"],
+      url: MCP_PATH,
+      handler: async (req, reply) =>
+        reply
+          .status(405)
+          .header("allow", MCP_METHODS)
+          .type("application/json")
+          .send(
+            rpcError(
+              -32000,
+              `${req.method} is not a method of the MCP endpoint; it answers ${MCP_METHODS} (MCP Streamable HTTP)`,
+            ),
+          ),
+    });
 
     scope.route({
       method: ["GET", "POST", "DELETE"],
