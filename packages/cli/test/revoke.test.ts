@@ -177,8 +177,7 @@ test("a running execution loses the binding at its next call: the call fails nam
   // fails naming the binding and nothing is recorded (checked below).
   const byKernel =
     "binding MEMORY was removed from this workspace by user:owner while this execution ran; its calls are refused and nothing was recorded";
-  const byApproval =
-    `approval service refused AuthorizeObservation (NOT_FOUND): binding: "MEMORY" was removed from this workspace after this execution started (grant ${grant} ended); nothing was recorded`;
+  const byApproval = `approval service refused AuthorizeObservation (NOT_FOUND): binding: "MEMORY" was removed from this workspace after this execution started (grant ${grant} ended); nothing was recorded`;
   assert.ok(
     result.message === byKernel || result.message === byApproval,
     `the call fails naming the removed binding; got: ${result.message}`,
