@@ -333,6 +333,61 @@ test("gatehouse mcp: an unknown workspace is a clear error; stdin ending stops i
   assert.equal(out, "");
 });
 
+test("gatehouse mcp: a stdin line that is not JSON is answered -32700 and one that is not JSON-RPC -32600 (no id), each named on stderr; the session reads on", async () => {
+  const ws = await h.workspace();
+  const child = spawn(
+    process.execPath,
+    ["--no-node-snapshot", "--import", "tsx", CLI, "mcp", "--workspace", ws],
+    { env: cliEnv(), stdio: ["pipe", "pipe", "pipe"] },
+  );
+  let err = "";
+  let out = "";
+  child.stderr.on("data", (c: Buffer) => {
+    err += c.toString();
+  });
+  child.stdout.on("data", (c: Buffer) => {
+    out += c.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  try {
+    await waitUntil("the serving line on stderr", () => /serving workspace/.test(err), {
+      timeoutMs: 120_000,
+    });
+    child.stdin.write(
+      '{"jsonrpc":"2.0","id":1,"method":"ping"\n{"hello":"world"}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+    );
+    const answers = await waitUntil(
+      "three answers on stdout",
+      () => {
+        const lines = out.split("\n").filter((l) => l.trim() !== "");
+        return lines.length >= 3 ? lines.map((l) => JSON.parse(l) as Record<string, unknown>) : undefined;
+      },
+      { timeoutMs: 60_000 },
+    );
+    assert.deepEqual(
+      answers.map((a) => [a.id, (a.error as { code?: number } | undefined)?.code]),
+      [
+        [undefined, -32700],
+        [undefined, -32600],
+        [2, undefined],
+      ],
+    );
+    assert.match(
+      JSON.stringify(answers[0]),
+      /Parse error: a line on stdin is not JSON .*; send one JSON-RPC message per line/,
+    );
+    assert.deepEqual(answers[2]?.result, {}, "the next message is still answered");
+    assert.match(err, /gatehouse mcp: Parse error: a line on stdin is not JSON/);
+    assert.match(
+      err,
+      /gatehouse mcp: Invalid Request: a line on stdin is JSON but not a JSON-RPC 2\.0 message/,
+    );
+  } finally {
+    child.stdin.end();
+  }
+  assert.equal(await exited, 0);
+});
+
 test("createAgentMcpServer: close() ends the session's WatchBindings stream", async () => {
   const ws = await h.workspace();
   const watches = async () => (await h.stack.kernelMetrics.bindingWatches.get()).values[0]?.value ?? 0;

@@ -14,6 +14,26 @@ import { run } from "./shared.ts";
 /** Largest JSON-RPC message read from stdin, bytes. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * What the stdio transport could not take (it drops the line and reads on): one line on stderr
+ * naming the problem, and for a line that is not JSON (-32700) or not a JSON-RPC message (-32600)
+ * an error response without id (the form MCP's schema gives an answer to an unidentifiable request).
+ */
+function reportTransportError(transport: StdioServerTransport, err: Error): void {
+  const code = err instanceof SyntaxError ? -32700 : err.name === "ZodError" ? -32600 : undefined;
+  if (code === undefined) {
+    process.stderr.write(`gatehouse mcp: the stdio transport failed: ${err.message}\n`);
+    return;
+  }
+  const problem =
+    code === -32700
+      ? `Parse error: a line on stdin is not JSON (${err.message.slice(0, 200)})`
+      : "Invalid Request: a line on stdin is JSON but not a JSON-RPC 2.0 message";
+  const message = `${problem}; send one JSON-RPC message per line`;
+  process.stderr.write(`gatehouse mcp: ${message}\n`);
+  void transport.send({ jsonrpc: "2.0", error: { code, message } });
+}
+
 /** Serves the workspace until stdin ends (the client went away) or SIGINT/SIGTERM. */
 async function serveStdio(workspaceId: string): Promise<void> {
   // stdout is the protocol: console output from anything in this process goes to stderr.
@@ -38,9 +58,11 @@ async function serveStdio(workspaceId: string): Promise<void> {
   });
   // A message larger than the read buffer closes the transport; with 64 MiB, an oversized snippet
   // reaches execute_code, which refuses it naming its 512 KiB limit (the SDK's default is 10 MiB).
-  await session.server.connect(
-    new StdioServerTransport(process.stdin, process.stdout, { maxBufferSize: MAX_MESSAGE_BYTES }),
-  );
+  const transport = new StdioServerTransport(process.stdin, process.stdout, {
+    maxBufferSize: MAX_MESSAGE_BYTES,
+  });
+  transport.onerror = (err) => reportTransportError(transport, err);
+  await session.server.connect(transport);
   process.stderr.write(
     `gatehouse mcp: serving workspace ${workspaceId} over stdio as chat ${chatId} (its executions are stamped agent:${chatId})\n`,
   );
