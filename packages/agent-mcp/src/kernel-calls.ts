@@ -8,6 +8,8 @@ import type {
   ExecuteResult,
   GetTurnRequest,
   KernelClient,
+  StartChatRequest,
+  StartChatResponse,
   Turn,
 } from "@gatehouse/proto";
 import { type CallOptions, type ClientUnaryCall, Metadata, type ServiceError } from "@grpc/grpc-js";
@@ -61,6 +63,14 @@ export function describeBindings(
   workspaceId: string,
 ): Promise<DescribeBindingsResponse> {
   return unary(kernel, kernel.describeBindings, { workspaceId }, 30_000);
+}
+
+/**
+ * StartChat (appends ChatStarted) with a 30 s deadline.
+ * @throws ServiceError (INVALID_ARGUMENT naming the field, NOT_FOUND: no such workspace, UNAVAILABLE).
+ */
+export function startChat(kernel: KernelClient, req: StartChatRequest): Promise<StartChatResponse> {
+  return unary(kernel, kernel.startChat, req, 30_000);
 }
 
 /**

@@ -22,6 +22,14 @@ export interface AgentMcpOptions {
    * the kernel; nothing the agent sends can change it. Non-empty.
    */
   chatId: string;
+  /**
+   * "user:<subject>" of the person who opened this session (the gateway: the token's person; stdio:
+   * the CLI's user). Recorded with `surface` as ChatStarted (Kernel.StartChat) before any tool
+   * runs, so the log names whose agent made each read and write of the chat.
+   */
+  startedBy: string;
+  /** How the session is reached: "mcp-http" (the gateway's /mcp) or "mcp-stdio" (gatehouse mcp). */
+  surface: "mcp-http" | "mcp-stdio";
   logger?: AgentMcpLogger | undefined;
   /**
    * The kernel's Connections service (request_connection); default: a client over `kernel`'s own

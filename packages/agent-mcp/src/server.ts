@@ -6,7 +6,7 @@ import { ConnectionsClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { BindingsWatch } from "./bindings-watch.ts";
-import { describeBindings } from "./kernel-calls.ts";
+import { describeBindings, startChat } from "./kernel-calls.ts";
 import { kernelErrorText } from "./kernel-errors.ts";
 import type { AgentMcpLogger, AgentMcpOptions, ToolContext } from "./options.ts";
 import { installTools } from "./tool-registry.ts";
@@ -17,10 +17,12 @@ export interface AgentMcpSession {
   /** Connect it to one transport: `await session.server.connect(transport)`. */
   server: McpServer;
   /**
-   * Resolves once the session has read the workspace's bindings and watches them; rejects with a
-   * sentence naming the workspace when it does not exist or the kernel cannot be reached (the
-   * next `tools/list` tries again). `tools/list` waits for the watch too, so a binding change
-   * after a listing is never missed.
+   * Resolves once the session has read the workspace's bindings, recorded its ChatStarted
+   * (Kernel.StartChat, once per session) and watches the bindings; rejects with a sentence naming
+   * the workspace when it does not exist, the chat cannot be recorded or the kernel cannot be
+   * reached (the next `tools/list` or `tools/call` tries again; no tool runs before the chat is
+   * recorded). `tools/list` waits for the watch too, so a binding change after a listing is never
+   * missed.
    */
   ready: Promise<void>;
   /** Stops the bindings watch and closes the server (and its transport). Idempotent. */
@@ -44,6 +46,11 @@ const silent: AgentMcpLogger = { info() {}, warn() {}, error() {} };
 export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {
   if (!opts.workspaceId) throw new Error("createAgentMcpServer: workspaceId is required");
   if (!opts.chatId) throw new Error("createAgentMcpServer: chatId is required (the agent's chat id)");
+  if (!opts.startedBy) {
+    throw new Error(
+      'createAgentMcpServer: startedBy is required (the person opening the session, "user:<subject>")',
+    );
+  }
   const logger = opts.logger ?? silent;
   const ctx: ToolContext = {
     kernel: opts.kernel,
@@ -75,15 +82,34 @@ export function createAgentMcpServer(opts: AgentMcpOptions): AgentMcpSession {
   );
   // The bindings as of some revision, and the watch from there. A failed start (kernel briefly
   // unreachable) is tried again by the next tools/list, so the session does not stay broken.
+  // The chat is recorded once (a retried start does not record it again), before any tool runs.
   let starting: Promise<void> | undefined;
-  const start = (): Promise<void> => {
-    starting ??= describeBindings(opts.kernel, opts.workspaceId).then(
-      (described) => watch.start(described.revision),
-      (err) => {
-        starting = undefined;
-        throw new Error(kernelErrorText(err, `opening workspace ${opts.workspaceId}`));
-      },
+  let chatRecorded = false;
+  const recordChat = async (): Promise<void> => {
+    if (chatRecorded) return;
+    const { chatId, startedBy, surface, workspaceId } = opts;
+    await startChat(opts.kernel, { workspaceId, chatId, startedBy, surface }).catch((err) => {
+      throw new Error(kernelErrorText(err, `recording chat ${chatId} (started by ${startedBy})`));
+    });
+    chatRecorded = true;
+    logger.info(
+      { component: "agent-mcp", event: "chat_started", chatId, startedBy, surface },
+      "chat recorded",
     );
+  };
+  const start = (): Promise<void> => {
+    starting ??= describeBindings(opts.kernel, opts.workspaceId)
+      .catch((err) => {
+        throw new Error(kernelErrorText(err, `opening workspace ${opts.workspaceId}`));
+      })
+      .then(async (described) => {
+        await recordChat();
+        watch.start(described.revision);
+      })
+      .catch((err) => {
+        starting = undefined;
+        throw err;
+      });
     return starting;
   };
   const ready = start();

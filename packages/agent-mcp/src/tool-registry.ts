@@ -60,18 +60,19 @@ export function toolJsonSchema(schema: z.ZodObject, io: "input" | "output"): Too
 
 /**
  * Installs `tools/list` and `tools/call` handlers for `tools` on `mcp` (which must have been
- * created with the `tools` capability). `beforeList` runs before each listing (e.g. to wait for
- * the session's start). A handler that throws is turned into a tool error naming the tool.
+ * created with the `tools` capability). `beforeUse` runs before each listing and each call (the
+ * session's start: no tool runs before it succeeded; a call whose start fails is a tool error with
+ * its reason). A handler that throws is turned into a tool error naming the tool.
  */
 export function installTools(
   mcp: McpServer,
   tools: readonly AgentTool[],
   ctx: ToolContext,
-  beforeList: () => Promise<void>,
+  beforeUse: () => Promise<void>,
 ): void {
   const byName = new Map(tools.map((t) => [t.name, t]));
   mcp.server.setRequestHandler(ListToolsRequestSchema, async () => {
-    await beforeList();
+    await beforeUse();
     const listed = await Promise.all(
       tools.map(async (t): Promise<Tool> => {
         const { title, description } = await t.listing(ctx);
@@ -100,6 +101,11 @@ export function installTools(
     const parsed = tool.input.safeParse(args ?? {});
     if (!parsed.success) {
       return toolError(`Invalid arguments for ${name}: ${z.prettifyError(parsed.error)}`);
+    }
+    try {
+      await beforeUse();
+    } catch (err) {
+      return toolError(`${name} could not run: ${err instanceof Error ? err.message : String(err)}`);
     }
     const started = Date.now();
     try {

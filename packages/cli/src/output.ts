@@ -56,10 +56,21 @@ function cell(s: string): string {
   return oneLine(terminalSafe(s));
 }
 
-/** A table of actions: id, status, binding, title, dependencies, outcome (and which action a revert undoes). */
+/**
+ * The "chat of" cell: the person who started an agent caller's chat (ChatStarted), without "user:",
+ * e.g. "dev-approver"; "" for other callers or chats started before ChatStarted was recorded.
+ */
+function chatOf(chatStartedBy: string): string {
+  return cut(cell(chatStartedBy.replace(/^user:/, "")), 24);
+}
+
+/**
+ * A table of actions: id, status, binding, title, dependencies, outcome (and which action a revert
+ * undoes), and whose agent chat submitted it.
+ */
 export function actionsTable(actions: ActionRecord[]): string {
   if (actions.length === 0) return "(no actions)";
-  const t = table(["id", "status", "binding", "title", "depends on", "note"]);
+  const t = table(["id", "status", "binding", "title", "depends on", "note", "chat of"]);
   for (const a of actions) {
     const outcome = a.cascadedFrom
       ? a.reason
@@ -75,6 +86,7 @@ export function actionsTable(actions: ActionRecord[]): string {
       cut(a.description?.title ?? "", 50),
       a.dependsOn.join(","),
       cut(note, 60),
+      chatOf(a.chatStartedBy),
     ]);
   }
   return t.toString();
@@ -124,12 +136,13 @@ export function verifyText(res: VerifyResponse): string {
 }
 
 /**
- * Observations, actions and refused writes in one table, by log id; below it, each refused write
+ * Observations, actions and refused writes in one table, by log id (with whose agent chat made
+ * each, "chat of"); below it, each refused write
  * with its full reason (`#12 refused  REPO  push main: <reason>`), since reasons are too long for
  * a cell. The caller makes the text terminal-safe (`emit`).
  */
 export function logTable(view: LogView): string {
-  const t = table(["id", "kind", "binding", "status", "title"]);
+  const t = table(["id", "kind", "binding", "status", "title", "chat of"]);
   const refusals: string[] = [];
   for (const e of view.entries) {
     const entry = e.entry;
@@ -141,6 +154,7 @@ export function logTable(view: LogView): string {
         cell(o.binding),
         o.description?.containsRestrictedData ? "RESTRICTED" : "",
         cut(o.description?.title ?? "", 60),
+        chatOf(o.chatStartedBy),
       ]);
     } else if (entry?.$case === "action") {
       const a = entry.action;
@@ -150,11 +164,12 @@ export function logTable(view: LogView): string {
         cell(a.binding),
         statusName(a.status),
         cut(a.description?.title ?? "", 60),
+        chatOf(a.chatStartedBy),
       ]);
     } else if (entry?.$case === "refusal") {
       const r = entry.refusal;
       const title = r.description?.title ?? "";
-      t.push([String(e.id), "refusal", cell(r.binding), "refused", cut(title, 60)]);
+      t.push([String(e.id), "refusal", cell(r.binding), "refused", cut(title, 60), chatOf(r.chatStartedBy)]);
       // One line per refusal: titles are agent-controlled, so no newline may forge another line.
       refusals.push(`#${e.id} refused  ${cell(r.binding)}  ${cut(title, 60)}: ${cell(r.reason)}`);
     }

@@ -394,7 +394,13 @@ test("createAgentMcpServer: close() ends the session's WatchBindings stream", as
   // Every stdio session still open holds one watch; closed ones let theirs go.
   const open = () => sessions.filter((s) => !s.closed).length;
   await waitUntil("the open sessions' watches only", async () => (await watches()) === open());
-  const session = createAgentMcpServer({ kernel: h.kernel, workspaceId: ws, chatId: "in-process" });
+  const session = createAgentMcpServer({
+    kernel: h.kernel,
+    workspaceId: ws,
+    chatId: "in-process",
+    startedBy: "user:dev-approver",
+    surface: "mcp-stdio",
+  });
   await session.ready;
   await waitUntil("the session's watch at the kernel", async () => (await watches()) === open() + 1);
   await session.close();

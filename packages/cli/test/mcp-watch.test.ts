@@ -72,7 +72,13 @@ test("a kernel restart: the watch opens again from its last revision and a chang
     owner: "user:dev-admin",
     members: [],
   });
-  const session = createAgentMcpServer({ kernel: kernelClient, workspaceId: ws.id, chatId: "watch" });
+  const session = createAgentMcpServer({
+    kernel: kernelClient,
+    workspaceId: ws.id,
+    chatId: "watch",
+    startedBy: "user:dev-approver",
+    surface: "mcp-stdio",
+  });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await session.server.connect(serverSide);
   const client = new Client({ name: "watch-test", version: "0" });

@@ -33,6 +33,7 @@ test("the actions table carries no colour codes and shows a cascade's reason onc
       outcomeUnknown: false,
       executionId: "",
       lastRevision: 12,
+      chatStartedBy: "",
     },
   ]);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no ESC reaches the terminal
@@ -74,6 +75,7 @@ test("the log shows a refused write as a row and, below the table, one line with
             caller: { kind: "agent", id: "chat-1" },
             refusedAt: "2026-01-01T00:00:00Z",
             executionId: "x1",
+            chatStartedBy: "",
           },
         },
       },
@@ -120,6 +122,7 @@ test("an action that reverts another says so in the actions table", () => {
       outcomeUnknown: false,
       executionId: "",
       lastRevision: 8,
+      chatStartedBy: "",
     },
   ]);
   assert.match(text, /pending .*Revert commit abc.*reverts #3/);
@@ -155,6 +158,7 @@ test("an action whose title holds a right-to-left override and a zero-width spac
     outcomeUnknown: false,
     executionId: "",
     lastRevision: id,
+    chatStartedBy: "",
   });
   const text = terminalSafe(
     actionsTable([action(4, "write invoice\u202Etxt.exe pay\u200Bpal"), action(5, "plain")]),

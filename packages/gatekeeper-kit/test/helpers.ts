@@ -151,6 +151,7 @@ export class RecordingApprovalQueue {
           outcomeUnknown: false,
           executionId: "exec-1",
           lastRevision: 0,
+          chatStartedBy: "",
         };
         cb(null, rec);
       },

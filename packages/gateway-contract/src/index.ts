@@ -76,6 +76,8 @@ export interface Action {
   dependsOn: number[];
   status: ActionStatus;
   caller: Caller;
+  /** For an agent caller: "user:<subject>" who started that chat (its ChatStarted); "" when unknown. */
+  chatStartedBy: string;
   /** The execution (= turn) that submitted it. */
   executionId: string;
   /** ISO-8601. */
@@ -112,6 +114,8 @@ export interface Observation {
   page: number;
   containsRestrictedData: boolean;
   caller: Caller;
+  /** For an agent caller: "user:<subject>" who started that chat (its ChatStarted); "" when unknown. */
+  chatStartedBy: string;
   recordedAt: string;
   executionId: string;
 }
@@ -125,6 +129,8 @@ export interface Refusal {
   description: string;
   reason: string;
   caller: Caller;
+  /** For an agent caller: "user:<subject>" who started that chat (its ChatStarted); "" when unknown. */
+  chatStartedBy: string;
   refusedAt: string;
   executionId: string;
 }

@@ -150,6 +150,7 @@ export class FakeApprovalQueue {
               outcomeUnknown: false,
               executionId: "",
               lastRevision: s.actionId,
+              chatStartedBy: "",
             },
             payloadJson: s.payloadJson,
           }));

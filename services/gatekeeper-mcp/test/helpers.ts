@@ -173,6 +173,7 @@ function emptyRecord(): ActionRecord {
     outcomeUnknown: false,
     executionId: "",
     lastRevision: 0,
+    chatStartedBy: "",
   };
 }
 

@@ -106,8 +106,15 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       maxSessions: options.mcp?.maxSessions ?? DEFAULT_MCP_LIMITS.maxSessions,
       idleMs: options.mcp?.idleMs ?? DEFAULT_MCP_LIMITS.idleMs,
     },
-    ({ workspaceId, chatId }) =>
-      createAgentMcpServer({ kernel: backends.kernel, workspaceId, chatId, logger }),
+    ({ workspaceId, chatId, startedBy }) =>
+      createAgentMcpServer({
+        kernel: backends.kernel,
+        workspaceId,
+        chatId,
+        startedBy,
+        surface: "mcp-http",
+        logger,
+      }),
     metrics,
     logger,
   );

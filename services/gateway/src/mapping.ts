@@ -59,6 +59,7 @@ export function toAction(a: ActionRecord): Action {
     dependsOn: [...a.dependsOn],
     status: statusOf(a.status),
     caller: caller(a.caller),
+    chatStartedBy: a.chatStartedBy,
     executionId: a.executionId,
     submittedAt: a.submittedAt,
     decidedBy: a.decidedBy,
@@ -87,6 +88,7 @@ export function toObservation(o: ObservationRecord): Observation {
     page: d?.page ?? 0,
     containsRestrictedData: d?.containsRestrictedData ?? false,
     caller: caller(o.caller),
+    chatStartedBy: o.chatStartedBy,
     recordedAt: o.recordedAt,
     executionId: o.executionId,
   };
@@ -102,6 +104,7 @@ export function toRefusal(r: RefusalRecord): Refusal {
     description: r.description?.description ?? "",
     reason: r.reason,
     caller: caller(r.caller),
+    chatStartedBy: r.chatStartedBy,
     refusedAt: r.refusedAt,
     executionId: r.executionId,
   };

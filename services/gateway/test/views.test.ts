@@ -30,6 +30,7 @@ function action(id: number, status: ActionStatus, dependsOn: number[] = [], exec
     egress: false,
     implementsRevert: 0,
     lastRevision: id,
+    chatStartedBy: "",
   };
 }
 
@@ -45,6 +46,7 @@ function observation(id: number, executionId: string): Observation {
     caller: { kind: "agent", id: "c" },
     recordedAt: "",
     executionId,
+    chatStartedBy: "",
   };
 }
 

@@ -4,6 +4,7 @@ import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
 import { watchBindings } from "./bindings-watch.ts";
+import { startChat } from "./chats.ts";
 import { toServiceError } from "./errors.ts";
 import { addMember, checkPerson, removeMember, workspaceOf } from "./members.ts";
 import { addObserver } from "./observers.ts";
@@ -47,6 +48,8 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     reply(cb, () => addMember(deps.workspaces, call.request));
   const removeMemberHandler: KernelServer["removeMember"] = (call, cb) =>
     reply(cb, () => removeMember(deps.workspaces, call.request));
+  const startChatHandler: KernelServer["startChat"] = (call, cb) =>
+    reply(cb, () => startChat(deps.workspaces, call.request));
   const introduceResource: KernelServer["introduceResource"] = (call, cb) =>
     reply(cb, async () => {
       const { workspaceId, url, name } = call.request;
@@ -137,5 +140,6 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     getWorkspace,
     addMember: addMemberHandler,
     removeMember: removeMemberHandler,
+    startChat: startChatHandler,
   };
 }

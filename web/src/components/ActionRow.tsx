@@ -3,6 +3,7 @@ import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { memo } from "react";
 import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
+import { ChatOwner } from "./ChatOwner.tsx";
 import { RejectForm } from "./RejectForm.tsx";
 import { StatusBadge } from "./StatusBadge.tsx";
 import { Visible } from "./Visible.tsx";
@@ -70,6 +71,7 @@ function ActionRowView({
         )}
         <span>
           <Visible text={callerLabel(action.caller)} />
+          <ChatOwner startedBy={action.chatStartedBy} />
         </span>
         <span>{action.delivery}</span>
         {action.egress && <span className="flag egress">egress</span>}

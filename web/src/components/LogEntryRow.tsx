@@ -3,6 +3,7 @@ import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
 import { Markdown } from "../markdown.tsx";
+import { ChatOwner } from "./ChatOwner.tsx";
 import { StatusBadge } from "./StatusBadge.tsx";
 import { Visible } from "./Visible.tsx";
 
@@ -43,6 +44,7 @@ function Body({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) 
           {o.page > 0 && <span>page {o.page}</span>}
           <span>
             <Visible text={callerLabel(o.caller)} />
+            <ChatOwner startedBy={o.chatStartedBy} />
           </span>
           <span>{formatTime(o.recordedAt)}</span>
         </div>
@@ -74,6 +76,7 @@ function Body({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) 
           )}
           <span>
             <Visible text={callerLabel(a.caller)} />
+            <ChatOwner startedBy={a.chatStartedBy} />
           </span>
           {a.egress && <span className="flag egress">egress</span>}
           <span>{formatTime(a.submittedAt)}</span>
@@ -98,6 +101,7 @@ function Body({ entry, workspaceId }: { entry: LogEntry; workspaceId: string }) 
         </span>
         <span>
           <Visible text={callerLabel(r.caller)} />
+          <ChatOwner startedBy={r.chatStartedBy} />
         </span>
         <span>{formatTime(r.refusedAt)}</span>
       </div>

@@ -2,6 +2,7 @@ import type { ActionDetail } from "@gatehouse/gateway-contract";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
+import { ChatOwner } from "../components/ChatOwner.tsx";
 import { DepsGraph } from "../components/DepsGraph.tsx";
 import { isForbidden, NoAccess } from "../components/NoAccess.tsx";
 import { RejectForm } from "../components/RejectForm.tsx";
@@ -182,6 +183,7 @@ export function ActionDetailPage() {
         <dt>Caller</dt>
         <dd>
           <Visible text={callerLabel(action.caller)} />
+          <ChatOwner startedBy={action.chatStartedBy} />
         </dd>
         <dt>Turn</dt>
         <dd>

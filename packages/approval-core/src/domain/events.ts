@@ -14,6 +14,7 @@ import {
   ActionSubmitted,
   AutoApprovalRuleSet,
   BindingRemoved,
+  ChatStarted,
   ObservationRecorded,
   ResourceIntroduced,
   RestrictedDataLatched,
@@ -36,6 +37,7 @@ export const EVENT_CODECS = {
   ActionApplyFailed,
   ActionReverted,
   AutoApprovalRuleSet,
+  ChatStarted,
 } as const;
 
 type Codecs = typeof EVENT_CODECS;

@@ -2,8 +2,23 @@
  * The action-log view of a folded WorkspaceState, as the proto messages of approval.proto.
  * Deterministic: equal states give equal messages, hence equal bytes (LogView.encode).
  */
-import type { ActionRecord, LogEntry, LogView, ObservationRecord, RefusalRecord } from "@gatehouse/proto";
+import type {
+  ActionRecord,
+  Caller,
+  LogEntry,
+  LogView,
+  ObservationRecord,
+  RefusalRecord,
+} from "@gatehouse/proto";
 import type { ActionState, ObservationState, RefusalState, WorkspaceState } from "./state.ts";
+
+/**
+ * Who started the chat of an agent caller: "user:<subject>" from its ChatStarted, "" for any other
+ * caller or a chat with no ChatStarted (sessions before it was recorded).
+ */
+export function chatStartedBy(state: WorkspaceState, caller: Caller | undefined): string {
+  return caller?.kind === "agent" ? (state.chats.get(caller.id) ?? "") : "";
+}
 
 /** The ActionRecord of one folded action. */
 export function toActionRecord(state: WorkspaceState, a: ActionState): ActionRecord {
@@ -25,11 +40,12 @@ export function toActionRecord(state: WorkspaceState, a: ActionState): ActionRec
     outcomeUnknown: a.outcomeUnknown,
     executionId: a.executionId,
     lastRevision: a.lastRevision,
+    chatStartedBy: chatStartedBy(state, a.caller),
   };
 }
 
 /** The ObservationRecord of one folded observation. */
-export function toObservationRecord(o: ObservationState): ObservationRecord {
+export function toObservationRecord(state: WorkspaceState, o: ObservationState): ObservationRecord {
   return {
     id: o.id,
     binding: o.binding,
@@ -37,11 +53,12 @@ export function toObservationRecord(o: ObservationState): ObservationRecord {
     caller: o.caller,
     recordedAt: o.recordedAt,
     executionId: o.executionId,
+    chatStartedBy: chatStartedBy(state, o.caller),
   };
 }
 
 /** The RefusalRecord of one refused write. */
-export function toRefusalRecord(r: RefusalState): RefusalRecord {
+export function toRefusalRecord(state: WorkspaceState, r: RefusalState): RefusalRecord {
   return {
     id: r.id,
     binding: r.binding,
@@ -51,6 +68,7 @@ export function toRefusalRecord(r: RefusalState): RefusalRecord {
     caller: r.caller,
     refusedAt: r.refusedAt,
     executionId: r.executionId,
+    chatStartedBy: chatStartedBy(state, r.caller),
   };
 }
 
@@ -59,9 +77,9 @@ export function toLogEntry(state: WorkspaceState, id: number): LogEntry | undefi
   const a = state.actions.get(id);
   if (a) return { id, entry: { $case: "action", action: toActionRecord(state, a) } };
   const o = state.observations.get(id);
-  if (o) return { id, entry: { $case: "observation", observation: toObservationRecord(o) } };
+  if (o) return { id, entry: { $case: "observation", observation: toObservationRecord(state, o) } };
   const r = state.refusals.get(id);
-  if (r) return { id, entry: { $case: "refusal", refusal: toRefusalRecord(r) } };
+  if (r) return { id, entry: { $case: "refusal", refusal: toRefusalRecord(state, r) } };
   return undefined;
 }
 

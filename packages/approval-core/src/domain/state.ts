@@ -109,6 +109,8 @@ export interface WorkspaceState {
   rules: Map<string, { binding: string; actionKindTag: string }>;
   /** Bindings that read restricted data; non-empty = the workspace is latched. */
   latchedBindings: string[];
+  /** Agent chats by chat id -> "user:<subject>" who started it (ChatStarted.startedBy). */
+  chats: Map<string, string>;
 }
 
 /** What evolve needs from a stored event (a subset of the event-store `StoredEvent`). */
@@ -134,6 +136,7 @@ export function initialState(): WorkspaceState {
     observationRequests: new Map(),
     rules: new Map(),
     latchedBindings: [],
+    chats: new Map(),
   };
 }
 
@@ -213,6 +216,11 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
         const key = observationRequestKey(event.data.binding, event.data.executionId, event.data.requestId);
         state.observationRequests.set(key, stored.revision);
       }
+      break;
+    case "ChatStarted":
+      // The first start of a chat id is who started it; a later one with the same id changes nothing.
+      if (event.data.chatId && !state.chats.has(event.data.chatId))
+        state.chats.set(event.data.chatId, event.data.startedBy);
       break;
     case "RestrictedDataLatched":
       if (!state.latchedBindings.includes(event.data.binding)) state.latchedBindings.push(event.data.binding);

@@ -1,7 +1,9 @@
 /**
  * `gatehouse mcp --workspace <id>`: serves one workspace to an MCP client over stdio (the client
  * spawns this command). stdout carries the protocol only; notes go to stderr. One process is one
- * chat: its id is a fresh UUID, and the kernel stamps every execution `agent:<chat id>`.
+ * chat: its id is a fresh UUID, and the kernel stamps every execution `agent:<chat id>`. The chat
+ * is recorded as started by the CLI's person (user:$GATEHOUSE_USER, else user:$USER), surface
+ * "mcp-stdio", before the protocol starts.
  */
 import { randomUUID } from "node:crypto";
 import { createAgentMcpServer } from "@gatehouse/agent-mcp";
@@ -9,7 +11,8 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Command } from "commander";
 import pino from "pino";
 import { call, kernelClient } from "../clients.ts";
-import { run } from "./shared.ts";
+import { personArg } from "./members.ts";
+import { run, who } from "./shared.ts";
 
 /** Largest JSON-RPC message read from stdin, bytes. */
 const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
@@ -38,12 +41,20 @@ function reportTransportError(transport: StdioServerTransport, err: Error): void
 async function serveStdio(workspaceId: string): Promise<void> {
   // stdout is the protocol: console output from anything in this process goes to stderr.
   for (const level of ["log", "info", "debug"] as const) console[level] = console.error;
+  const startedBy = personArg(who(), "GATEHOUSE_USER");
   const kernel = kernelClient();
   // Fails here, before any protocol traffic, for an unknown workspace or an unreachable kernel.
   await call(kernel, kernel.describeBindings, { workspaceId }, 30_000);
   const chatId = randomUUID();
   const logger = pino({ level: process.env.GATEHOUSE_LOG_LEVEL ?? "warn" }, pino.destination(2));
-  const session = createAgentMcpServer({ kernel, workspaceId, chatId, logger });
+  const session = createAgentMcpServer({
+    kernel,
+    workspaceId,
+    chatId,
+    startedBy,
+    surface: "mcp-stdio",
+    logger,
+  });
   await session.ready;
   let stopped: Promise<void> | undefined;
   const stop = () => {
@@ -64,7 +75,7 @@ async function serveStdio(workspaceId: string): Promise<void> {
   transport.onerror = (err) => reportTransportError(transport, err);
   await session.server.connect(transport);
   process.stderr.write(
-    `gatehouse mcp: serving workspace ${workspaceId} over stdio as chat ${chatId} (its executions are stamped agent:${chatId})\n`,
+    `gatehouse mcp: serving workspace ${workspaceId} over stdio as chat ${chatId} started by ${startedBy} (its executions are stamped agent:${chatId})\n`,
   );
   await ended;
   await stop();

@@ -10,6 +10,8 @@ import type { ServerResponse } from "node:http";
 import type { AgentMcpSession } from "@gatehouse/agent-mcp";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Logger } from "pino";
+import { personIdOf } from "../auth/membership.ts";
+import type { Person } from "../auth/person.ts";
 import { HttpError } from "../backends.ts";
 import type { GatewayMetrics } from "../metrics.ts";
 import { MeteredTransport } from "./metered-transport.ts";
@@ -26,7 +28,12 @@ export interface McpSessionLimits {
 export const DEFAULT_MCP_LIMITS: McpSessionLimits = { maxSessions: 1000, idleMs: 30 * 60_000 };
 
 /** Makes the agent MCP server of a new session (`createAgentMcpServer` in the gateway). */
-export type AgentServerFactory = (session: { workspaceId: string; chatId: string }) => AgentMcpSession;
+/** `startedBy` is the opener as membership names them ("user:<subject>", personIdOf). */
+export type AgentServerFactory = (session: {
+  workspaceId: string;
+  chatId: string;
+  startedBy: string;
+}) => AgentMcpSession;
 
 /** One open session. */
 export interface McpSession {
@@ -77,12 +84,14 @@ export class McpSessions {
   }
 
   /**
-   * Opens a session for `subject` on `workspaceId` and hands it the initialize request: the session
-   * is kept once the transport has initialized it, and closed again if the request did not.
-   * @throws HttpError 503 when `maxSessions` are open, naming the knob.
+   * Opens a session for `person` on `workspaceId` and hands it the initialize request: the session
+   * is kept once the transport has initialized it, and closed again if the request did not. The
+   * agent session records its ChatStarted (started by `personIdOf(person)`) first.
+   * @throws HttpError 503 when `maxSessions` are open, naming the knob, or when the chat could not
+   *   be recorded or the workspace opened (the kernel's reason).
    */
   async open(
-    subject: string,
+    person: Person,
     workspaceId: string,
     handle: (transport: StreamableHTTPServerTransport) => Promise<void>,
   ): Promise<void> {
@@ -96,11 +105,12 @@ export class McpSessions {
       );
     }
     this.opening++;
+    const { subject } = person;
     const id = randomUUID();
     let agent: AgentMcpSession | undefined;
     let entry: Entry | undefined;
     try {
-      agent = this.makeAgent({ workspaceId, chatId: id });
+      agent = this.makeAgent({ workspaceId, chatId: id, startedBy: personIdOf(person) });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => id,
         onsessioninitialized: () => {

@@ -198,7 +198,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promi
             "Bad Request: no Mcp-Session-Id header; start a session with an initialize request, then send the Mcp-Session-Id it answers with on every request",
           );
         }
-        await deps.sessions.open(person.subject, workspace, async (transport) => {
+        await deps.sessions.open(person, workspace, async (transport) => {
           reply.hijack();
           await transport.handleRequest(req.raw as IncomingMessage, reply.raw, body);
         });
