@@ -13,7 +13,7 @@ import { ActionSubmitted, Delivery } from "@gatehouse/proto";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "./browser.ts";
 import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
 let nats: NatsServerProcess;
@@ -117,9 +117,21 @@ describe("approver web app in Chromium", () => {
 
   test("approve from the detail page: the real memory server changes and the row moves to applied", async () => {
     const ws = await h.workspace("mcp://memory");
+    // The chat h.exec stamps (agent:chat-1), as an MCP session would record it.
+    await unary(h.kernel, h.kernel.startChat, {
+      workspaceId: ws,
+      chatId: "chat-1",
+      startedBy: "user:dev-approver",
+      surface: "mcp-http",
+    });
     const [id] = await createEntities(ws, ["Dora"]);
     const page = await openApp(browser, base, tokenOf("dev-approver"), `/ws/${ws}/actions/${id}`);
     await page.waitForSelector('[data-testid="status"]:has-text("pending")');
+    assert.equal(
+      await page.textContent('[data-testid="caller"]'),
+      "agent:chat-1 for dev-approver",
+      "the detail names who started the agent's chat",
+    );
     await page.click('[data-testid="approve"]');
     await page.waitForSelector('[data-testid="status"]:has-text("applied")', { timeout: 60_000 });
     assert.ok(

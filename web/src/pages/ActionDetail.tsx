@@ -181,7 +181,7 @@ export function ActionDetailPage() {
           )}
         </dd>
         <dt>Caller</dt>
-        <dd>
+        <dd data-testid="caller">
           <Visible text={callerLabel(action.caller)} />
           <ChatOwner startedBy={action.chatStartedBy} />
         </dd>
