@@ -131,8 +131,10 @@ export class McpSessions {
       if (entry) entry.idleSince = Date.now();
     } finally {
       this.opening--;
+      // A session that never became an entry (its start failed, or the request was not an
+      // initialize) is closed here, whichever way the request ended, so its watch does not leak.
+      if (!entry) await agent?.close().catch(() => {});
     }
-    if (!entry) await agent?.close().catch(() => {});
   }
 
   /** Counts a POST on `session` as under way until `res` closes (idle expiry waits for it). */
