@@ -12,49 +12,16 @@ import type {
   StartChatResponse,
   Turn,
 } from "@gatehouse/proto";
-import { type CallOptions, type ClientUnaryCall, Metadata, type ServiceError } from "@grpc/grpc-js";
+import { type UnaryMethod, unaryCall } from "./grpc-call.ts";
 
-type Unary<Req, Res> = (
-  req: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (err: ServiceError | null, res: Res) => void,
-) => ClientUnaryCall;
-
-/**
- * Calls `method` with a deadline `timeoutMs` from now.
- * @throws the ServiceError (`code` = gRPC status, `details` = the kernel's message), or an
- *   AbortError-named Error when `signal` aborted first.
- */
 function unary<Req, Res>(
   kernel: KernelClient,
-  method: Unary<Req, Res>,
+  method: UnaryMethod<Req, Res>,
   req: Req,
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(abortError());
-    const call = method.call(
-      kernel,
-      req,
-      new Metadata(),
-      { deadline: Date.now() + timeoutMs },
-      (err, res) => {
-        signal?.removeEventListener("abort", cancel);
-        if (err) reject(signal?.aborted ? abortError() : err);
-        else resolve(res);
-      },
-    );
-    const cancel = () => call.cancel();
-    signal?.addEventListener("abort", cancel, { once: true });
-  });
-}
-
-function abortError(): Error {
-  const err = new Error("the MCP request was cancelled");
-  err.name = "AbortError";
-  return err;
+  return unaryCall(kernel, method, req, timeoutMs, signal);
 }
 
 /** DescribeBindings with a 30 s deadline. @throws ServiceError (NOT_FOUND: no such workspace). */

@@ -7,16 +7,11 @@
  * (call again with `request_id`).
  */
 import type { ConnectionRequest, ConnectionsClient } from "@gatehouse/proto";
-import { type CallOptions, type ClientUnaryCall, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { z } from "zod";
+import { unaryCall } from "../grpc-call.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
 import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
-import {
-  DEFAULT_WAIT_SECONDS,
-  MAX_WAIT_SECONDS,
-  reportProgress,
-  SLICE_SECONDS,
-} from "./wait-for-decisions.ts";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS, waitInSlices } from "./wait-slices.ts";
 
 const input = z.object({
   url: z
@@ -63,40 +58,6 @@ export const requestConnectionOutput = z.object({
   declineReason: z.string().describe("once declined: the person's reason"),
 });
 
-type Unary<Req, Res> = (
-  req: Req,
-  metadata: Metadata,
-  options: Partial<CallOptions>,
-  callback: (err: ServiceError | null, res: Res) => void,
-) => ClientUnaryCall;
-
-/** One Connections call with a deadline; an abort of `signal` cancels it. @throws ServiceError, AbortError. */
-function unary<Req, Res>(
-  client: ConnectionsClient,
-  method: Unary<Req, Res>,
-  req: Req,
-  timeoutMs: number,
-  signal: AbortSignal,
-): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const aborted = () => Object.assign(new Error("the MCP request was cancelled"), { name: "AbortError" });
-    if (signal.aborted) return reject(aborted());
-    const call = method.call(
-      client,
-      req,
-      new Metadata(),
-      { deadline: Date.now() + timeoutMs },
-      (err, res) => {
-        signal.removeEventListener("abort", cancel);
-        if (err) reject(signal.aborted ? aborted() : err);
-        else resolve(res);
-      },
-    );
-    const cancel = () => call.cancel();
-    signal.addEventListener("abort", cancel, { once: true });
-  });
-}
-
 /** The result text for the agent: what happened and what to do next. */
 export function connectionResultText(r: ConnectionRequest): string {
   if (r.state === "accepted")
@@ -114,46 +75,24 @@ export function connectionResultText(r: ConnectionRequest): string {
   return `Connection request ${r.requestId} for ${r.url} is still waiting for a person. Call request_connection again with {"request_id": ${r.requestId}} to keep waiting, or go on with other work.`;
 }
 
-/**
- * Waits on the request until it is decided, `seconds` pass, or the client cancels; reports progress
- * after each slice. @throws the kernel's ServiceError, AbortError.
- */
-async function waitInSlices(
+/** Waits on the request until it is decided (see waitInSlices). @throws the kernel's ServiceError, AbortError. */
+function waitForDecision(
   connections: ConnectionsClient,
   request: ConnectionRequest,
   seconds: number,
   extra: ToolExtra,
 ): Promise<ConnectionRequest> {
-  const started = Date.now();
-  const deadline = started + seconds * 1000;
   const req = { workspaceId: request.workspaceId, requestId: request.requestId, wait: false };
-  const now = () => unary(connections, connections.getConnectionRequest, req, 30_000, extra.signal);
-  let current = request;
-  let reported = -1;
-  for (;;) {
-    if (current.state !== "pending" || Date.now() >= deadline - 250) return current;
-    const waited = Math.max(reported + 0.001, Math.round((Date.now() - started) / 100) / 10);
-    reported = waited;
-    await reportProgress(
-      extra,
-      waited,
-      seconds,
-      `waiting for a person to decide connection request ${request.requestId} (${Math.round(waited)} of ${seconds} s)`,
-    );
-    const sliceMs = Math.min(SLICE_SECONDS * 1000, deadline - Date.now());
-    if (sliceMs < 500) return now();
-    current = await unary(
-      connections,
-      connections.getConnectionRequest,
-      { ...req, wait: true },
-      sliceMs,
-      extra.signal,
-    ).catch((err: { code?: number }) => {
-      // The kernel answers shortly before the deadline; on a busy machine that can miss it.
-      if (err.code !== status.DEADLINE_EXCEEDED) throw err;
-      return now();
-    });
-  }
+  return waitInSlices(request, {
+    seconds,
+    extra,
+    now: () => unaryCall(connections, connections.getConnectionRequest, req, 30_000, extra.signal),
+    waitUpTo: (ms) =>
+      unaryCall(connections, connections.getConnectionRequest, { ...req, wait: true }, ms, extra.signal),
+    settled: (r) => r.state !== "pending",
+    progress: (r, waited) =>
+      `waiting for a person to decide connection request ${r.requestId} (${Math.round(waited)} of ${seconds} s)`,
+  });
 }
 
 export const requestConnectionTool: AgentTool<typeof input> = {
@@ -187,14 +126,14 @@ export const requestConnectionTool: AgentTool<typeof input> = {
     let request: ConnectionRequest;
     try {
       request = byId
-        ? await unary(
+        ? await unaryCall(
             ctx.connections,
             ctx.connections.getConnectionRequest,
             { workspaceId: ctx.workspaceId, requestId: args.request_id as number, wait: false },
             30_000,
             extra.signal,
           )
-        : await unary(
+        : await unaryCall(
             ctx.connections,
             ctx.connections.requestConnection,
             {
@@ -206,7 +145,7 @@ export const requestConnectionTool: AgentTool<typeof input> = {
             30_000,
             extra.signal,
           );
-      request = await waitInSlices(ctx.connections, request, seconds, extra);
+      request = await waitForDecision(ctx.connections, request, seconds, extra);
     } catch (err) {
       return toolError(kernelErrorText(err, "request_connection"));
     }

@@ -6,22 +6,14 @@
  */
 
 import type { Turn } from "@gatehouse/proto";
-import { status } from "@grpc/grpc-js";
 import { z } from "zod";
 import { getTurn } from "../kernel-calls.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
 import { turnContent, turnResultText } from "../result-text.ts";
 import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
+import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS, waitInSlices } from "./wait-slices.ts";
 
-/**
- * Wait when `timeout_seconds` is not given, seconds: under the 60 s request timeout MCP clients
- * (the TypeScript SDK's Client among them) apply by default.
- */
-export const DEFAULT_WAIT_SECONDS = 50;
-/** Longest wait one call may ask for, seconds (10 minutes); call again to wait longer. */
-export const MAX_WAIT_SECONDS = 600;
-/** Longest single GetTurn wait, seconds: progress is reported at least this often. */
-export const SLICE_SECONDS = 10;
+export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS };
 
 const input = z.object({
   turn_id: z.string().min(1).describe("The turn id execute_code returned for awaited writes"),
@@ -57,60 +49,24 @@ export const waitForDecisionsOutput = z.object({
   reason: z.string().describe("why the turn completed without resuming"),
 });
 
-/** Sends `notifications/progress` for the request when it asked for progress; never throws. */
-export async function reportProgress(
-  extra: ToolExtra,
-  progress: number,
-  total: number,
-  message: string,
-): Promise<void> {
-  const progressToken = extra._meta?.progressToken;
-  if (progressToken === undefined) return;
-  await extra
-    .sendNotification({
-      method: "notifications/progress",
-      params: { progressToken, progress, total, message },
-    })
-    .catch(() => undefined);
-}
-
-/**
- * Waits on the turn until it leaves "suspended", `seconds` pass, or `extra.signal` aborts. Reports
- * progress (elapsed seconds of `seconds`) once it knows the turn is waiting, then after each slice.
- * @throws the kernel's ServiceError (NOT_FOUND for an unknown turn), AbortError.
- */
-async function waitInSlices(
+/** Waits on the turn until it leaves "suspended" (see waitInSlices). @throws ServiceError (NOT_FOUND for an unknown turn), AbortError. */
+async function waitForTurn(
   ctx: Parameters<AgentTool["call"]>[1],
   turnId: string,
   seconds: number,
   extra: ToolExtra,
 ): Promise<Turn> {
-  const started = Date.now();
-  const deadline = started + seconds * 1000;
   const req = { workspaceId: ctx.workspaceId, turnId, wait: false };
   const now = () => getTurn(ctx.kernel, req, 30_000, extra.signal);
-  let turn = await now();
-  let reported = -1;
-  for (;;) {
-    if (turn.state !== "suspended" || Date.now() >= deadline - 250) return turn;
-    const waited = Math.max(reported + 0.001, Math.round((Date.now() - started) / 100) / 10);
-    reported = waited;
-    await reportProgress(
-      extra,
-      waited,
-      seconds,
+  return waitInSlices(await now(), {
+    seconds,
+    extra,
+    now,
+    waitUpTo: (ms) => getTurn(ctx.kernel, { ...req, wait: true }, ms, extra.signal),
+    settled: (turn) => turn.state !== "suspended",
+    progress: (turn, waited) =>
       `waiting for a person to decide actions ${turn.awaitedActionIds.join(", ")} (${Math.round(waited)} of ${seconds} s)`,
-    );
-    const sliceMs = Math.min(SLICE_SECONDS * 1000, deadline - Date.now());
-    if (sliceMs < 500) return now();
-    turn = await getTurn(ctx.kernel, { ...req, wait: true }, sliceMs, extra.signal).catch(
-      (err: { code?: number }) => {
-        // The kernel answers shortly before the deadline; on a busy machine that can miss it.
-        if (err.code !== status.DEADLINE_EXCEEDED) throw err;
-        return now();
-      },
-    );
-  }
+  });
 }
 
 export const waitForDecisionsTool: AgentTool<typeof input> = {
@@ -135,7 +91,7 @@ export const waitForDecisionsTool: AgentTool<typeof input> = {
     const started = Date.now();
     let turn: Turn;
     try {
-      turn = await waitInSlices(ctx, turn_id, seconds, extra);
+      turn = await waitForTurn(ctx, turn_id, seconds, extra);
     } catch (err) {
       return toolError(kernelErrorText(err, "wait_for_decisions"));
     }
