@@ -4,6 +4,7 @@
  * (`/mcp`, routes/mcp.ts, with its own authentication and error bodies), and the built web app
  * (`web/dist`) at `/` when one is given.
  */
+
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
@@ -11,11 +12,11 @@ import type { ApiError, ClientConfig } from "@gatehouse/gateway-contract";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
-  type FastifyRequest,
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
 import { ZodError } from "zod";
+import { bearerToken } from "./auth/bearer.ts";
 import {
   personIdOf,
   reachableWorkspaces,
@@ -57,14 +58,6 @@ export interface AppDeps {
   mcp: Pick<McpRouteDeps, "sessions" | "resource" | "allowedOrigins">;
 }
 
-function bearer(req: FastifyRequest): string {
-  const header = req.headers.authorization;
-  if (!header) throw new Unauthenticated("sign in: send Authorization: Bearer <token>");
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match?.[1]) throw new Unauthenticated('the Authorization header must be "Bearer <token>"');
-  return match[1];
-}
-
 /** Builds the application (not listening). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -78,7 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.addHook("onRequest", async (req) => {
     if (!req.url.startsWith("/api/") || req.url === "/api/config") return;
-    req.person = await deps.authenticator.authenticate(bearer(req));
+    req.person = await deps.authenticator.authenticate(bearerToken(req));
   });
   // Membership before any handler: every route under /api/workspaces/:ws (present and future)
   // answers 403 to a person who neither owns the workspace nor was added to it, calling nothing else.

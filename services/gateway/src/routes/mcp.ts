@@ -8,11 +8,13 @@
  * metadata (RFC 9728) is served at `/.well-known/oauth-protected-resource[/mcp]`. Errors are JSON-RPC
  * error bodies with no id, with the HTTP status the transport specification asks for.
  */
+
 import type { IncomingMessage } from "node:http";
 import { MAX_SNIPPET_BYTES } from "@gatehouse/agent-mcp";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { bearerToken } from "../auth/bearer.ts";
 import { requireMember } from "../auth/membership.ts";
 import { type Authenticator, Forbidden, Unauthenticated } from "../auth/person.ts";
 import { type Backends, HttpError } from "../backends.ts";
@@ -71,14 +73,6 @@ function corsHeaders(origin: string): Record<string, string> {
 /** A JSON-RPC error body with no id, as the Streamable HTTP transport answers HTTP-level errors. */
 function rpcError(code: number, message: string) {
   return { jsonrpc: "2.0" as const, error: { code, message }, id: null };
-}
-
-function bearerOf(req: FastifyRequest): string {
-  const header = req.headers.authorization;
-  if (!header) throw new Unauthenticated("sign in: send Authorization: Bearer <token>");
-  const match = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!match?.[1]) throw new Unauthenticated('the Authorization header must be "Bearer <token>"');
-  return match[1];
 }
 
 /** Registers `/mcp` and the protected-resource metadata routes. */
@@ -161,7 +155,7 @@ export async function mcpRoutes(app: FastifyInstance, deps: McpRouteDeps): Promi
       bodyLimit: MCP_MAX_BODY_BYTES,
       onRequest: checkOrigin,
       handler: async (req, reply) => {
-        const person = await deps.authenticator.authenticate(bearerOf(req));
+        const person = await deps.authenticator.authenticate(bearerToken(req));
         const { workspace } = McpQuery.parse(req.query);
         // Every request, not only the first: a person who is no longer a member is refused at once.
         await requireMember(deps.backends, person, workspace);
