@@ -13,4 +13,4 @@ export {
   MAX_TIMEOUT_SECONDS,
 } from "./tools/execute-code.ts";
 export { connectionResultText } from "./tools/request-connection.ts";
-export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS } from "./tools/wait-for-decisions.ts";
+export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS } from "./tools/wait-slices.ts";

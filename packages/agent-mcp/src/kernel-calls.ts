@@ -12,24 +12,14 @@ import type {
   StartChatResponse,
   Turn,
 } from "@gatehouse/proto";
-import { type UnaryMethod, unaryCall } from "./grpc-call.ts";
-
-function unary<Req, Res>(
-  kernel: KernelClient,
-  method: UnaryMethod<Req, Res>,
-  req: Req,
-  timeoutMs: number,
-  signal?: AbortSignal,
-): Promise<Res> {
-  return unaryCall(kernel, method, req, timeoutMs, signal);
-}
+import { unaryCall } from "./grpc-call.ts";
 
 /** DescribeBindings with a 30 s deadline. @throws ServiceError (NOT_FOUND: no such workspace). */
 export function describeBindings(
   kernel: KernelClient,
   workspaceId: string,
 ): Promise<DescribeBindingsResponse> {
-  return unary(kernel, kernel.describeBindings, { workspaceId }, 30_000);
+  return unaryCall(kernel, kernel.describeBindings, { workspaceId }, 30_000);
 }
 
 /**
@@ -37,7 +27,7 @@ export function describeBindings(
  * @throws ServiceError (INVALID_ARGUMENT naming the field, NOT_FOUND: no such workspace, UNAVAILABLE).
  */
 export function startChat(kernel: KernelClient, req: StartChatRequest): Promise<StartChatResponse> {
-  return unary(kernel, kernel.startChat, req, 30_000);
+  return unaryCall(kernel, kernel.startChat, req, 30_000);
 }
 
 /**
@@ -50,7 +40,7 @@ export function executeCode(
   wallTimeMs: number,
   signal?: AbortSignal,
 ): Promise<ExecuteResult> {
-  return unary(kernel, kernel.executeCode, req, wallTimeMs + 60_000, signal);
+  return unaryCall(kernel, kernel.executeCode, req, wallTimeMs + 60_000, signal);
 }
 
 /**
@@ -63,5 +53,5 @@ export function getTurn(
   timeoutMs: number,
   signal?: AbortSignal,
 ): Promise<Turn> {
-  return unary(kernel, kernel.getTurn, req, timeoutMs, signal);
+  return unaryCall(kernel, kernel.getTurn, req, timeoutMs, signal);
 }

@@ -11,7 +11,13 @@ import { z } from "zod";
 import { unaryCall } from "../grpc-call.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
 import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS, waitInSlices } from "./wait-slices.ts";
+import {
+  DEFAULT_WAIT_SECONDS,
+  MAX_WAIT_SECONDS,
+  SLICE_SECONDS,
+  waitInSlices,
+  waitSecondsInput,
+} from "./wait-slices.ts";
 
 const input = z.object({
   url: z
@@ -34,15 +40,7 @@ const input = z.object({
     .positive()
     .optional()
     .describe("Instead of url and reason: keep waiting on a request this tool returned as still pending"),
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_WAIT_SECONDS)
-    .optional()
-    .describe(
-      `How long to wait for a person's decision, seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); progress notifications come every ${SLICE_SECONDS} s`,
-    ),
+  timeout_seconds: waitSecondsInput("a person's decision"),
 });
 
 /** The shape of `structuredContent`. */

@@ -11,21 +11,17 @@ import { getTurn } from "../kernel-calls.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
 import { turnContent, turnResultText } from "../result-text.ts";
 import { type AgentTool, type ToolExtra, toolError } from "../tool-registry.ts";
-import { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS, waitInSlices } from "./wait-slices.ts";
-
-export { DEFAULT_WAIT_SECONDS, MAX_WAIT_SECONDS, SLICE_SECONDS };
+import {
+  DEFAULT_WAIT_SECONDS,
+  MAX_WAIT_SECONDS,
+  SLICE_SECONDS,
+  waitInSlices,
+  waitSecondsInput,
+} from "./wait-slices.ts";
 
 const input = z.object({
   turn_id: z.string().min(1).describe("The turn id execute_code returned for awaited writes"),
-  timeout_seconds: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_WAIT_SECONDS)
-    .optional()
-    .describe(
-      `How long to wait for people's decisions, seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); progress notifications come every ${SLICE_SECONDS} s`,
-    ),
+  timeout_seconds: waitSecondsInput("people's decisions"),
 });
 
 /** The shape of `structuredContent` (TurnContent in result-text.ts). */

@@ -5,6 +5,7 @@
  * request_connection.
  */
 import { status } from "@grpc/grpc-js";
+import { z } from "zod";
 import type { ToolExtra } from "../tool-registry.ts";
 
 /** Wait when `timeout_seconds` is not given, seconds: under the 60 s request timeout MCP clients
@@ -14,6 +15,22 @@ export const DEFAULT_WAIT_SECONDS = 50;
 export const MAX_WAIT_SECONDS = 600;
 /** Longest single blocking read, seconds: progress is reported at least this often. */
 export const SLICE_SECONDS = 10;
+
+/**
+ * The `timeout_seconds` input of a tool that waits for `what` (e.g. "a person's decision"):
+ * optional, whole seconds 1…MAX_WAIT_SECONDS, DEFAULT_WAIT_SECONDS when absent.
+ */
+export function waitSecondsInput(what: string) {
+  return z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_WAIT_SECONDS)
+    .optional()
+    .describe(
+      `How long to wait for ${what}, seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}); progress notifications come every ${SLICE_SECONDS} s`,
+    );
+}
 
 /** Sends `notifications/progress` for the request when it asked for progress; never throws. */
 export async function reportProgress(
