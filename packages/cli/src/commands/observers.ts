@@ -12,17 +12,8 @@ import { readFileSync, statSync } from "node:fs";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
 import { emit } from "../output.ts";
-import { type GlobalOptions, run } from "./shared.ts";
-
-/** "alice" or "user:alice" → "user:alice"; the kernel checks the id itself. */
-function person(value: string): string {
-  return value.startsWith("user:") ? value : `user:${value}`;
-}
-
-/** Who runs the CLI: $GATEHOUSE_USER, else $USER, else "cli". */
-function me(): string {
-  return `user:${process.env.GATEHOUSE_USER ?? process.env.USER ?? "cli"}`;
-}
+import { personArg } from "./members.ts";
+import { type GlobalOptions, who as me, run } from "./shared.ts";
 
 /**
  * Reads a credential file: a JSON object mapping binding names to non-empty strings.
@@ -93,7 +84,12 @@ export function registerObserverCommands(program: Command, globals: () => Global
         const credentials = readCredentialFile(opts.credentialFile);
         warnIfShared(opts.credentialFile);
         const k = kernelClient();
-        const req = { workspaceId: ws, observer: person(who), credentials, addedBy: person(opts.by ?? me()) };
+        const req = {
+          workspaceId: ws,
+          observer: personArg(who, "<person>"),
+          credentials,
+          addedBy: personArg(opts.by ?? me(), "--by"),
+        };
         const res = await call(k, k.addObserver, req);
         emit(globals().json, { workspaceId: ws, observer: req.observer, checks: res.checks }, () => {
           const rows = Object.entries(res.checks)
