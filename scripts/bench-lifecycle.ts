@@ -1,113 +1,573 @@
 /**
- * `npm run bench:lifecycle`: the approval lifecycle's cost, end to end through the real services
- * (approval → gatekeeper-mcp → the real server-memory MCP server), as people see it:
- *   1. approve → applied latency of single approvals (Decisions.Approve returns once applied), p50/p99;
- *   2. wall time of approving a batch of pending actions (Decisions.ApproveBatch all=true).
- * Writes bench-results/lifecycle-<engine>.json. Env: BENCH_LIFECYCLE_SINGLE (default 50),
- * BENCH_LIFECYCLE_BATCH (default 1000).
+ * `npm run bench:lifecycle`: issue 13's "Measure" figures, in one run, through `gatehouse dev`'s stack
+ * (startDevStack: every service in this process, a `temporal server start-dev`, the real server-memory
+ * MCP server behind gatekeeper-mcp), each next to a baseline measured in the same run:
+ *
+ *  1. SubmitAction as the agent sees it: Date.now() around each `await env.MEMORY.create_entities(...)`
+ *     inside a snippet (1 ms resolution, the isolate has no finer clock), next to a read
+ *     (`open_nodes`, an observation) timed the same way in the same snippets; and
+ *     ApprovalQueue.SubmitAction called directly over gRPC, next to a direct MCP call on its own
+ *     server-memory process.
+ *  2. approve → applied of single actions (Decisions.Approve returns once applied), p50/p99.
+ *  3. N approved → all applied (Decisions.ApproveBatch all=true, then Decisions.WatchLog until every
+ *     action is final), for BENCH_LIFECYCLE_BATCH (1,000) and BENCH_LIFECYCLE_LARGE (5,000) pending.
+ *  4. Memory with BENCH_LIFECYCLE_LARGE pending: VmRSS of this process (the stack), of the Temporal
+ *     server and of the other children, before and after submitting, per pending action.
+ *  5. CLI start: the `gatehouse` command (see gatehouseCli) with `--help`, `actions` of a small
+ *     workspace and of the large one, next to `node -e ''`.
+ *
+ * The results name what ran: the lifecycle engine as Temporal reports it (workflow executions by
+ * type), the git commit, cores, load average at start and end, the Node version. Writes
+ * bench-results/lifecycle.json and prints a table.
+ *
+ * Env (positive integers unless said): BENCH_LIFECYCLE_SINGLE single approvals (50),
+ * BENCH_LIFECYCLE_BATCH (1000), BENCH_LIFECYCLE_LARGE (5000), BENCH_LIFECYCLE_GRPC direct
+ * SubmitAction calls (200), BENCH_LIFECYCLE_CLI_RUNS spawns per CLI figure (5), BENCH_SANDBOX
+ * auto | gvisor | none (auto). A quick run: BENCH_LIFECYCLE_BATCH=100 BENCH_LIFECYCLE_LARGE=200.
  */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { ActionStatus, DecisionsClient, KernelClient } from "@gatehouse/proto";
-import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { fileURLToPath } from "node:url";
+import { mintCallerToken } from "@gatehouse/caller-token";
+import { ActionStatus, ApprovalQueueClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
+import { untilFinal } from "../packages/cli/test/until-final.ts";
+import { gatehouseCli, sampleRss, temporalPid, timeSpawns, workflowTypes } from "./bench-lifecycle-probes.ts";
+import {
+  envInt,
+  envStr,
+  log,
+  printTable,
+  type Row,
+  returned,
+  round,
+  type Stats,
+  stats,
+  unary,
+} from "./bench-support.ts";
 
-const SINGLE = Number(process.env.BENCH_LIFECYCLE_SINGLE ?? 50);
-const BATCH = Number(process.env.BENCH_LIFECYCLE_BATCH ?? 1000);
+const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
+const SINGLE = envInt("BENCH_LIFECYCLE_SINGLE", 50);
+const BATCH = envInt("BENCH_LIFECYCLE_BATCH", 1000);
+const LARGE = envInt("BENCH_LIFECYCLE_LARGE", 5000);
+const GRPC = envInt("BENCH_LIFECYCLE_GRPC", 200);
+const CLI_RUNS = envInt("BENCH_LIFECYCLE_CLI_RUNS", 5);
+const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
+if (!["auto", "gvisor", "none"].includes(SANDBOX))
+  throw new Error("BENCH_SANDBOX must be auto, gvisor or none");
+/** Writes per snippet (an execution may run at most 5 minutes). */
+const CHUNK = 1000;
+/** One read is timed before every READ_EVERY-th write. */
+const READ_EVERY = 10;
+const WARMUP = 3;
+const HOUR = 3_600_000;
 
-/** A unary call with a 10-minute deadline (a 1,000-action batch takes minutes). */
-function unary<Req, Res>(client: object, method: UnaryMethod<Req, Res>, req: Req): Promise<Res> {
-  return callUnary(client, method, req, 600_000);
-}
-
-function pct(samples: number[], q: number): number {
-  const s = [...samples].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN;
+/** Writes and reads timed inside snippets, ms (Date.now() resolution), and the action ids made. */
+interface Submitted {
+  ids: number[];
+  writeMs: number[];
+  readMs: number[];
 }
 
 async function main() {
+  const began = performance.now();
+  const loadBefore = loadavg().map((x) => round(x, 2));
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-lifecycle-"));
-  const stack = await startDevStack({ dataDir: dir, sandbox: "none" });
+  const secret = randomBytes(32).toString("base64url");
+  log(`starting the dev stack in ${dir} (sandbox ${SANDBOX})`);
+  const stack = await startDevStack({ dataDir: dir, sandbox: SANDBOX, callerTokenSecret: secret });
   const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
   const decisions = new DecisionsClient(stack.addresses.approval, credentials.createInsecure());
+  const queue = new ApprovalQueueClient(stack.addresses.approval, credentials.createInsecure());
+  const temporal = temporalPid(dir);
+  const cliEnv = {
+    ...process.env,
+    GATEHOUSE_KERNEL_ADDRESS: stack.addresses.kernel,
+    GATEHOUSE_APPROVAL_ADDRESS: stack.addresses.approval,
+    GATEHOUSE_DATA_DIR: join(dir, "cli"),
+  };
   try {
-    const submit = async (ws: string, n: number): Promise<number[]> => {
-      const r = await unary(kernel, kernel.executeCode, {
-        workspaceId: ws,
-        code: `export default async (env: any) => {
-          const ids: number[] = [];
-          for (let i = 0; i < ${n}; i++) {
-            const p = await env.MEMORY.create_entities({ entities: [{ name: "e" + i, entityType: "bench", observations: [] }] });
-            ids.push(p.actionId);
-          }
-          return ids;
-        }`,
-        caller: { kind: "user", id: "bench" },
-        limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
-      });
-      if (!r.ok) throw new Error(`submit snippet failed: ${r.error?.message}`);
-      return JSON.parse(r.returnJson);
-    };
-    const workspace = async () => {
-      const ws = await unary(kernel, kernel.createWorkspace, {
-        name: "bench",
-        owner: "user:bench",
-        members: [],
-      });
+    const workspace = async (name: string) => {
+      const ws = await unary(kernel, kernel.createWorkspace, { name, owner: "user:bench", members: [] });
       await unary(kernel, kernel.introduceResource, { workspaceId: ws.id, url: "mcp://memory", name: "" });
       return ws.id;
     };
-
-    const ws1 = await workspace();
-    const ids = await submit(ws1, SINGLE + 3);
-    const latencies: number[] = [];
-    for (const [i, id] of ids.entries()) {
-      const began = performance.now();
-      const res = await unary(decisions, decisions.approve, {
-        workspaceId: ws1,
-        actionId: id,
-        decidedBy: "user:bench",
-        includeDependencies: false,
-      });
-      const ms = performance.now() - began;
-      if (res.actions.find((a) => a.id === id)?.status !== ActionStatus.ACTION_STATUS_APPLIED) {
-        throw new Error(`action ${id} was not applied`);
+    /** `n` writes (entities `<prefix>-<i>`) from snippets of at most CHUNK, a read timed before every READ_EVERY-th. */
+    const submit = async (ws: string, prefix: string, n: number): Promise<Submitted> => {
+      const out: Submitted = { ids: [], writeMs: [], readMs: [] };
+      for (let from = 0; from < n; from += CHUNK) {
+        const r = await unary(
+          kernel,
+          kernel.executeCode,
+          {
+            workspaceId: ws,
+            code: writesSnippet(prefix, from, Math.min(n, from + CHUNK)),
+            caller: { kind: "user", id: "bench" },
+            limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
+          },
+          310_000,
+        );
+        const part = returned(r) as Submitted;
+        out.ids.push(...part.ids);
+        out.writeMs.push(...part.writeMs);
+        out.readMs.push(...part.readMs);
+        log(`${prefix}: ${out.ids.length} of ${n} submitted`);
       }
-      if (i >= 3) latencies.push(ms);
+      return out;
+    };
+    /** ApproveBatch all=true, then WatchLog until all `ids` are final; wall ms. @throws unless all applied. */
+    const approveAll = async (ws: string, ids: number[]): Promise<number> => {
+      const t0 = performance.now();
+      const watched = untilFinal(decisions, ws, ids, {
+        onProgress: (n) => {
+          if (n % 500 === 0) log(`${ws}: ${n} of ${ids.length} final`);
+        },
+      });
+      await unary(
+        decisions,
+        decisions.approveBatch,
+        { workspaceId: ws, actionIds: [], decidedBy: "user:bench", all: true, returnOnceRecorded: true },
+        HOUR,
+      );
+      const { status, lastFinalAt } = await watched;
+      const applied = [...status.values()].filter((s) => s === ActionStatus.ACTION_STATUS_APPLIED).length;
+      if (applied !== ids.length) throw new Error(`${ws}: ${applied} of ${ids.length} applied`);
+      return lastFinalAt - t0;
+    };
+
+    // CLI start with no service needed, next to a bare Node start.
+    const cli = gatehouseCli(ROOT);
+    log(`CLI: ${cli.label}`);
+    const nodeMs = await timeSpawns(process.execPath, ["-e", ""], CLI_RUNS);
+    const helpMs = await timeSpawns(cli.command, [...cli.args, "--help"], CLI_RUNS, cliEnv);
+
+    // Direct baselines: an MCP client on its own server-memory process; SubmitAction over gRPC.
+    log("direct MCP calls");
+    const direct = await directMcp(dir, SINGLE + WARMUP);
+    const wsGrpc = await workspace("bench-grpc");
+    const grant = (await unary(kernel, kernel.describeBindings, { workspaceId: wsGrpc })).revision;
+    const token = mintCallerToken(secret, {
+      workspaceId: wsGrpc,
+      binding: "MEMORY",
+      caller: { kind: "user", id: "bench" },
+      executionId: "bench-direct",
+      grant,
+    });
+    const grpcMs: number[] = [];
+    for (let i = 0; i < GRPC + WARMUP; i++) {
+      const t = performance.now();
+      await unary(queue, queue.submitAction, {
+        callerToken: token,
+        localId: `direct-${i}`,
+        description: benchDescription(i),
+        payloadJson: JSON.stringify({ tool: "create_entities", arguments: { entities: [] } }),
+      });
+      if (i >= WARMUP) grpcMs.push(performance.now() - t);
     }
 
-    const ws2 = await workspace();
-    const batchIds = await submit(ws2, BATCH);
-    const began = performance.now();
-    const res = await unary(decisions, decisions.approveBatch, {
-      workspaceId: ws2,
-      actionIds: [],
-      decidedBy: "user:bench",
-      all: true,
-    });
-    const batchMs = performance.now() - began;
-    const applied = res.actions.filter((a) => a.status === ActionStatus.ACTION_STATUS_APPLIED).length;
-    if (applied !== batchIds.length) throw new Error(`batch applied ${applied} of ${batchIds.length}`);
+    // Single approvals.
+    log("single approvals");
+    const wsSingle = await workspace("bench-single");
+    const small = await submit(wsSingle, "single", SINGLE + WARMUP);
+    const approveMs: number[] = [];
+    for (const [i, id] of small.ids.entries()) {
+      const t = performance.now();
+      const res = await unary(
+        decisions,
+        decisions.approve,
+        { workspaceId: wsSingle, actionId: id, decidedBy: "user:bench", includeDependencies: false },
+        600_000,
+      );
+      if (res.actions.find((a) => a.id === id)?.status !== ActionStatus.ACTION_STATUS_APPLIED) {
+        throw new Error(`single approval: action ${id} was not applied`);
+      }
+      if (i >= WARMUP) approveMs.push(performance.now() - t);
+    }
+    const smallActionsMs = await timeSpawns(
+      cli.command,
+      [...cli.args, "actions", wsSingle],
+      CLI_RUNS,
+      cliEnv,
+    );
 
-    const engine = process.env.GATEHOUSE_LIFECYCLE_ENGINE ?? "in-process";
-    const result = {
-      engine,
-      approveToAppliedMs: { n: latencies.length, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99) },
-      batch: { actions: BATCH, wallMs: Math.round(batchMs), perActionMs: batchMs / BATCH },
-      at: new Date().toISOString(),
+    // The batch.
+    log(`batch of ${BATCH}`);
+    const wsBatch = await workspace("bench-batch");
+    const batch = await submit(wsBatch, "batch", BATCH);
+    const batchMs = await approveAll(wsBatch, batch.ids);
+    log(`batch of ${BATCH}: ${Math.round(batchMs)} ms`);
+
+    // Memory with LARGE pending, then the large batch.
+    const rssBefore = sampleRss(temporal);
+    const wsLarge = await workspace("bench-large");
+    const large = await submit(wsLarge, "large", LARGE);
+    const rssSubmitted = sampleRss(temporal);
+    const largeActionsMs = await timeSpawns(
+      cli.command,
+      [...cli.args, "actions", wsLarge],
+      Math.min(3, CLI_RUNS),
+      cliEnv,
+    );
+    const rssPending = sampleRss(temporal); // some seconds later: what the stack settled at
+    log(`batch of ${LARGE}`);
+    const largeMs = await approveAll(wsLarge, large.ids);
+    log(`batch of ${LARGE}: ${Math.round(largeMs)} ms`);
+    const rssApplied = sampleRss(temporal);
+
+    const engine = {
+      orchestrator: "temporal",
+      temporal: stack.addresses.temporal,
+      workflowExecutionsByType: await workflowTypes(stack.addresses.temporal),
+      worker: "in-process (startLifecycleWorker)",
     };
-    mkdirSync("bench-results", { recursive: true });
-    writeFileSync(`bench-results/lifecycle-${engine}.json`, `${JSON.stringify(result, null, 2)}\n`);
-    console.log(JSON.stringify(result, null, 2));
+    const loadAfter = loadavg().map((x) => round(x, 2));
+
+    const writes = stats([...small.writeMs, ...batch.writeMs]);
+    const reads = stats([...small.readMs, ...batch.readMs]);
+    const largeWrites = stats(large.writeMs);
+    const largeReads = stats(large.readMs);
+    const grpc = stats(grpcMs);
+    const approve = stats(approveMs);
+    const node = stats(nodeMs);
+    const help = stats(helpMs);
+    const perPendingKiB = (Math.max(rssSubmitted.totalKiB, rssPending.totalKiB) - rssBefore.totalKiB) / LARGE;
+    const rows = [
+      row(
+        "submit.agent.p50",
+        `write in a snippet (SubmitAction as the agent sees it), p50, ≤ ${BATCH} pending`,
+        writes.p50,
+        "read in the same snippets (an observation), p50",
+        reads.p50,
+        "ms",
+        "≤ 5 ms",
+      ),
+      row(
+        "submit.agent.p99",
+        "write in a snippet, p99",
+        writes.p99,
+        "read in the same snippets, p99",
+        reads.p99,
+        "ms",
+      ),
+      row(
+        "submit.agent.large.p50",
+        `write in a snippet, p50, 0 → ${LARGE} pending`,
+        largeWrites.p50,
+        "read in the same snippets, p50",
+        largeReads.p50,
+        "ms",
+        "≤ 5 ms",
+      ),
+      row(
+        "submit.agent.large.p99",
+        `write in a snippet, p99, 0 → ${LARGE} pending`,
+        largeWrites.p99,
+        "read in the same snippets, p99",
+        largeReads.p99,
+        "ms",
+      ),
+      row(
+        "submit.grpc.p50",
+        "ApprovalQueue.SubmitAction direct over gRPC, p50",
+        grpc.p50,
+        "direct MCP create_entities on server-memory, p50",
+        direct.write.p50,
+        "ms",
+      ),
+      row(
+        "submit.grpc.p99",
+        "ApprovalQueue.SubmitAction direct over gRPC, p99",
+        grpc.p99,
+        "direct MCP create_entities, p99",
+        direct.write.p99,
+        "ms",
+      ),
+      row(
+        "approve.single.p50",
+        "approve → applied, one action (Decisions.Approve), p50",
+        approve.p50,
+        "direct MCP create_entities, p50",
+        direct.write.p50,
+        "ms",
+      ),
+      row(
+        "approve.single.p99",
+        "approve → applied, one action, p99",
+        approve.p99,
+        "direct MCP create_entities, p99",
+        direct.write.p99,
+        "ms",
+      ),
+      row(
+        "batch.perAction",
+        `${BATCH} approved → all applied, per action`,
+        batchMs / BATCH,
+        "approve → applied of one action, p50",
+        approve.p50,
+        "ms",
+      ),
+      row(
+        "batch.wall",
+        `${BATCH} approved → all applied, wall`,
+        batchMs / 1000,
+        `${BATCH} × one action's approve → applied p50`,
+        (approve.p50 * BATCH) / 1000,
+        "s",
+        BATCH === 1000 ? "≤ 10 s" : undefined,
+      ),
+      row(
+        "large.perAction",
+        `${LARGE} approved → all applied, per action`,
+        largeMs / LARGE,
+        "approve → applied of one action, p50",
+        approve.p50,
+        "ms",
+      ),
+      row(
+        "large.wall",
+        `${LARGE} approved → all applied, wall`,
+        largeMs / 1000,
+        `${LARGE} × one action's approve → applied p50`,
+        (approve.p50 * LARGE) / 1000,
+        "s",
+        LARGE === 5000 ? "≤ 60 s" : undefined,
+      ),
+      row(
+        "cli.help",
+        "gatehouse --help (no service), p50",
+        help.p50,
+        "node -e '', p50",
+        node.p50,
+        "ms",
+        "≤ 500 ms",
+      ),
+      row(
+        "cli.actions.small",
+        `gatehouse actions <ws> (${SINGLE + WARMUP} rows), p50`,
+        stats(smallActionsMs).p50,
+        "node -e '', p50",
+        node.p50,
+        "ms",
+      ),
+      row(
+        "cli.actions.large",
+        `gatehouse actions <ws> (${LARGE} rows), p50`,
+        stats(largeActionsMs).p50,
+        "node -e '', p50",
+        node.p50,
+        "ms",
+        "≤ 1,000 ms",
+      ),
+      row(
+        "rss.stack",
+        `dev stack process RSS, ${LARGE} pending`,
+        mib(rssPending.stackKiB),
+        "before submitting them",
+        mib(rssBefore.stackKiB),
+        "MiB",
+      ),
+      row(
+        "rss.temporal",
+        `Temporal dev server RSS, ${LARGE} pending`,
+        mib(rssPending.temporalKiB),
+        "before submitting them",
+        mib(rssBefore.temporalKiB),
+        "MiB",
+      ),
+      row(
+        "rss.total",
+        `stack + Temporal + children RSS, ${LARGE} pending`,
+        mib(rssPending.totalKiB),
+        "before submitting them",
+        mib(rssBefore.totalKiB),
+        "MiB",
+      ),
+      row(
+        "rss.perPending",
+        "RSS growth per pending action (stack + Temporal + children)",
+        perPendingKiB,
+        "the goal",
+        10,
+        "KiB",
+        "≤ 10 KiB",
+      ),
+    ];
+    const result = {
+      bench: "lifecycle",
+      at: new Date().toISOString(),
+      engine,
+      commit: gitCommit(),
+      machine: {
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model ?? "",
+        loadAverage: { before: loadBefore, after: loadAfter },
+        node: process.version,
+      },
+      sandboxMode: stack.sandboxMode,
+      cli: cli.label,
+      config: {
+        single: SINGLE,
+        batch: BATCH,
+        large: LARGE,
+        grpc: GRPC,
+        cliRuns: CLI_RUNS,
+        warmup: WARMUP,
+        readEvery: READ_EVERY,
+      },
+      rows,
+      detail: {
+        writesInSnippet: writes,
+        readsInSnippet: reads,
+        writesInSnippetLarge: largeWrites,
+        readsInSnippetLarge: largeReads,
+        submitGrpc: grpc,
+        directMcpWrite: direct.write,
+        directMcpRead: direct.read,
+        approveToApplied: approve,
+        batch: { actions: BATCH, wallMs: Math.round(batchMs) },
+        large: { actions: LARGE, wallMs: Math.round(largeMs) },
+        cli: { node, help, actionsSmall: stats(smallActionsMs), actionsLarge: stats(largeActionsMs) },
+        rssKiB: { before: rssBefore, submitted: rssSubmitted, pending: rssPending, applied: rssApplied },
+      },
+      totalSeconds: Math.round((performance.now() - began) / 1000),
+    };
+    printTable(rows);
+    const types = Object.entries(engine.workflowExecutionsByType.types)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(", ");
+    console.log(
+      `\nengine: Temporal (${types || "no workflows"})   sandbox ${stack.sandboxMode}   node ${process.version}   ${cpus().length} CPUs, load ${loadBefore[0]} -> ${loadAfter[0]}   total ${result.totalSeconds}s`,
+    );
+    mkdirSync(join(ROOT, "bench-results"), { recursive: true });
+    const outFile = join(ROOT, "bench-results/lifecycle.json");
+    writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`wrote ${outFile}`);
   } finally {
     kernel.close();
     decisions.close();
+    queue.close();
     await stack.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-await main();
+/** A table row; `ratio` is value / baseline. */
+function row(
+  id: string,
+  measurement: string,
+  value: number,
+  baseline: string,
+  baselineValue: number,
+  unit: string,
+  goal?: string,
+): Row {
+  return {
+    id,
+    measurement,
+    value: round(value, 3),
+    baseline,
+    baselineValue: round(baselineValue, 3),
+    unit,
+    ratio: round(value / baselineValue, 3),
+    ...(goal ? { goal } : {}),
+  };
+}
+
+const mib = (kib: number) => kib / 1024;
+
+/**
+ * A snippet making writes `from`..`to`-1 (create_entities of `<prefix>-<i>`, one entity each), timing
+ * each with Date.now(), and a read (open_nodes) before every READ_EVERY-th write.
+ */
+function writesSnippet(prefix: string, from: number, to: number): string {
+  return `export default async (env: any) => {
+  const ids: number[] = [], writeMs: number[] = [], readMs: number[] = [];
+  for (let i = ${from}; i < ${to}; i++) {
+    if (i % ${READ_EVERY} === 0) {
+      const r = Date.now();
+      await env.MEMORY.open_nodes({ names: ["${prefix}-probe"] });
+      readMs.push(Date.now() - r);
+    }
+    const w = Date.now();
+    const p = await env.MEMORY.create_entities({ entities: [{ name: "${prefix}-" + i, entityType: "bench", observations: [] }] });
+    writeMs.push(Date.now() - w);
+    ids.push(p.actionId);
+  }
+  return { ids, writeMs, readMs };
+};`;
+}
+
+/** An action description as a gatekeeper would send it (the approval service checks its fields). */
+function benchDescription(i: number) {
+  return {
+    title: `Call create_entities on memory (${i})`,
+    description: "```json\n{}\n```",
+    descriptionIsComplete: true,
+    delivery: 1,
+    dependsOn: [],
+    implementsRevert: 0,
+    autoApprovable: false,
+    actionKind: undefined,
+    classifiedBy: "bench",
+    egress: false,
+  };
+}
+
+/** `n` create_entities and `n` open_nodes calls by an MCP SDK client on its own server-memory process; ms each. */
+async function directMcp(dir: string, n: number): Promise<{ write: Stats; read: Stats }> {
+  const client = new Client({ name: "gatehouse-bench", version: "0.1.0" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
+    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: join(dir, "direct-memory.jsonl") },
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  try {
+    const write: number[] = [];
+    const read: number[] = [];
+    for (let i = 0; i < n; i++) {
+      let t = performance.now();
+      await client.callTool({
+        name: "create_entities",
+        arguments: { entities: [{ name: `direct-${i}`, entityType: "bench", observations: [] }] },
+      });
+      if (i >= WARMUP) write.push(performance.now() - t);
+      t = performance.now();
+      await client.callTool({ name: "open_nodes", arguments: { names: ["direct-probe"] } });
+      if (i >= WARMUP) read.push(performance.now() - t);
+    }
+    return { write: stats(write), read: stats(read) };
+  } finally {
+    await client.close();
+  }
+}
+
+/** The checked-out commit, with "+dirty" when the tree has changes ("" outside git). */
+function gitCommit(): string {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim();
+    return dirty ? `${sha}+dirty` : sha;
+  } catch {
+    return "";
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

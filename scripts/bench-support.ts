@@ -61,7 +61,46 @@ export interface Row {
   unit: string;
   /** value / baselineValue */
   ratio: number;
+  /** The issue's goal for this figure, e.g. "≤ 5 ms" (printed in its own column when any row has one). */
+  goal?: string;
   note?: string;
+}
+
+/** A number for the table: thousands separated, three significant decimals below 10. */
+export function fmt(x: number): string {
+  if (!Number.isFinite(x)) return String(x);
+  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString("en-US");
+  return x.toFixed(Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 2 : 3);
+}
+
+/** Prints `rows` as an aligned text table on stdout (measurement, value, baseline, ratio[, goal]). */
+export function printTable(rows: Row[]): void {
+  const withGoal = rows.some((r) => r.goal);
+  const header = [
+    "measurement",
+    "value",
+    "baseline",
+    "baseline value",
+    "ratio",
+    ...(withGoal ? ["goal"] : []),
+  ];
+  const body = rows.map((r) => [
+    r.measurement,
+    `${fmt(r.value)} ${r.unit}`,
+    r.baseline,
+    `${fmt(r.baselineValue)} ${r.unit}`,
+    `${r.ratio.toFixed(2)}x`,
+    ...(withGoal ? [r.goal ?? ""] : []),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] as string).length)));
+  const numeric = new Set([1, 3, 4]);
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (numeric.has(i) ? c.padStart(widths[i] as number) : c.padEnd(widths[i] as number)))
+      .join(" | ");
+  console.log(line(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
+  for (const b of body) console.log(line(b));
 }
 
 /** A unary gRPC call as a promise, with a deadline (ms, default 120 s). */

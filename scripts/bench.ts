@@ -38,7 +38,18 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import ivm from "isolated-vm";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { type GitSamples, gitRows, sampleGit } from "./bench-git.ts";
-import { envInt, envStr, log, median, type Row, returned, round, stats, unary } from "./bench-support.ts";
+import {
+  envInt,
+  envStr,
+  log,
+  median,
+  printTable,
+  type Row,
+  returned,
+  round,
+  stats,
+  unary,
+} from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 
@@ -445,30 +456,6 @@ async function main() {
   const outFile = join(outDir, "latest.json");
   writeFileSync(outFile, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`wrote ${outFile}`);
-}
-
-function fmt(x: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  if (Math.abs(x) >= 1000) return Math.round(x).toLocaleString("en-US");
-  return x.toFixed(Math.abs(x) >= 100 ? 1 : Math.abs(x) >= 10 ? 2 : 3);
-}
-
-function printTable(rows: Row[]) {
-  const header = ["measurement", "value", "baseline", "baseline value", "ratio"];
-  const body = rows.map((r) => [
-    r.measurement,
-    `${fmt(r.value)} ${r.unit}`,
-    r.baseline,
-    `${fmt(r.baselineValue)} ${r.unit}`,
-    `${r.ratio.toFixed(2)}x`,
-  ]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const numeric = new Set([1, 3, 4]);
-  const line = (cells: string[]) =>
-    cells.map((c, i) => (numeric.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join(" | ");
-  console.log(line(header));
-  console.log(widths.map((w) => "-".repeat(w)).join("-|-"));
-  for (const b of body) console.log(line(b));
 }
 
 main().then(

@@ -64,6 +64,11 @@ export interface DevStackOptions {
    * its replies from the same value (default: the runner's, 1 MiB).
    */
   maxFrameBytes?: number;
+  /**
+   * The secret the kernel signs caller tokens with and the approval service checks them with (at
+   * least 32 bytes; default: random per start). Given by benchmarks that call ApprovalQueue directly.
+   */
+  callerTokenSecret?: string;
   logger?: Logger;
 }
 
@@ -122,7 +127,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: "warn" });
   const host = "127.0.0.1";
-  const secret = randomBytes(32).toString("base64url");
+  const secret = options.callerTokenSecret ?? randomBytes(32).toString("base64url");
   const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
   const closers: Array<() => Promise<void>> = [];
   try {
