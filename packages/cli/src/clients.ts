@@ -79,17 +79,26 @@ export function unreachableHint(service: keyof Addresses): string {
   );
 }
 
+/**
+ * Largest response the CLI accepts, bytes: 256 MiB instead of gRPC's default 4 MiB. A workspace's
+ * action log is one ListActions/GetLog message; 5,000 actions with diff previews pass 4 MiB, and
+ * the CLI asked for the whole log, so it takes it (the services send without a limit).
+ */
+export const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
+
+const CLIENT_OPTIONS = { "grpc.max_receive_message_length": MAX_RESPONSE_BYTES };
+
 export function kernelClient(): KernelClient {
-  return new KernelClient(addresses().kernel, credentials.createInsecure());
+  return new KernelClient(addresses().kernel, credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 /** The kernel process's Connections service (connection requests), at the kernel's address. */
 export function connectionsClient(): ConnectionsClient {
-  return new ConnectionsClient(addresses().kernel, credentials.createInsecure());
+  return new ConnectionsClient(addresses().kernel, credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 export function decisionsClient(): DecisionsClient {
-  return new DecisionsClient(addresses().approval, credentials.createInsecure());
+  return new DecisionsClient(addresses().approval, credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 /**

@@ -4,6 +4,7 @@
  * Every command accepts `--json` for scripts; errors print one line on stderr and exit 1.
  */
 import { Command } from "commander";
+import cliPackage from "../package.json" with { type: "json" };
 import { registerConnectionCommands } from "./commands/connections.ts";
 import { registerDevCommand } from "./commands/dev.ts";
 import { registerMcpCommand } from "./commands/mcp.ts";
@@ -17,6 +18,7 @@ const program = new Command();
 program
   .name("gatehouse")
   .description("Agents work on real systems; people approve the writes.")
+  .version(cliPackage.version, "--version", "print the version")
   .option("--json", "print machine-readable JSON")
   .showHelpAfterError()
   .exitOverride((err) => {

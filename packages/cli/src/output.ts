@@ -7,7 +7,7 @@ import {
   type Turn,
   type VerifyResponse,
 } from "@gatehouse/proto";
-import Table from "cli-table3";
+import { renderTable } from "./table.ts";
 
 /** "ACTION_STATUS_PENDING" → "pending". */
 export function statusName(status: ActionRecord["status"]): string {
@@ -36,9 +36,13 @@ export function emit(json: boolean, value: unknown, text: () => string): void {
   process.stdout.write(json ? `${JSON.stringify(value, null, 2)}\n` : `${terminalSafe(text())}\n`);
 }
 
-/** Plain tables (no colour codes), so output is the same in a terminal, a pipe or a file. */
-function table(head: string[]): Table.Table {
-  return new Table({ head, style: { head: [], border: [] } });
+/**
+ * A plain table (no colour codes, so output is the same in a terminal, a pipe or a file), built
+ * row by row; `toString()` renders it (linear time: table.ts).
+ */
+function table(head: string[]): { push(row: string[]): void; toString(): string } {
+  const rows: string[][] = [];
+  return { push: (row) => rows.push(row), toString: () => renderTable(head, rows) };
 }
 
 function oneLine(s: string): string {

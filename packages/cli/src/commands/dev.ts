@@ -3,8 +3,8 @@ import { resolve } from "node:path";
 import type { OidcOptions } from "@gatehouse/gateway";
 import { canConnect, describeProcess, portHolder } from "@gatehouse/service-kit";
 import type { Command } from "commander";
-import pino from "pino";
 import { dataDir } from "../clients.ts";
+import { loadDevStack } from "../load-dev-stack.ts";
 
 export function registerDevCommand(program: Command): void {
   program
@@ -56,8 +56,8 @@ export function registerDevCommand(program: Command): void {
           process.stderr.write(`gatehouse: --nats must be nats://host:port (got "${opts.nats}")\n`);
           process.exit(2);
         }
-        // Every service is loaded only here, so the other commands start quickly.
-        const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await import("../dev-stack.ts");
+        // Every service is loaded only here (from source, through tsx), so the other commands start quickly.
+        const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await loadDevStack();
         const { loadRegistryFile } = await import("@gatehouse/gatekeeper-mcp");
         const dir = resolve(dataDir());
         const other = otherDevUsing(dir);
@@ -79,6 +79,7 @@ export function registerDevCommand(program: Command): void {
           process.stderr.write(`gatehouse dev: ${busy}; or pass --port-base <n> / --web-port <n>\n`);
           process.exit(1);
         }
+        const { default: pino } = await import("pino");
         const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
         try {
           const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
