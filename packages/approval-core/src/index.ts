@@ -6,6 +6,7 @@
  */
 
 export {
+  APPLY_MAX_MS_METADATA,
   type ApplyWatch,
   DEFAULT_APPLY_MAX_MS,
   formatMs,
@@ -15,6 +16,8 @@ export {
   GrpcGatekeeperApplier,
   type GrpcGatekeeperApplierOptions,
   parseGatekeeperAddresses,
+  type RunEnd,
+  type RunWatch,
 } from "./adapters/gatekeeper-applier.ts";
 export { KeyedQueue } from "./adapters/keyed-queue.ts";
 export { type AppendContext, WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";

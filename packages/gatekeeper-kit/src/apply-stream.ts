@@ -23,6 +23,7 @@ import {
   type ClientReadableStream,
   type handleServerStreamingCall,
   type ServerWritableStream,
+  type ServiceError,
   status,
 } from "@grpc/grpc-js";
 import { toServiceError } from "./grpc-status.ts";
@@ -67,62 +68,96 @@ export function applyStreamHandler(
   const method = "ApplyAction";
   return (call: ServerWritableStream<ApplyActionRequest, ApplyActionProgress>) => {
     const stop = deps.metrics.rpcSeconds.startTimer({ method });
-    const started = Date.now();
     let gone = false;
     let settled = false;
-    const running = () => {
-      if (gone || call.cancelled) return;
-      call.write({
-        event: {
-          $case: "running",
-          running: { elapsedMs: Date.now() - started, nextWithinMs: progressEveryMs },
-        },
-      });
-    };
-    running();
-    const timer = setInterval(running, progressEveryMs);
-    const raw = call.getDeadline();
-    const deadline = raw instanceof Date ? raw.getTime() : Number.isFinite(raw) ? Number(raw) : Infinity;
+    const deadline = deadlineOf(call);
     const { workspaceId, actionId } = call.request;
     call.on("cancelled", () => {
       if (settled) return; // grpc-js may report a close after the outcome was sent
       gone = true;
-      clearInterval(timer);
       deps.logger.warn(
         { component: "grpc", event: "apply.caller_left", workspaceId, actionId },
         "the caller stopped waiting for the apply; it goes on to its end",
       );
     });
-    Promise.resolve()
-      .then(() => fn(call.request, { deadline }))
-      .then(
-        (outcome) => {
-          settled = true;
-          clearInterval(timer);
-          stop();
-          deps.metrics.rpcs.inc({ method, code: "OK" });
-          if (gone || call.cancelled) {
-            deps.logger.warn(
-              { component: "grpc", event: "apply.caller_gone", workspaceId, actionId, ok: outcome.ok },
-              "the apply finished after its caller stopped waiting; its outcome stays unknown in the log",
-            );
-            return;
-          }
-          call.write({ event: { $case: "outcome", outcome } });
-          call.end();
-        },
-        (err: unknown) => {
-          settled = true;
-          clearInterval(timer);
-          stop();
-          const se = toServiceError(err);
-          deps.metrics.rpcs.inc({ method, code: status[se.code ?? status.INTERNAL] ?? "UNKNOWN" });
-          logUnexpectedError(deps.logger, method, err);
-          if (gone || call.cancelled) return;
-          call.emit("error", se);
-        },
-      );
+    reportWhileRunning(
+      (running) => {
+        if (!gone && !call.cancelled) call.write({ event: { $case: "running", running } });
+      },
+      progressEveryMs,
+      () => fn(call.request, { deadline }),
+    ).then(
+      (outcome) => {
+        settled = true;
+        stop();
+        deps.metrics.rpcs.inc({ method, code: "OK" });
+        if (gone || call.cancelled) {
+          logCallerGone(deps.logger, workspaceId, actionId, outcome.ok);
+          return;
+        }
+        call.write({ event: { $case: "outcome", outcome } });
+        call.end();
+      },
+      (err: unknown) => {
+        settled = true;
+        stop();
+        endWithError(call, deps, method, err, gone);
+      },
+    );
   };
+}
+
+/**
+ * Runs `fn` once while reporting it in flight: `report` gets `{elapsedMs: 0, nextWithinMs}` at
+ * once (before `fn` starts), then `{elapsedMs, nextWithinMs: everyMs}` every `everyMs` ms until
+ * `fn` settles. @returns what `fn` returns (or its rejection).
+ */
+export async function reportWhileRunning<T>(
+  report: (running: ApplyActionRunning) => void,
+  everyMs: number,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const started = Date.now();
+  const beat = () => report({ elapsedMs: Date.now() - started, nextWithinMs: everyMs });
+  beat();
+  const timer = setInterval(beat, everyMs);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** The caller's deadline of a server call, epoch ms; `Infinity` when it set none. */
+export function deadlineOf(call: { getDeadline(): Date | number }): number {
+  const raw = call.getDeadline();
+  return raw instanceof Date ? raw.getTime() : Number.isFinite(raw) ? Number(raw) : Infinity;
+}
+
+/** Logs `apply.caller_gone`: an apply ended (`ok`) after its caller stopped waiting. */
+export function logCallerGone(logger: ApplyLogger, workspaceId: string, actionId: number, ok: boolean): void {
+  logger.warn(
+    { component: "grpc", event: "apply.caller_gone", workspaceId, actionId, ok },
+    "the apply finished after its caller stopped waiting; its outcome stays unknown in the log",
+  );
+}
+
+/**
+ * Ends a streaming apply call with `toServiceError(err)` (nothing is sent when the caller is
+ * `gone`), counts its status under `method` and logs an unexpected error without its message.
+ */
+export function endWithError(
+  call: { emit(event: "error", err: Partial<ServiceError>): unknown; cancelled: boolean },
+  deps: Omit<UnaryDeps, "logger"> & { logger: ApplyLogger },
+  method: string,
+  err: unknown,
+  gone: boolean,
+): void {
+  const se = toServiceError(err);
+  deps.metrics.rpcs.inc({ method, code: status[se.code ?? status.INTERNAL] ?? "UNKNOWN" });
+  logUnexpectedError(deps.logger, method, err);
+  if (gone || call.cancelled) return;
+  call.emit("error", se);
 }
 
 /**

@@ -19,8 +19,10 @@
  * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
  *   unexpected errors; `applyStreamHandler(deps, fn)` serves the streaming ApplyAction (`running`
- *   while the apply is in flight, then the outcome).
+ *   while the apply is in flight, then the outcome); `applyRunHandler(deps, fn)` serves the batch
+ *   ApplyActions through the same per-action `fn` (in order, stops at the first failure).
  */
+export { APPLY_MAX_MS_METADATA, applyRunHandler, checkRun } from "./apply-run.ts";
 export {
   APPLY_PROGRESS_EVERY_MS,
   type ApplyContext,

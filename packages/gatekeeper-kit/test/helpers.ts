@@ -28,11 +28,11 @@ const unimplemented = (_call: unknown, cb: (e: Partial<ServiceError>) => void) =
 
 /**
  * A Gatekeeper gRPC server on loopback implementing `impl`; every RPC it leaves out answers
- * UNIMPLEMENTED. Returns a client for it.
+ * UNIMPLEMENTED. Returns a client for it and its "127.0.0.1:port".
  */
 export async function startGatekeeper(
   impl: Partial<GatekeeperServer>,
-): Promise<{ client: GatekeeperClient; close(): void }> {
+): Promise<{ client: GatekeeperClient; address: string; close(): void }> {
   const server = new Server();
   const full: GatekeeperServer = {
     resolveResource: unimplemented,
@@ -40,6 +40,9 @@ export async function startGatekeeper(
       call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
     },
     applyAction: (call) => {
+      call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
+    },
+    applyActions: (call) => {
       call.emit("error", { code: status.UNIMPLEMENTED, details: "not used by this test" });
     },
     actionRejected: unimplemented,
@@ -52,6 +55,7 @@ export async function startGatekeeper(
   const client = new GatekeeperClient(`127.0.0.1:${port}`, credentials.createInsecure());
   return {
     client,
+    address: `127.0.0.1:${port}`,
     close() {
       client.close();
       server.forceShutdown();

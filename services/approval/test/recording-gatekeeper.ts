@@ -60,6 +60,8 @@ export class RecordingGatekeeper {
           call.end();
         })();
       },
+      applyActions: (call) =>
+        call.destroy(Object.assign(new Error("unimplemented"), { code: status.UNIMPLEMENTED })),
       actionRejected: (call, cb) => {
         this.rejected.push(call.request);
         cb(null, {});

@@ -1,10 +1,12 @@
 /**
  * gRPC handlers of `gatehouse.v1.Gatekeeper` for git: ResolveResource, OpenSession (capnweb via
- * the kit), ApplyAction, ActionRejected (drops the write and those built on it from the overlay),
- * PrepareRevert (revert.ts) and CheckObserver (observers.ts, strategy B).
+ * the kit), ApplyAction and ApplyActions (a run of them, in order), ActionRejected (drops the write
+ * and those built on it from the overlay), PrepareRevert (revert.ts) and CheckObserver
+ * (observers.ts, strategy B).
  */
 import {
   type ApprovalQueue,
+  applyRunHandler,
   applyStreamHandler,
   checkOpenFields,
   serveSession,
@@ -128,6 +130,10 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
     },
     // Streams `running` while the commit or push is in flight, then the outcome (gatekeeper.proto).
     applyAction: applyStreamHandler(deps, (req) =>
+      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+    ),
+    // A run of commits/pushes, one after another in order, stopping at the first failure.
+    applyActions: applyRunHandler(deps, (req) =>
       applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {

@@ -4,7 +4,12 @@
  * unexpected errors without their message.
  */
 
-import { type ApprovalQueue, applyStreamHandler, unaryHandler } from "@gatehouse/gatekeeper-kit";
+import {
+  type ApprovalQueue,
+  applyRunHandler,
+  applyStreamHandler,
+  unaryHandler,
+} from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { applyAction } from "./apply.ts";
@@ -38,6 +43,8 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
     },
     // Streams `running` while the tool call is in flight, then the outcome (gatekeeper.proto).
     applyAction: applyStreamHandler(deps, (req, ctx) => applyAction(req, deps, ctx)),
+    // A run of tool calls, one after another in order, stopping at the first failure (gatekeeper.proto).
+    applyActions: applyRunHandler(deps, (req, ctx) => applyAction(req, deps, ctx)),
     // MCP has no overlays (writes are AWAIT, never simulated): acknowledging is all there is to do.
     actionRejected: unaryHandler("ActionRejected", deps, async () => ({})),
     // An MCP tool call has no generic inverse: always FAILED_PRECONDITION (revert.ts).

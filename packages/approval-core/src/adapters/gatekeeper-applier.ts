@@ -12,34 +12,24 @@ import {
   type ApplyActionProgress,
   type ApplyActionRequest,
   type ApplyActionResponse,
+  type ApplyActionsRequest,
   GatekeeperClient,
   type PrepareRevertRequest,
   type PrepareRevertResponse,
 } from "@gatehouse/proto";
 import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { followRun, type RunEnd, type RunWatch } from "./apply-run-stream.ts";
+import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./gatekeeper-call-error.ts";
 
-/** A call to a gatekeeper failed without a response. */
-export class GatekeeperCallError extends Error {
-  override name = "GatekeeperCallError";
-  /**
-   * @param requestMaybeSent false only when the request certainly never reached the gatekeeper
-   *   (no address configured, connection never became ready); true means the outcome is unknown.
-   * @param code the gRPC status the gatekeeper answered with; undefined when no answer came back
-   *   (not configured, unreachable).
-   */
-  constructor(
-    message: string,
-    readonly requestMaybeSent: boolean,
-    readonly code?: status,
-    /**
-     * True when the caller stopped waiting at its maximum while the gatekeeper still reported the
-     * call running: the message then says so, and that the outcome is unknown.
-     */
-    readonly stillRunning = false,
-  ) {
-    super(message);
-  }
-}
+export type { RunEnd, RunWatch } from "./apply-run-stream.ts";
+export { formatMs, GatekeeperCallError } from "./gatekeeper-call-error.ts";
+
+/**
+ * gRPC metadata key of ApplyActions carrying the caller's longest wait for one action of the run,
+ * in ms (decimal), so the gatekeeper can bound each external call by it (ApplyAction uses the
+ * call's deadline for this; a run has one deadline for many actions).
+ */
+export const APPLY_MAX_MS_METADATA = "gatehouse-apply-max-ms";
 
 /** Default longest wait for one apply, per gatekeeper kind: 15 minutes, in ms. */
 export const DEFAULT_APPLY_MAX_MS = 15 * 60 * 1000;
@@ -75,6 +65,14 @@ export interface GatekeeperApplier {
    *   running at the maximum (`stillRunning`).
    */
   apply(gatekeeper: string, request: ApplyActionRequest, watch?: ApplyWatch): Promise<ApplyActionResponse>;
+  /**
+   * Gatekeeper.ApplyActions: performs `request.actions` in order, reporting each outcome through
+   * `watch.onOutcome` as it arrives. Per action it waits as long as the gatekeeper reports it running,
+   * up to the kind's maximum (applyMaxMs), with the same silence rules as `apply`.
+   * @throws GatekeeperCallError (requestMaybeSent=false) when the gatekeeper refused the run before
+   *   starting any action (a status before the first `running`, not configured, unreachable).
+   */
+  applyRun(gatekeeper: string, request: ApplyActionsRequest, watch: RunWatch): Promise<RunEnd>;
   /** Tells the gatekeeper an action was rejected. @throws GatekeeperCallError. */
   notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void>;
   /**
@@ -105,15 +103,6 @@ export interface GrpcGatekeeperApplierOptions {
   /** Deadline of PrepareRevert (default 30000). */
   revertTimeoutMs?: number;
 }
-
-/** Status codes by which a server says it refused the request before acting on it. */
-const REFUSED_BEFORE_ACTING = new Set<number>([
-  status.UNIMPLEMENTED,
-  status.INVALID_ARGUMENT,
-  status.UNAUTHENTICATED,
-  status.PERMISSION_DENIED,
-  status.NOT_FOUND,
-]);
 
 /**
  * Parses "mcp=127.0.0.1:7003,git=127.0.0.1:7004" (GATEKEEPER_ADDRESSES) into
@@ -232,6 +221,38 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     });
   }
 
+  /**
+   * See `GatekeeperApplier.applyRun`; how each message, break and silence is read: `followRun`.
+   * The call has no deadline; each action is bounded by the kind's applyMaxMs on this side and the
+   * gatekeeper is told it through the `gatehouse-apply-max-ms` metadata (APPLY_MAX_MS_METADATA).
+   * `lost.error.requestMaybeSent` is false only when the gatekeeper refused that action with a
+   * status before acting on it (it was not performed).
+   */
+  async applyRun(gatekeeper: string, request: ApplyActionsRequest, watch: RunWatch): Promise<RunEnd> {
+    const client = await this.connect(gatekeeper);
+    const maxMs = this.applyMaxMs[gatekeeper] ?? DEFAULT_APPLY_MAX_MS;
+    const actionIds = request.actions.map((a) => a.actionId);
+    const span =
+      actionIds.length > 1
+        ? `actions ${actionIds[0]}–${actionIds.at(-1)}`
+        : actionIds.length === 1
+          ? `action ${actionIds[0]}`
+          : "an empty run";
+    const metadata = new Metadata();
+    metadata.set(APPLY_MAX_MS_METADATA, String(maxMs));
+    return followRun(
+      client.applyActions(request, metadata),
+      {
+        actionIds,
+        maxMs,
+        graceMs: this.applyGraceMs,
+        what: `gatekeeper "${gatekeeper}" ApplyActions of ${span}`,
+        gatekeeper,
+      },
+      watch,
+    );
+  }
+
   async notifyRejected(gatekeeper: string, request: ActionRejectedRequest): Promise<void> {
     const client = await this.connect(gatekeeper);
     await new Promise<void>((resolve, reject) => {
@@ -304,11 +325,4 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     );
     return c;
   }
-}
-
-/** "900 ms", "4 s", "15 min" (whole units when exact, else one decimal). */
-export function formatMs(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000 || ms % 60_000 !== 0) return `${Number((ms / 1000).toFixed(1))} s`;
-  return `${ms / 60_000} min`;
 }

@@ -3,9 +3,14 @@
  * every ApplyAction / ActionRejected call and answers as told — ok by default, a failure, or a
  * block until released. It stands in for the external system: `applied` is what "reached" it.
  */
-import type { GatekeeperApplier } from "@gatehouse/approval-core";
+import type { GatekeeperApplier, RunEnd, RunWatch } from "@gatehouse/approval-core";
 import { GatekeeperCallError } from "@gatehouse/approval-core";
-import type { ActionRejectedRequest, ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
+import type {
+  ActionRejectedRequest,
+  ApplyActionRequest,
+  ApplyActionResponse,
+  ApplyActionsRequest,
+} from "@gatehouse/proto";
 
 export class RecordingGatekeeper implements GatekeeperApplier {
   readonly applied: ApplyActionRequest[] = [];
@@ -64,6 +69,40 @@ export class RecordingGatekeeper implements GatekeeperApplier {
     const answer = this.answers.get(`${request.workspaceId}/${request.actionId}`);
     if (answer instanceof Error) throw answer;
     return answer ?? { ok: true, resultJson: JSON.stringify({ applied: request.actionId }), error: "" };
+  }
+
+  /**
+   * A run as the kit's ApplyActions performs it: each action through `apply` (recorded the same
+   * way), in order, with earlier results as dependency results; stops after an ok=false answer; an
+   * Error answer makes that action `lost` (a GatekeeperCallError as given; anything else as
+   * maybe sent) and the rest not sent.
+   */
+  async applyRun(gatekeeper: string, request: ApplyActionsRequest, watch: RunWatch): Promise<RunEnd> {
+    const { actions, ...run } = request;
+    const results: Record<string, string> = {};
+    for (const [i, a] of actions.entries()) {
+      let outcome: ApplyActionResponse;
+      try {
+        outcome = await this.apply(gatekeeper, {
+          ...run,
+          actionId: a.actionId,
+          localId: a.localId,
+          payloadJson: a.payloadJson,
+          dependencyResults: { ...a.dependencyResults, ...results },
+        });
+      } catch (err) {
+        const error =
+          err instanceof GatekeeperCallError ? err : new GatekeeperCallError((err as Error).message, true);
+        return {
+          lost: { actionId: a.actionId, error },
+          notSent: actions.slice(i + 1).map((x) => x.actionId),
+        };
+      }
+      watch.onOutcome(a.actionId, outcome);
+      if (!outcome.ok) return { notSent: actions.slice(i + 1).map((x) => x.actionId) };
+      results[a.localId] = outcome.resultJson;
+    }
+    return { notSent: [] };
   }
 
   async notifyRejected(_gatekeeper: string, request: ActionRejectedRequest): Promise<void> {
