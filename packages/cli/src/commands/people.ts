@@ -3,62 +3,71 @@ import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gat
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
-import { type GlobalOptions, parseId, run, who } from "./shared.ts";
+import { approveBatch, parseState, reportFailed, STATE_NAMES } from "./approve-batch.ts";
+import { type GlobalOptions, parseDuration, parseId, run, who } from "./shared.ts";
 
 export function registerPeopleCommands(program: Command, globals: () => GlobalOptions): void {
   program
     .command("actions <workspace>")
     .description("list the workspace's actions (the action-log projection)")
-    .option("--pending", "only pending actions")
-    .action((ws: string, opts: { pending?: boolean }) =>
+    .option("--pending", "only pending actions (same as --state pending)")
+    .option("--state <status>", `only actions in this state: ${STATE_NAMES.join(", ")}`)
+    .action((ws: string, opts: { pending?: boolean; state?: string }) =>
       run("approval", async () => {
+        const state = opts.state === undefined ? undefined : parseState(opts.state);
+        if (opts.pending && state !== undefined && state !== ActionStatus.ACTION_STATUS_PENDING) {
+          throw new Error(`give either --pending or --state ${opts.state}, not both`);
+        }
+        const pendingOnly = !!opts.pending || state === ActionStatus.ACTION_STATUS_PENDING;
         const c = decisionsClient();
-        const res = await call(c, c.listActions, { workspaceId: ws, pendingOnly: !!opts.pending });
+        const res = await call(c, c.listActions, { workspaceId: ws, pendingOnly });
+        const actions = state === undefined ? res.actions : res.actions.filter((a) => a.status === state);
         emit(
           globals().json,
-          res.actions.map((a) => ActionRecord.toJSON(a)),
-          () => actionsTable(res.actions),
+          actions.map((a) => ActionRecord.toJSON(a)),
+          () => actionsTable(actions),
         );
       }),
     );
 
   program
     .command("approve <workspace> [ids...]")
-    .description("approve actions (applied in submission order); --all approves every pending one")
+    .description(
+      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected",
+    )
     .option("--all", "approve every pending action of the workspace")
-    .option("--with-deps", "also approve the undecided actions these depend on")
-    .action((ws: string, ids: string[], opts: { all?: boolean; withDeps?: boolean }) =>
+    .option("--with-deps", "also approve the undecided actions these depend on (one id)")
+    .option(
+      "--stall-timeout <duration>",
+      "give up following a batch when nothing happened to it for this long, e.g. 30s, 10m (the approvals stay recorded)",
+      "2m",
+    )
+    .action((ws: string, ids: string[], opts: { all?: boolean; withDeps?: boolean; stallTimeout: string }) =>
       run("approval", async () => {
         if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
         if (!opts.all && !ids.length) throw new Error("give the ids of the actions to approve, or --all");
         const actionIds = ids.map((s) => parseId(s, "action id"));
-        const c = decisionsClient();
-        const res =
-          actionIds.length === 1 && !opts.all
-            ? await call(c, c.approve, {
-                workspaceId: ws,
-                actionId: actionIds[0]!,
-                decidedBy: who(),
-                includeDependencies: !!opts.withDeps,
-              })
-            : await call(c, c.approveBatch, {
-                workspaceId: ws,
-                actionIds,
-                decidedBy: who(),
-                all: !!opts.all,
-              });
-        emit(
-          globals().json,
-          res.actions.map((a) => ActionRecord.toJSON(a)),
-          () => actionsTable(res.actions),
-        );
-        const failed = res.actions.filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED);
-        if (failed.length) {
-          process.stderr.write(
-            `gatehouse: ${failed.length} approved action(s) failed to apply: ${failed.map((a) => a.id).join(", ")}\n`,
-          );
-          process.exitCode = 1;
+        const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout", "s");
+        if (opts.withDeps && actionIds.length !== 1) {
+          throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
         }
+        const c = decisionsClient();
+        if (actionIds.length === 1) {
+          const res = await call(c, c.approve, {
+            workspaceId: ws,
+            actionId: actionIds[0]!,
+            decidedBy: who(),
+            includeDependencies: !!opts.withDeps,
+          });
+          emit(
+            globals().json,
+            res.actions.map((a) => ActionRecord.toJSON(a)),
+            () => actionsTable(res.actions),
+          );
+          reportFailed(res.actions);
+          return;
+        }
+        await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json);
       }),
     );
 

@@ -1,0 +1,173 @@
+/**
+ * Following a batch approval to its end: records the approvals with `Decisions.ApproveBatch`
+ * (`return_once_recorded: true`, so the call returns before the applies; a service that ignores the
+ * flag answers after them, which works too), and follows each approved action's outcome through
+ * `Decisions.WatchLog` until every one is final (applied, failed or rejected, its cascades
+ * included). There is no overall deadline: the batch may take as long as the service keeps making
+ * progress. It ends early only when nothing happens to the batch for `stallMs` (a stall: no worker,
+ * a gatekeeper hanging), or on an error of the approve call itself.
+ */
+import { type ActionRecord, ActionStatus, type DecisionsClient, type LogChange } from "@gatehouse/proto";
+import { type ClientReadableStream, type ServiceError, status } from "@grpc/grpc-js";
+import { call } from "./clients.ts";
+
+/** How far a batch is: numbers of actions (`approved` is the batch's size as known so far). */
+export interface BatchCounts {
+  /** Actions in the batch: approved now, plus actions rejected by their cascades. */
+  approved: number;
+  applied: number;
+  failed: number;
+  /** Rejected since (a cascade from a failed dependency, or a person's rejection racing the approval). */
+  rejected: number;
+  /** Milliseconds since the batch started. */
+  elapsedMs: number;
+}
+
+/** How a followed batch ended. */
+export interface BatchResult {
+  counts: BatchCounts;
+  /** The latest record of every action of the batch, by id (submission order when sorted). */
+  records: Map<number, ActionRecord>;
+  /** True when it ended because nothing happened for `stallMs`; some actions are not final then. */
+  stalled: boolean;
+  /** With `stalled`: whether the approve call had answered (the approvals are recorded). */
+  recorded: boolean;
+}
+
+export interface FollowOptions {
+  decisions: DecisionsClient;
+  workspaceId: string;
+  /** The ids to approve; empty with `all`. */
+  actionIds: number[];
+  all: boolean;
+  decidedBy: string;
+  /**
+   * The ids expected in the batch, to count against before the approve call answers: `actionIds`,
+   * or with `all` the pending ones just listed. The smallest is where the watch starts.
+   */
+  expected: number[];
+  /** End as stalled after this long without any change to the batch, ms. */
+  stallMs: number;
+  /** Called after every change (often: throttle rendering). */
+  onProgress(counts: BatchCounts): void;
+}
+
+const FINAL = new Set([
+  ActionStatus.ACTION_STATUS_APPLIED,
+  ActionStatus.ACTION_STATUS_FAILED,
+  ActionStatus.ACTION_STATUS_REJECTED,
+]);
+
+/** Watch errors worth resubscribing after (the service restarting, a dropped connection). */
+const TRANSIENT = new Set([status.UNAVAILABLE, status.INTERNAL, status.UNKNOWN, status.DEADLINE_EXCEEDED]);
+
+/**
+ * Approves and follows the batch (see the module comment).
+ * @throws the approve call's ServiceError (nothing is followed then), or a watch error that is not
+ * transient (e.g. NOT_FOUND for an unknown workspace).
+ */
+export function followBatch(o: FollowOptions): Promise<BatchResult> {
+  const started = Date.now();
+  const records = new Map<number, ActionRecord>();
+  /** Ids in the batch; before the approve call answers, the expected ones. */
+  let batch = new Set(o.expected);
+  let recorded = false;
+  let lastRevision = Math.max(0, Math.min(...o.expected, Number.MAX_SAFE_INTEGER)) - 1;
+  let stream: ClientReadableStream<LogChange> | undefined;
+  let stallTimer: NodeJS.Timeout | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let settled = false;
+
+  const counts = (): BatchCounts => {
+    const c: BatchCounts = { approved: batch.size, applied: 0, failed: 0, rejected: 0, elapsedMs: 0 };
+    for (const id of batch) {
+      const s = records.get(id)?.status;
+      if (s === ActionStatus.ACTION_STATUS_APPLIED) c.applied++;
+      else if (s === ActionStatus.ACTION_STATUS_FAILED) c.failed++;
+      else if (s === ActionStatus.ACTION_STATUS_REJECTED) c.rejected++;
+    }
+    c.elapsedMs = Date.now() - started;
+    return c;
+  };
+
+  return new Promise<BatchResult>((resolve, reject) => {
+    const finish = (stalled: boolean, err?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(stallTimer);
+      clearTimeout(retryTimer);
+      stream?.cancel();
+      if (err) reject(err);
+      else resolve({ counts: counts(), records, stalled, recorded });
+    };
+    const armStall = () => {
+      clearTimeout(stallTimer);
+      stallTimer = setTimeout(() => finish(true), o.stallMs);
+    };
+    const progressed = () => {
+      armStall();
+      const c = counts();
+      o.onProgress(c);
+      if (recorded && c.applied + c.failed + c.rejected === c.approved) finish(false);
+    };
+    const take = (a: ActionRecord) => {
+      // A cascade from an action of the batch joins the batch (as rejected).
+      if (!batch.has(a.id) && !(a.cascadedFrom && batch.has(a.cascadedFrom))) return false;
+      batch.add(a.id);
+      const had = records.get(a.id);
+      // Keep the most recent record (the approve call's answer may come after changes the watch
+      // delivered); a final state is never replaced by an earlier one.
+      if (had && FINAL.has(had.status) && !FINAL.has(a.status)) return true;
+      if (!had || a.lastRevision >= had.lastRevision || FINAL.has(a.status)) records.set(a.id, a);
+      return true;
+    };
+    const watch = () => {
+      const s = o.decisions.watchLog({ workspaceId: o.workspaceId, fromRevision: lastRevision + 1 });
+      stream = s;
+      s.on("data", (change: LogChange) => {
+        lastRevision = Math.max(lastRevision, change.revision);
+        const entry = change.entry?.entry;
+        if (entry?.$case === "action" && take(entry.action)) progressed();
+      });
+      s.on("error", (err: ServiceError) => {
+        if (settled || err.code === status.CANCELLED) return;
+        if (!TRANSIENT.has(err.code)) return finish(false, err);
+        // The approval service went away (restarting?): subscribe again from where this one stopped;
+        // the stall timer still bounds how long nothing may happen.
+        retryTimer = setTimeout(watch, 1000);
+      });
+    };
+
+    armStall();
+    watch();
+    call(
+      o.decisions,
+      o.decisions.approveBatch,
+      {
+        workspaceId: o.workspaceId,
+        actionIds: o.actionIds,
+        decidedBy: o.decidedBy,
+        all: o.all,
+        returnOnceRecorded: true,
+      },
+      // No deadline: a service that ignores return_once_recorded answers after every apply; the stall
+      // timer bounds the wait instead.
+      Number.POSITIVE_INFINITY,
+    ).then(
+      (res) => {
+        if (settled) return;
+        // The batch is what the service approved (and cascaded); changes seen for expected ids it did
+        // not approve (decided meanwhile) are dropped, cascades seen from the approved ones kept.
+        batch = new Set(res.actions.map((a) => a.id));
+        for (const [id, a] of records) {
+          if (batch.has(id) || (a.cascadedFrom && batch.has(a.cascadedFrom))) batch.add(id);
+          else records.delete(id);
+        }
+        for (const a of res.actions) take(a);
+        recorded = true;
+        progressed();
+      },
+      (err) => finish(false, err),
+    );
+  });
+}
