@@ -169,6 +169,47 @@ describe("approver web app in Chromium", () => {
     await page.context().close();
   });
 
+  test("approving a selection shows its progress, counts out of the total from the live notices, until every one is final", async () => {
+    const ws = await h.workspace("mcp://memory");
+    const ids = await createEntities(
+      ws,
+      Array.from({ length: 7 }, (_, i) => `Progress${i}`),
+    );
+    // Accepted when submitted; the memory server refuses it when applied (no such entity).
+    const failing = returned<{ actionId: number }>(
+      await h.exec(
+        ws,
+        `export default async (env: any) => env.MEMORY.add_observations({ observations: [{ entityName: "Nobody", contents: ["x"] }] });`,
+      ),
+    ).actionId;
+    const page = await openApp(browser, base, tokenOf("dev-approver"));
+    for (const id of [failing, ...ids].reverse()) await page.click(`${row(ws, id)} [data-testid="select"]`);
+    await page.waitForSelector('[data-testid="approve-selected"]:has-text("(8)")');
+    // Every text the progress line shows, in order (a string: tsx helpers do not exist in the page).
+    await page.evaluate(`(() => {
+      window.progressTexts = [];
+      const mark = () => {
+        const el = document.querySelector('[data-testid="batch-progress"][data-workspace="${ws}"]');
+        const text = el ? el.getAttribute("data-done") + " " + el.textContent : "";
+        if (el && window.progressTexts.at(-1) !== text) window.progressTexts.push(text);
+      };
+      new MutationObserver(mark).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+    })()`);
+    await page.click('[data-testid="approve-selected"]');
+    const done = `[data-testid="batch-progress"][data-workspace="${ws}"][data-done="true"]`;
+    await page.waitForSelector(done, { timeout: 120_000 });
+    const texts = await page.evaluate(() => (window as unknown as { progressTexts: string[] }).progressTexts);
+    assert.match(
+      (await page.textContent(done)) ?? "",
+      /Approved 8 in test: 8 of 8 final: 7 applied, 1 failed, 0 rejected/,
+    );
+    assert.match(texts[0] ?? "", /^false Approving 8 in test: /, "the line shows before the batch is done");
+    const finals = texts.map((t) => Number(/(\d+) of 8 final/.exec(t)?.[1]));
+    for (let i = 1; i < finals.length; i++)
+      assert.ok(finals[i]! >= finals[i - 1]!, `counts only grow: ${texts}`);
+    await page.context().close();
+  });
+
   test("keyboard: x, j, x, A approves two; focus moves to the row after them, so r rejects the next one, not a later one", async () => {
     const ws = await h.workspace("mcp://memory");
     const [k1, k2, k3, k4] = await createEntities(ws, ["Key1", "Key2", "Key3", "Key4"]);

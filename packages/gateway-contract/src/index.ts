@@ -294,7 +294,12 @@ export const RejectBody = z
   .strict();
 export type RejectBody = z.input<typeof RejectBody>;
 
-/** POST /api/workspaces/:ws/approve-batch — applied in submission order whatever the order given. */
+/**
+ * POST /api/workspaces/:ws/approve-batch — applied in submission order whatever the order given.
+ * With `returnOnceRecorded`, the answer comes once the approvals are recorded (the actions come back
+ * approved) and the outcomes arrive as live notices (ActionApplied, ActionApplyFailed,
+ * ActionRejected); without it, once every approved action is applied or failed.
+ */
 export const ApproveBatchBody = z
   .object(
     {
@@ -310,6 +315,7 @@ export const ApproveBatchBody = z
         )
         .min(1, "name at least one action id")
         .max(1000, "at most 1000 action ids per batch"),
+      returnOnceRecorded: z.boolean({ error: "returnOnceRecorded is true or false" }).optional(),
     },
     { error: 'send a JSON object, e.g. {"actionIds": [4, 5]}' },
   )

@@ -2,6 +2,15 @@ import type { Action, ConnectionRequest } from "@gatehouse/gateway-contract";
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useNavigate } from "react-router-dom";
+import {
+  answered,
+  type BatchProgress,
+  countNotice,
+  finalCount,
+  isDone,
+  progressText,
+  startBatch,
+} from "../batchProgress.ts";
 import { ActionRow } from "../components/ActionRow.tsx";
 import { ConnectionRequestRow } from "../components/ConnectionRequestRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
@@ -9,9 +18,11 @@ import { Visible } from "../components/Visible.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
 import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
 import { useKeyboard } from "../keyboard.ts";
-import { useSession } from "../session.tsx";
+import { useLiveEvents, useSession } from "../session.tsx";
 
 const keyOf = (a: Action) => `${a.workspaceId}:${a.id}`;
+/** The most action ids one approve-batch request takes (the API's limit); more are sent in parts. */
+const BATCH_REQUEST_MAX = 1000;
 const NO_FILTERS: InboxFilters = { workspace: "", binding: "", kind: "", caller: "" };
 
 /**
@@ -32,6 +43,11 @@ export function InboxPage() {
   const [rejecting, setRejecting] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [connectionNote, setConnectionNote] = useState("");
+  // Batch approvals being followed, one per workspace: counts from the live notices.
+  const [batches, setBatches] = useState<BatchProgress[]>([]);
+  useLiveEvents((event) => {
+    if (event.type === "notice") setBatches((bs) => bs.map((b) => countNotice(b, event.notice)));
+  });
   const workspaces = inbox.workspaces;
 
   const shown = useMemo(
@@ -107,11 +123,18 @@ export function InboxPage() {
       for (const a of selectedVisible)
         byWorkspace.set(a.workspaceId, [...(byWorkspace.get(a.workspaceId) ?? []), a.id]);
       for (const [workspaceId, actionIds] of byWorkspace) {
-        const result = await api.approveBatch(workspaceId, { actionIds });
-        decided(result.actions);
-        setSelected(
-          (s) => new Set([...s].filter((k) => !actionIds.some((id) => k === `${workspaceId}:${id}`))),
-        );
+        const started = startBatch(workspaceId, actionIds.length);
+        setBatches((bs) => [...bs.filter((x) => x.workspaceId !== workspaceId), started]);
+        // The answer comes once the approvals are recorded; the outcomes arrive as notices.
+        const answers: Action[] = [];
+        for (let i = 0; i < actionIds.length; i += BATCH_REQUEST_MAX) {
+          const part = actionIds.slice(i, i + BATCH_REQUEST_MAX);
+          const result = await api.approveBatch(workspaceId, { actionIds: part, returnOnceRecorded: true });
+          answers.push(...result.actions);
+          decided(result.actions);
+          setSelected((s) => new Set([...s].filter((k) => !part.some((id) => k === `${workspaceId}:${id}`))));
+        }
+        setBatches((bs) => bs.map((b) => (b.workspaceId === workspaceId ? answered(b, answers) : b)));
       }
     });
 
@@ -249,6 +272,32 @@ export function InboxPage() {
       {!liveUp && (
         <div className="banner warn">Reconnecting to live updates — what is shown may be behind.</div>
       )}
+      {batches.map((b) => (
+        <div
+          key={b.workspaceId}
+          className="banner info batch-progress"
+          role="status"
+          data-testid="batch-progress"
+          data-workspace={b.workspaceId}
+          data-done={isDone(b)}
+        >
+          <span>
+            {isDone(b) ? "Approved" : "Approving"} {b.total} in{" "}
+            {workspaces.find((w) => w.id === b.workspaceId)?.name || b.workspaceId}: {progressText(b)}
+          </span>
+          <progress max={Math.max(b.total, 1)} value={finalCount(b)} />
+          {isDone(b) && (
+            <button
+              type="button"
+              className="link"
+              aria-label="Dismiss"
+              onClick={() => setBatches((bs) => bs.filter((x) => x.workspaceId !== b.workspaceId))}
+            >
+              ×
+            </button>
+          )}
+        </div>
+      ))}
       {connectionNote && (
         <p className="banner info" role="status" data-testid="connection-note">
           <Visible text={connectionNote} />

@@ -86,6 +86,7 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
             actionIds: [...new Set(body.actionIds)],
             decidedBy: req.person.subject,
             all: false,
+            returnOnceRecorded: body.returnOnceRecorded ?? false,
           },
           120_000,
         );
