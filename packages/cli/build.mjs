@@ -11,6 +11,7 @@
  * (src/load-dev-stack.ts), so the services run as they do from source.
  * Run by `npm run build` (turbo); by hand: `node build.mjs` in packages/cli.
  */
+import { rmSync } from "node:fs";
 import { build } from "esbuild";
 
 /** npm packages that stay external: native, heavy and only used by `gatehouse dev`, or tsx itself. */
@@ -32,6 +33,9 @@ const externals = {
     );
   },
 };
+
+// Chunk names carry content hashes: start from an empty dist/ so old chunks do not pile up.
+rmSync("dist", { recursive: true, force: true });
 
 const result = await build({
   entryPoints: ["src/main.ts"],
