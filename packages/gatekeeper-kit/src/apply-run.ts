@@ -75,6 +75,31 @@ function actionMaxMs(
 }
 
 /**
+ * What a gatekeeper that performs several consecutive actions of a run in one external call gives
+ * `applyRunHandler` (gatekeeper-git: a run of commits on one branch, one ref update).
+ */
+export interface RunUnits {
+  /**
+   * How many actions from `reqs[from]` on form one unit, at least 1 (1: that action alone, through
+   * the per-action function). Must not throw; an action it cannot vouch for ends the unit before it.
+   */
+  sizeAt(reqs: readonly ApplyActionRequest[], from: number): number;
+  /**
+   * Performs one unit of two or more actions. The kit has sent `running` for the first already;
+   * before the external call that may perform the others, call `ctx.starting(actionIds)` with them
+   * (in order), so the caller hears `running` for each first. Resolves with one outcome per action
+   * in order, ending at the first ok=false (the actions after it were not performed); when all are
+   * ok, one per action of the unit.
+   * @throws like the per-action function: the stream ends with the error's status, and every action
+   *   of the unit without an outcome counts as lost (a refusal status: only before any external call).
+   */
+  apply(
+    reqs: ApplyActionRequest[],
+    ctx: ApplyContext & { starting(actionIds: number[]): void },
+  ): Promise<ApplyActionResponse[]>;
+}
+
+/**
  * Wraps `fn` (the gatekeeper's per-action apply, as given to `applyStreamHandler`) as the grpc-js
  * handler of ApplyActions.
  *
@@ -84,19 +109,25 @@ function actionMaxMs(
  *   `resultJson` of every earlier action of the run that applied, by local id, so a provisional id
  *   "~3" resolves), repeats `running` every `progressEveryMs` while it runs, then sends
  *   `{actionId, outcome}`. After an `ok=false` outcome, or the last action, the stream ends.
+ * - With `units`, consecutive actions it groups are performed by `units.apply` in one go: `running`
+ *   for each (the first at once, the others when `starting` names them; repeated for the first
+ *   without an outcome), then their outcomes in order.
  * - `fn` throwing ends the stream with `toServiceError(err)`; the counter gets its status, as in
  *   `applyStreamHandler`.
- * - The caller leaving: the action in flight goes on to its end (`apply.caller_left` logged with
- *   its id and how many were not started, then `apply.caller_gone` with its `ok`); no further action starts.
+ * - The caller leaving: the action (or unit) in flight goes on to its end (`apply.caller_left`
+ *   logged with its id and how many were not started, then `apply.caller_gone` with its `ok`); no
+ *   further action starts.
  *
  * @param deps metrics (`rpcs`, `rpcSeconds`, method label "ApplyActions", once per run) and logger.
  * @param fn performs one action once; resolves with the known outcome.
  * @param progressEveryMs interval of `running` messages (default APPLY_PROGRESS_EVERY_MS).
+ * @param units optional grouping of consecutive actions into one external call.
  */
 export function applyRunHandler(
   deps: Omit<UnaryDeps, "logger"> & { logger: ApplyLogger },
   fn: (req: ApplyActionRequest, ctx: ApplyContext) => Promise<ApplyActionResponse>,
   progressEveryMs: number = APPLY_PROGRESS_EVERY_MS,
+  units?: RunUnits,
 ): handleServerStreamingCall<ApplyActionsRequest, ApplyActionsProgress> {
   const method = "ApplyActions";
   return (call: ServerWritableStream<ApplyActionsRequest, ApplyActionsProgress>) => {
@@ -127,12 +158,8 @@ export function applyRunHandler(
       const callDeadline = deadlineOf(call);
       const maxMs = actionMaxMs(call);
       const results: Record<string, string> = {};
-      for (const a of run.actions) {
-        if (left()) return;
-        inFlight = a.actionId;
-        started++;
-        const deadline = Math.min(callDeadline, maxMs === undefined ? Infinity : Date.now() + maxMs);
-        const req: ApplyActionRequest = {
+      const reqs = run.actions.map(
+        (a): ApplyActionRequest => ({
           workspaceId,
           binding: run.binding,
           url: run.url,
@@ -140,23 +167,56 @@ export function applyRunHandler(
           actionId: a.actionId,
           localId: a.localId,
           payloadJson: a.payloadJson,
-          dependencyResults: { ...a.dependencyResults, ...results },
+          dependencyResults: a.dependencyResults,
+        }),
+      );
+      for (let i = 0; i < reqs.length; ) {
+        if (left()) return;
+        const size = Math.max(1, Math.min(units?.sizeAt(reqs, i) ?? 1, reqs.length - i));
+        const unit = reqs.slice(i, i + size).map((r) => ({
+          ...r,
+          dependencyResults: { ...r.dependencyResults, ...results },
+        }));
+        i += size;
+        inFlight = unit[0]!.actionId;
+        started += size;
+        const deadline = Math.min(callDeadline, maxMs === undefined ? Infinity : Date.now() + maxMs);
+        let answered = 0; // outcomes of this unit so far: `running` repeats for the next one
+        const send = (actionId: number, running: ApplyActionsProgress["event"]) => {
+          if (!left()) call.write({ actionId, event: running });
         };
-        const outcome = await reportWhileRunning(
-          (running) => {
-            if (!left()) call.write({ actionId: a.actionId, event: { $case: "running", running } });
-          },
+        const outcomes = await reportWhileRunning(
+          (running) => send(unit[answered]?.actionId ?? inFlight!, { $case: "running", running }),
           progressEveryMs,
-          () => fn(req, { deadline }),
+          async () => {
+            if (size === 1 || !units) return [await fn(unit[0]!, { deadline })];
+            const announced = new Set([unit[0]!.actionId]);
+            const starting = (ids: number[]) => {
+              for (const { actionId } of unit) {
+                if (!ids.includes(actionId) || announced.has(actionId)) continue;
+                announced.add(actionId);
+                send(actionId, {
+                  $case: "running",
+                  running: { elapsedMs: 0, nextWithinMs: progressEveryMs },
+                });
+              }
+            };
+            return units.apply(unit, { deadline, starting });
+          },
         );
         inFlight = undefined;
-        if (left()) {
-          logCallerGone(deps.logger, workspaceId, a.actionId, outcome.ok);
-          return;
+        checkUnitOutcomes(unit, outcomes);
+        for (const [k, outcome] of outcomes.entries()) {
+          const a = unit[k]!;
+          answered = k + 1;
+          if (left()) {
+            logCallerGone(deps.logger, workspaceId, a.actionId, outcome.ok);
+            continue;
+          }
+          call.write({ actionId: a.actionId, event: { $case: "outcome", outcome } });
+          if (outcome.ok && a.localId) results[a.localId] = outcome.resultJson;
         }
-        call.write({ actionId: a.actionId, event: { $case: "outcome", outcome } });
-        if (!outcome.ok) return;
-        if (a.localId) results[a.localId] = outcome.resultJson;
+        if (left() || outcomes.some((o) => !o.ok)) return;
       }
     };
     perform().then(
@@ -173,4 +233,18 @@ export function applyRunHandler(
       },
     );
   };
+}
+
+/**
+ * A unit's outcomes: one per action, ending at the first ok=false, or one for each.
+ * @throws Error (INTERNAL for the caller) naming the unit when the gatekeeper broke that rule.
+ */
+function checkUnitOutcomes(unit: ApplyActionRequest[], outcomes: ApplyActionResponse[]): void {
+  const firstFailure = outcomes.findIndex((o) => !o.ok);
+  const ok = firstFailure === -1 ? outcomes.length === unit.length : firstFailure === outcomes.length - 1;
+  if (!ok) {
+    throw new Error(
+      `a unit of actions ${unit[0]?.actionId}..${unit.at(-1)?.actionId} answered ${outcomes.length} outcomes for ${unit.length} actions (one each, ending at the first failure)`,
+    );
+  }
 }

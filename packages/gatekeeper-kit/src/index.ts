@@ -22,7 +22,7 @@
  *   while the apply is in flight, then the outcome); `applyRunHandler(deps, fn)` serves the batch
  *   ApplyActions through the same per-action `fn` (in order, stops at the first failure).
  */
-export { APPLY_MAX_MS_METADATA, applyRunHandler, checkRun } from "./apply-run.ts";
+export { APPLY_MAX_MS_METADATA, applyRunHandler, checkRun, type RunUnits } from "./apply-run.ts";
 export {
   APPLY_PROGRESS_EVERY_MS,
   type ApplyContext,

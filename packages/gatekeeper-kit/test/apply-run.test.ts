@@ -280,3 +280,105 @@ test("a stream that breaks between an outcome and the next running loses the nex
   assert.equal(end.lost?.error.requestMaybeSent, true);
   assert.deepEqual(end.notSent, [83]);
 });
+
+/** A gatekeeper whose `units` group actions 91.. (up to 94) into one call that the test controls. */
+async function unitGatekeeper(answer: (reqs: ApplyActionRequest[]) => Promise<ApplyActionResponse[]>) {
+  const perAction: number[] = [];
+  const unitCalls: number[][] = [];
+  const server = await startGatekeeper({
+    applyActions: applyRunHandler(
+      deps,
+      async (req) => {
+        perAction.push(req.actionId);
+        return { ok: true, resultJson: JSON.stringify({ sha: `sha-${req.actionId}` }), error: "" };
+      },
+      30,
+      {
+        sizeAt: (reqs, from) => {
+          let n = 0;
+          while (reqs[from + n] && reqs[from + n]!.actionId >= 91 && reqs[from + n]!.actionId <= 94) n++;
+          return n;
+        },
+        apply: async (reqs, ctx) => {
+          unitCalls.push(reqs.map((r) => r.actionId));
+          ctx.starting(reqs.map((r) => r.actionId));
+          return answer(reqs);
+        },
+      },
+    ),
+  });
+  const client = new GrpcGatekeeperApplier({ unit: server.address }, { applyGraceMs: 2000 });
+  after(() => {
+    client.close();
+    server.close();
+  });
+  return { server, client, perAction, unitCalls };
+}
+
+test("a unit of actions performed in one call: running for each before it, outcomes in order, results passed on", async () => {
+  const g = await unitGatekeeper(async (reqs) => {
+    assert.deepEqual(reqs[0]?.dependencyResults["~90"], '{"sha":"sha-90"}', "the unit sees earlier results");
+    return reqs.map((r) => ({
+      ok: true,
+      resultJson: JSON.stringify({ sha: `unit-${r.actionId}` }),
+      error: "",
+    }));
+  });
+  const events: string[] = [];
+  const end = await g.client.applyRun("unit", run([90, 91, 92, 93, 95]), {
+    onRunning: (id) => events.push(`running ${id}`),
+    onOutcome: (id, r) => events.push(`outcome ${id} ${r.ok}`),
+  });
+  assert.deepEqual(end, { lost: undefined, notSent: [] });
+  assert.deepEqual(g.unitCalls, [[91, 92, 93]]);
+  assert.deepEqual(g.perAction, [90, 95]);
+  const unique = events.filter((e, i) => events.indexOf(e) === i);
+  assert.deepEqual(unique, [
+    "running 90",
+    "outcome 90 true",
+    "running 91",
+    "running 92",
+    "running 93",
+    "outcome 91 true",
+    "outcome 92 true",
+    "outcome 93 true",
+    "running 95",
+    "outcome 95 true",
+  ]);
+});
+
+test("a unit that fails part-way: earlier ones applied, the failure last, the rest (heard running or not) not sent", async () => {
+  const g = await unitGatekeeper(async ([a]) => [
+    { ok: true, resultJson: "{}", error: "" },
+    { ok: false, resultJson: "", error: `conflict after ${a?.actionId}` },
+  ]);
+  const watch = recorder();
+  const end = await g.client.applyRun("unit", run([91, 92, 93, 94, 96]), watch);
+  assert.deepEqual(end, { lost: undefined, notSent: [93, 94, 96] });
+  assert.deepEqual(
+    watch.outcomes.map(([id, r]) => [id, r.ok]),
+    [
+      [91, true],
+      [92, false],
+    ],
+  );
+  assert.ok(watch.running.includes(93), "93 was announced, yet it is not sent: the gatekeeper said so");
+  assert.deepEqual(g.perAction, []);
+});
+
+test("a gatekeeper gone while a unit is in flight: every action of the unit is lost, the rest not sent", async () => {
+  let inUnit = false;
+  const g = await unitGatekeeper(() => {
+    inUnit = true;
+    return new Promise(() => undefined);
+  });
+  const watch = recorder();
+  const ended = g.client.applyRun("unit", run([91, 92, 93, 97]), watch);
+  await waitUntil("the unit in flight", () => inUnit && watch.running.includes(93));
+  g.server.close();
+  const end = await ended;
+  assert.equal(end.lost?.actionId, 91);
+  assert.equal(end.lost?.error.requestMaybeSent, true);
+  assert.deepEqual(end.alsoLost, [92, 93]);
+  assert.deepEqual(end.notSent, [97]);
+});

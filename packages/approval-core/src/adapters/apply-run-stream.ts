@@ -20,6 +20,11 @@ export interface RunWatch {
 export interface RunEnd {
   /** The action that was in flight when the call was lost, or still running at the maximum: outcome unknown. */
   lost?: { actionId: number; error: GatekeeperCallError };
+  /**
+   * Actions after `lost` that were in flight with it (a gatekeeper that performs several in one
+   * external call, e.g. git's one ref update for a run of commits): outcome unknown as well.
+   */
+  alsoLost?: number[];
   /** Actions of the run that were never started (no `running` heard for them): certainly not sent, safe to send later. */
   notSent: number[];
 }
@@ -43,7 +48,9 @@ export interface RunCall {
  * call broke while the gatekeeper may have been performing an action, that action as `lost`: the
  * one in flight, or, when the stream broke between an outcome and the next `running`, the next
  * one (the gatekeeper sends `running` before it acts, but a dying connection may have carried the
- * call and not the message back). `lost.error.requestMaybeSent` is false only when the gatekeeper
+ * call and not the message back). Several actions may be in flight at once (`running` heard for
+ * each, outcomes still to come, in order): all of them are then lost (`lost` and `alsoLost`).
+ * After an ok=false outcome, actions without an outcome were not performed: `notSent`. `lost.error.requestMaybeSent` is false only when the gatekeeper
  * answered that action with a refusal status (INVALID_ARGUMENT, PERMISSION_DENIED, ...), which
  * means it was not performed; `stillRunning` when it was still running at `maxMs`.
  * A watch callback that throws cancels the call; the promise then rejects with that error.
@@ -58,87 +65,114 @@ export function followRun(
   const { actionIds, what } = run;
   return new Promise((resolve, reject) => {
     let next = 0; // index of the next action to start
-    let current: number | undefined; // heard `running`, no outcome yet
+    let inFlight: number[] = []; // heard `running`, no outcome yet, in run order
     let heard = false;
-    let failed = false; // an ok=false outcome came: nothing more is started
+    let failed = false; // an ok=false outcome came: nothing more is performed
     let lost: RunEnd["lost"];
+    let alsoLost: number[] = [];
     let settled = false;
     let silence: NodeJS.Timeout | undefined;
     let max: NodeJS.Timeout | undefined;
-    const rest = () => actionIds.slice(next);
-    const settle = (err: unknown, end?: RunEnd) => {
+    const end = (): RunEnd => ({
+      lost,
+      ...(alsoLost.length > 0 ? { alsoLost } : {}),
+      notSent: actionIds.slice(next),
+    });
+    const settle = (err: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(silence);
       clearTimeout(max);
       if (err) reject(err);
-      else resolve(end as RunEnd);
+      else resolve(end());
     };
-    /** The action the gatekeeper may be performing now, marked lost (none after a failure or at the end). */
-    const lose = (why: (actionId: number) => string, error?: (msg: string) => GatekeeperCallError) => {
+    /** Actions heard running without an outcome go back to "not sent" (the gatekeeper says so). */
+    const unstart = () => {
+      next -= inFlight.length;
+      inFlight = [];
+    };
+    /**
+     * Marks lost the actions the gatekeeper may be performing now: those in flight, or, between an
+     * outcome and the next `running`, the next one (none after a failure or at the end).
+     */
+    const lose = (why: string, error?: (msg: string) => GatekeeperCallError) => {
       if (lost || failed) return;
-      const actionId = current ?? actionIds[next];
-      if (actionId === undefined) return;
-      if (current === undefined) next++;
-      current = undefined;
-      const message = `${what}: action ${actionId}: ${why(actionId)}`;
+      if (inFlight.length === 0) {
+        const upcoming = actionIds[next];
+        if (upcoming === undefined) return;
+        inFlight = [upcoming];
+        next++;
+      }
+      const [actionId, ...others] = inFlight as [number, ...number[]];
+      inFlight = [];
+      const together = others.length > 0 ? ` (with ${others.join(", ")}, performed together)` : "";
+      const message = `${what}: action ${actionId}${together}: ${why}`;
       lost = { actionId, error: error ? error(message) : new GatekeeperCallError(message, true) };
+      alsoLost = others;
+    };
+    const abandon = (why: string, error?: (msg: string) => GatekeeperCallError) => {
+      lose(why, error);
+      call.cancel();
+      settle(null);
     };
     const expectWithin = (promisedMs: number) => {
       clearTimeout(silence);
       const allowMs = promisedMs + run.graceMs;
-      silence = setTimeout(() => {
-        lose(
-          () =>
+      silence = setTimeout(
+        () =>
+          abandon(
             `the gatekeeper stopped reporting on the run (nothing for ${formatMs(allowMs)}); the call was lost`,
-        );
-        call.cancel();
-        settle(null, { lost, notSent: rest() });
-      }, allowMs);
+          ),
+        allowMs,
+      );
     };
+    /** The wait for the first action in flight, from when it became first. */
     const startMax = () => {
       clearTimeout(max);
-      max = setTimeout(() => {
-        lose(
-          () =>
+      if (inFlight.length === 0) return;
+      max = setTimeout(
+        () =>
+          abandon(
             `the gatekeeper was still performing it after ${formatMs(run.maxMs)}, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "${run.gatekeeper}"; it may still be running and may yet succeed, so the outcome is unknown: check the external system before acting again`,
-          (m) => new GatekeeperCallError(m, true, status.DEADLINE_EXCEEDED, true),
-        );
-        call.cancel();
-        settle(null, { lost, notSent: rest() });
-      }, run.maxMs);
+            (m) => new GatekeeperCallError(m, true, status.DEADLINE_EXCEEDED, true),
+          ),
+        run.maxMs,
+      );
     };
-    /** Accepts a message about `actionId` when it is the one in flight or the next to start. */
-    const track = (actionId: number): boolean => {
-      if (current === actionId) return true;
-      if (current === undefined && !failed && actionIds[next] === actionId) {
-        current = actionId;
+    /**
+     * Accepts a `running` for an action in flight or the next one, and an outcome for the first in
+     * flight (or the next one); anything else abandons the call.
+     */
+    const track = (actionId: number, outcome: boolean): boolean => {
+      if (outcome ? inFlight[0] === actionId : inFlight.includes(actionId)) return true;
+      if (!failed && actionIds[next] === actionId && (!outcome || inFlight.length === 0)) {
+        inFlight.push(actionId);
         next++;
-        startMax();
+        if (inFlight.length === 1) startMax();
         return true;
       }
-      lose(
-        () =>
-          `the gatekeeper reported on action ${actionId} out of order (it must perform ${actionIds.join(", ")} one after another); the call was abandoned and the action in flight counts as lost`,
+      abandon(
+        `the gatekeeper reported on action ${actionId} out of order (the run is ${actionIds.join(", ")}, performed in that order); the call was abandoned and what was in flight counts as lost`,
       );
-      call.cancel();
-      settle(null, { lost, notSent: rest() });
       return false;
     };
     expectWithin(0);
     call.on("data", (m: ApplyActionsProgress) => {
       if (settled || !m.event) return;
       try {
-        if (!track(m.actionId)) return;
+        if (!track(m.actionId, m.event.$case === "outcome")) return;
         heard = true;
         if (m.event.$case === "running") {
           expectWithin(m.event.running.nextWithinMs);
           watch.onRunning?.(m.actionId, m.event.running.elapsedMs);
         } else {
-          current = undefined;
-          clearTimeout(max);
-          if (!m.event.outcome.ok) failed = true;
-          expectWithin(0); // the next `running` (or the end) comes at once
+          inFlight.shift();
+          if (!m.event.outcome.ok) {
+            failed = true;
+            unstart();
+          }
+          startMax();
+          expectWithin(0); // the next message (or the end) comes at once
           watch.onOutcome(m.actionId, m.event.outcome);
         }
       } catch (err) {
@@ -155,17 +189,25 @@ export function followRun(
           new GatekeeperCallError(`${what} ${answer} (no action of the run was started)`, false, err.code),
         );
       }
-      if (current === undefined && refused) return settle(null, { notSent: rest() }); // nothing in flight
-      // A refusal of the action in flight means it was not performed; anything else: unknown.
-      lose(
-        () => answer,
-        (m) => new GatekeeperCallError(m, !refused, err.code),
-      );
-      settle(null, { lost, notSent: rest() });
+      if (refused) {
+        // A refusal: the first in flight was not performed, nor anything after it.
+        const first = inFlight[0];
+        unstart();
+        if (first !== undefined) {
+          next++;
+          lost = {
+            actionId: first,
+            error: new GatekeeperCallError(`${what}: action ${first}: ${answer}`, false, err.code),
+          };
+        }
+        return settle(null);
+      }
+      lose(answer, (m) => new GatekeeperCallError(m, true, err.code));
+      settle(null);
     });
     call.on("end", () => {
-      if (current !== undefined) lose(() => "the stream ended without its outcome");
-      settle(null, { lost, notSent: rest() });
+      if (inFlight.length > 0) lose("the stream ended without its outcome");
+      settle(null);
     });
   });
 }
