@@ -25,10 +25,11 @@ import { InvalidRequest } from "./errors.ts";
 import { GitFailed, git, gitText } from "./git.ts";
 import { authEnv, ruleFor } from "./remotes.ts";
 import { branchExists, lsPaths, resolveCommit } from "./repo.ts";
-import type { ResourcePolicy } from "./resource-url.ts";
+import type { GitResource, ResourcePolicy } from "./resource-url.ts";
 import { isValidBranchName, parseGitResource } from "./resource-url.ts";
 import { checkScopedPath } from "./scope.ts";
 import {
+  type BindingState,
   type CommitPayload,
   type CreateBranchPayload,
   dropWrite,
@@ -139,7 +140,8 @@ function shaOf(resultJson: string | undefined): string | undefined {
   }
 }
 
-function failed(error: string): ApplyActionResponse {
+/** A known failure with `error` as its message. */
+export function failed(error: string): ApplyActionResponse {
   return { ok: false, resultJson: "", error };
 }
 
@@ -148,12 +150,20 @@ export function gitWhy(e: GitFailed): string {
   return (e.stderr.split("\n").find((l) => l.trim() !== "") ?? `exit ${e.exitCode}`).slice(0, 300);
 }
 
-/** Performs one approved action. @throws InvalidRequest / resource errors before any write. */
-export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<ApplyActionResponse> {
-  const key = `${req.workspaceId}\u0000${req.binding}\u0000${req.actionId}`;
-  const had = deps.state.applied.get(key);
-  if (had) return had;
-  const resource = parseGitResource(req.url, deps.policy);
+/** A write checked against its binding: the resource, the payload and its branch. */
+export interface CheckedWrite {
+  resource: GitResource;
+  payload: WritePayload;
+  branch: string;
+}
+
+/**
+ * Checks an apply request before anything is written: the resource URL, the payload, the staged
+ * branch against `#branch=` and every changed path against the path scope.
+ * @throws InvalidRequest / resource URL errors / ScopeViolation naming the part at fault.
+ */
+export function checkWrite(req: ApplyActionRequest, policy: ResourcePolicy): CheckedWrite {
+  const resource = parseGitResource(req.url, policy);
   const payload = parseWritePayload(req.payloadJson);
   const branch = payload.kind === "createBranch" ? payload.name : payload.branch;
   if (resource.branch !== undefined && branch !== resource.branch) {
@@ -162,6 +172,50 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
   if (payload.kind !== "createBranch" && payload.kind !== "push") {
     for (const c of payload.changes) checkScopedPath(resource.pathPrefix, c.path, "a staged change path");
   }
+  return { resource, payload, branch };
+}
+
+/** The key of an action in `GitState.applied` (at most once per action id in this process). */
+export function appliedKey(req: ApplyActionRequest): string {
+  return `${req.workspaceId}\u0000${req.binding}\u0000${req.actionId}`;
+}
+
+/**
+ * Brings the binding's simulation up to an apply's outcome: an applied write leaves the overlay
+ * (a commit's provisional id becomes an alias of its sha), a failed one is dropped with the writes
+ * built on it. Logs `apply.ok` / `apply.failed`.
+ */
+export function settleOutcome(
+  st: BindingState,
+  req: ApplyActionRequest,
+  payload: WritePayload,
+  res: ApplyActionResponse,
+  logger: Logger,
+): void {
+  const log = logger.child({ component: "apply", workspaceId: req.workspaceId, actionId: req.actionId });
+  if (res.ok) {
+    st.overlay.settle(req.localId);
+    const sha = (JSON.parse(res.resultJson) as { sha?: string }).sha;
+    if (payload.kind !== "createBranch" && payload.kind !== "push" && sha && st.ids.issued(req.localId)) {
+      st.ids.alias(req.localId, sha);
+    } else if (payload.kind === "createBranch") {
+      st.settled.set(req.localId, { kind: "branch", name: payload.name });
+    } else if (payload.kind === "push") {
+      st.settled.set(req.localId, { kind: "push" });
+    }
+    log.info({ event: "apply.ok", kind: payload.kind ?? "commit" }, "write applied");
+  } else {
+    dropWrite(st, req.localId, "failed to apply");
+    log.info({ event: "apply.failed", kind: payload.kind ?? "commit" }, "write not applied");
+  }
+}
+
+/** Performs one approved action. @throws InvalidRequest / resource errors before any write. */
+export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<ApplyActionResponse> {
+  const key = appliedKey(req);
+  const had = deps.state.applied.get(key);
+  if (had) return had;
+  const { resource, payload } = checkWrite(req, deps.policy);
   const st = deps.state.binding(req.workspaceId, req.binding);
   const up = upstreamFor(resource, deps.state.fetches);
   const run = deps.state.serialize(resource.gitDir, async () => {
@@ -189,23 +243,8 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
     }
   });
   deps.state.applied.set(key, run);
-  const log = deps.logger.child({ component: "apply", workspaceId: req.workspaceId, actionId: req.actionId });
   return run.then((res) => {
-    if (res.ok) {
-      st.overlay.settle(req.localId);
-      const sha = (JSON.parse(res.resultJson) as { sha?: string }).sha;
-      if (payload.kind !== "createBranch" && payload.kind !== "push" && sha && st.ids.issued(req.localId)) {
-        st.ids.alias(req.localId, sha);
-      } else if (payload.kind === "createBranch") {
-        st.settled.set(req.localId, { kind: "branch", name: payload.name });
-      } else if (payload.kind === "push") {
-        st.settled.set(req.localId, { kind: "push" });
-      }
-      log.info({ event: "apply.ok", kind: payload.kind ?? "commit" }, "write applied");
-    } else {
-      dropWrite(st, req.localId, "failed to apply");
-      log.info({ event: "apply.failed", kind: payload.kind ?? "commit" }, "write not applied");
-    }
+    settleOutcome(st, req, payload, res, deps.logger);
     return res;
   });
 }
@@ -243,7 +282,8 @@ async function pushBranch(
   return { ok: true, resultJson: JSON.stringify({ branch: p.branch, remote: p.remote, sha }), error: "" };
 }
 
-const ATTEMPTS = 3;
+/** How often a commit (or a run of commits) is rebuilt when its branch moved while publishing. */
+export const ATTEMPTS = 3;
 
 async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Promise<ApplyActionResponse> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -282,7 +322,7 @@ async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Prom
  * Changed paths whose content at `tip` is not what the agent saw, or whose parent directory
  * became a file (git would otherwise silently replace that file with the directory).
  */
-async function conflictingPaths(gitDir: string, p: CommitPayload, tip: string): Promise<string[]> {
+export async function conflictingPaths(gitDir: string, p: CommitPayload, tip: string): Promise<string[]> {
   const paths = p.changes.map((c) => c.path);
   const ancestorsOf = (path: string) =>
     path
@@ -297,16 +337,15 @@ async function conflictingPaths(gitDir: string, p: CommitPayload, tip: string): 
   );
 }
 
-/** Writes the commit's objects on top of `tip` (no ref moves). @returns the new commit sha. */
 /** Raised when git silently left a staged path out of the tree (a name it does not allow). */
-class PathRefused extends Error {}
+export class PathRefused extends Error {}
 
 /**
  * Writes the commit's objects on top of `tip` (no ref moves). A changed file keeps its mode
  * (an executable stays executable); new files are 100644; a restored blob brings its own mode.
  * @returns the new commit sha. @throws PathRefused when git dropped a path from the tree.
  */
-async function buildCommit(gitDir: string, p: CommitPayload, tip: string): Promise<string> {
+export async function buildCommit(gitDir: string, p: CommitPayload, tip: string): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "gk-git-index-"));
   const env = { GIT_INDEX_FILE: join(dir, "index") };
   try {

@@ -16,6 +16,7 @@ import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse 
 import type { Logger } from "pino";
 import { GIT_ACTION_KINDS } from "./action-kinds.ts";
 import { applyAction, gitWhy } from "./apply.ts";
+import { gitRunUnits } from "./apply-run.ts";
 import { Binding, type Limits } from "./binding.ts";
 import { GitBindingService } from "./binding-service.ts";
 import { generateGitDts } from "./dts.ts";
@@ -132,9 +133,13 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
     applyAction: applyStreamHandler(deps, (req) =>
       applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
-    // A run of commits/pushes, one after another in order, stopping at the first failure.
-    applyActions: applyRunHandler(deps, (req) =>
-      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+    // A run in order, stopping at the first failure; consecutive commits on one branch are
+    // written with one ref update (apply-run.ts).
+    applyActions: applyRunHandler(
+      deps,
+      (req) => applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+      undefined,
+      gitRunUnits({ policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
       const dropped = dropWrite(

@@ -34,6 +34,12 @@ export interface Upstream {
    * present in the git dir). @throws GitFailed for any failure other than "moved".
    */
   publish(branch: string, next: string, old: string | null): Promise<PublishOutcome>;
+  /**
+   * Where `refs/heads/<branch>` is now at the source of truth (remote: asked over the network,
+   * not the mirror), or null when it does not exist; to learn what a failed `publish` did.
+   * @throws GitFailed when it cannot be read.
+   */
+  whereIs(branch: string): Promise<string | null>;
 }
 
 /** Fetch bookkeeping shared by every session of a process: last fetch time and in-flight fetches. */
@@ -61,6 +67,12 @@ export class FetchTracker {
 class LocalUpstream implements Upstream {
   constructor(readonly gitDir: string) {}
   async refresh(): Promise<void> {}
+  async whereIs(branch: string): Promise<string | null> {
+    const out = await git(this.gitDir, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`], {
+      okCodes: [0, 1],
+    });
+    return out.toString("utf8").trim() || null;
+  }
   async publish(branch: string, next: string, old: string | null): Promise<PublishOutcome> {
     try {
       await git(this.gitDir, [
@@ -116,6 +128,18 @@ class RemoteUpstream implements Upstream {
         { env: this.#env, timeoutMs: REMOTE_TIMEOUT_MS },
       );
     });
+  }
+
+  async whereIs(branch: string): Promise<string | null> {
+    const out = await git(this.gitDir, ["ls-remote", "--end-of-options", this.url, `refs/heads/${branch}`], {
+      env: this.#env,
+      timeoutMs: REMOTE_TIMEOUT_MS,
+    });
+    const line = out
+      .toString("utf8")
+      .split("\n")
+      .find((l) => l.endsWith(`\trefs/heads/${branch}`));
+    return line ? line.split("\t")[0]! : null;
   }
 
   async publish(branch: string, next: string, old: string | null): Promise<PublishOutcome> {
