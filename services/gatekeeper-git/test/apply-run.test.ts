@@ -23,7 +23,7 @@ beforeEach(async () => {
   h = await startHarness([repo.root]);
   refUpdates = [];
   gitTrace.listener = (args) => {
-    if (args[0] === "update-ref" || args[0] === "push") refUpdates.push([...args]);
+    if (["update-ref", "push", "ls-remote"].includes(args[0] ?? "")) refUpdates.push([...args]);
   };
 });
 afterEach(async () => {
@@ -162,20 +162,30 @@ test("a commit that conflicts mid-run: those before it applied with one update, 
   assert.equal(events.includes(`running ${ids[3]}`), false, "nor announced");
 });
 
+/** Restarts the harness on `repo` served over smart HTTP; returns the binding's URL. */
+async function overHttp(): Promise<{ url: string; server: GitHttpServer }> {
+  const server = await startGitHttpServer(repo.root, { bot: "bot-token" });
+  writeFileSync(join(repo.root, "token"), "bot-token\n");
+  const remotes = createRemotes({
+    remotes: [{ url: server.url, username: "bot", tokenFile: join(repo.root, "token") }],
+  });
+  await h.close();
+  h = await startHarness([repo.root], undefined, {
+    remotes,
+    cacheDir: join(repo.root, "cache"),
+    fetchIntervalMs: 0,
+  });
+  return { url: `git+${server.url}repo.git`, server };
+}
+
+/** Installs an executable hook in the served bare repository. */
+function hook(name: string, script: string): void {
+  writeFileSync(join(repo.bare, "hooks", name), `#!/bin/sh\n${script}\n`, { mode: 0o755 });
+}
+
 test("remote: a run of 4 commits is one push, with the gatekeeper's credentials", async () => {
-  const server: GitHttpServer = await startGitHttpServer(repo.root, { bot: "bot-token" });
+  const { url, server } = await overHttp();
   try {
-    writeFileSync(join(repo.root, "token"), "bot-token\n");
-    const remotes = createRemotes({
-      remotes: [{ url: server.url, username: "bot", tokenFile: join(repo.root, "token") }],
-    });
-    await h.close();
-    h = await startHarness([repo.root], undefined, {
-      remotes,
-      cacheDir: join(repo.root, "cache"),
-      fetchIntervalMs: 0,
-    });
-    const url = `git+${server.url}repo.git`;
     const { repo: r } = h.open(url);
     const ids: string[] = [];
     for (let n = 1; n <= 4; n++) ids.push((await r.commit(edit(n, "docs/b.md"))).id);
@@ -195,6 +205,49 @@ test("remote: a run of 4 commits is one push, with the gatekeeper's credentials"
       "initial",
     ]);
     assert.equal(JSON.parse(outcomes.get(ids[3]!)!.resultJson).sha, sh(repo.bare, "rev-parse", "main"));
+  } finally {
+    await server.close();
+  }
+});
+
+test("remote: a push the remote refuses (branch certainly not moved) fails the first, the rest not sent", async () => {
+  const { url, server } = await overHttp();
+  try {
+    const { repo: r } = h.open(url);
+    const ids = [(await r.commit(edit(1, "docs/b.md"))).id, (await r.commit(edit(2, "docs/b.md"))).id];
+    hook("pre-receive", "echo 'no pushes today' >&2; exit 1");
+    const tip = sh(repo.bare, "rev-parse", "main");
+    const { events, outcomes } = await applyRun(h.client, url, ids);
+    assert.equal(sh(repo.bare, "rev-parse", "main"), tip, "the remote did not move");
+    assert.equal(outcomes.get(ids[0]!)?.ok, false);
+    assert.match(outcomes.get(ids[0]!)?.error ?? "", /git push failed .*nothing was written/);
+    assert.equal(outcomes.has(ids[1]!), false, "not sent (the caller returns it or cascades it)");
+    assert.ok(events.includes(`running ${ids[1]}`), "it was announced: the one push could have carried it");
+  } finally {
+    await server.close();
+  }
+});
+
+test("remote: a push whose answer is lost after the remote moved is known applied (the branch is looked at)", async () => {
+  const { url, server } = await overHttp();
+  try {
+    const { repo: r } = h.open(url);
+    const ids = [(await r.commit(edit(1, "docs/b.md"))).id, (await r.commit(edit(2, "docs/b.md"))).id];
+    // After the refs moved, the receiving end dies: the pusher gets no report.
+    hook("post-receive", "kill -9 $PPID");
+    refUpdates = [];
+    const { outcomes } = await applyRun(h.client, url, ids);
+    assert.deepEqual(
+      refUpdates.map((a) => a[0]),
+      ["push", "ls-remote"],
+      "the push failed, then the remote's branch was read",
+    );
+    assert.deepEqual(repo.subjects().slice(0, 2), ["C2: edit docs/b.md", "C1: edit docs/b.md"]);
+    assert.ok(
+      ids.every((l) => outcomes.get(l)?.ok),
+      outcomes.get(ids[0]!)?.error,
+    );
+    assert.equal(JSON.parse(outcomes.get(ids[1]!)!.resultJson).sha, sh(repo.bare, "rev-parse", "main"));
   } finally {
     await server.close();
   }
