@@ -42,9 +42,11 @@ test("actionsTable renders 5,000 actions in well under a second", () => {
     }),
   );
   actionsTable(actions); // warm up (JIT), so the figure is the renderer's, not the compiler's
-  const started = performance.now();
+  // CPU time of this process, not wall time: other work on a busy machine does not count.
+  const started = process.cpuUsage();
   const text = actionsTable(actions);
-  const ms = performance.now() - started;
+  const used = process.cpuUsage(started);
+  const ms = (used.user + used.system) / 1000;
   assert.equal(text.split("\n").length, 3 + 2 * 5000);
-  assert.ok(ms < 1000, `5,000 rows took ${Math.round(ms)} ms`);
+  assert.ok(ms < 1000, `5,000 rows took ${Math.round(ms)} ms of CPU`);
 });
