@@ -94,7 +94,7 @@ function snippet(from: number, to: number, p: ReturnType<typeof plan>): string {
 };`;
 }
 
-test("a batch across 3 bindings applies each binding's writes in submission order; a failure mid-run cascades its dependents and leaves the other bindings' runs untouched", async () => {
+test("a batch across 3 bindings applies each binding's writes in submission order; a failure mid-run cascades its dependents and leaves the other bindings' runs untouched", async (t) => {
   const { kernel, decisions } = stack;
   const ws = (
     await callUnary(kernel, kernel.createWorkspace, { name: "batch", owner: "user:dev-admin", members: [] })
@@ -114,6 +114,7 @@ test("a batch across 3 bindings applies each binding's writes in submission orde
   for (let b = 250; b < N; b += 250) if (b <= p.fail || b > p.dependsOnFirst) bounds.push(b);
   bounds.push(N);
   const idOf: number[] = [];
+  const began = Date.now();
   for (let k = 0; k + 1 < bounds.length; k++) {
     const r = await callUnary(
       kernel,
@@ -131,7 +132,9 @@ test("a batch across 3 bindings applies each binding's writes in submission orde
   assert.equal(idOf.filter(Number.isInteger).length, N, "every write was submitted");
   for (const s of SERVERS) assert.deepEqual(entitiesOf(s), [], `nothing reached ${s} before the approval`);
 
-  const watched = untilFinal(decisions, ws, idOf);
+  t.diagnostic(`${N} writes submitted in ${Date.now() - began} ms`);
+  const approvedAt = Date.now();
+  const watched = untilFinal(decisions, ws, idOf, { stallMs: 300_000 });
   await callUnary(
     decisions,
     decisions.approveBatch,
@@ -139,6 +142,7 @@ test("a batch across 3 bindings applies each binding's writes in submission orde
     HOUR,
   );
   await watched;
+  t.diagnostic(`every action final ${Date.now() - approvedAt} ms after the approval`);
   const records = new Map(
     (
       await callUnary(decisions, decisions.listActions, { workspaceId: ws, pendingOnly: false }, 120_000)

@@ -23,7 +23,7 @@ export interface FinalOutcome {
  * Resolves once every id in `ids` is final in `workspaceId`'s log. `onProgress(finalCount)` is called
  * after each change of the count. @throws Error when the watch stream fails (e.g. the approval
  * service went away) or nothing became final for `stallMs` (default 10 minutes), naming how many are
- * final; the caller may watch again (it catches up from the stream's start).
+ * final and the first ids that are not; the caller may watch again (it catches up from the stream's start).
  */
 export function untilFinal(
   decisions: DecisionsClient,
@@ -48,11 +48,15 @@ export function untilFinal(
     };
     const arm = () => {
       clearTimeout(timer);
-      timer = setTimeout(
-        () =>
-          finish(new Error(`nothing became final for ${stallMs} ms: ${status.size} of ${wanted.size} final`)),
-        stallMs,
-      );
+      timer = setTimeout(() => {
+        const open = [...wanted].filter((id) => !status.has(id));
+        const named = `${open.slice(0, 10).join(", ")}${open.length > 10 ? ", …" : ""}`;
+        finish(
+          new Error(
+            `nothing became final for ${stallMs} ms: ${status.size} of ${wanted.size} final; not final: ${named}`,
+          ),
+        );
+      }, stallMs);
     };
     arm();
     if (wanted.size === 0) finish();
