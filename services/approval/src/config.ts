@@ -25,6 +25,12 @@ const EnvSchema = z.object({
       (s) => s === undefined || parseDurationMs(s) !== undefined,
       'expected a duration such as "7d", "12h", "90s" or milliseconds',
     ),
+  APPLY_RUN_MAX: z.coerce
+    .number({ error: "expected a whole number of actions, e.g. 100" })
+    .int("expected a whole number of actions, e.g. 100")
+    .min(1, "at least 1 action per run")
+    .max(10_000, "at most 10000 actions per run (a retried run marks its unanswered claims outcome unknown)")
+    .optional(),
   /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
   GATEKEEPER_ADDRESSES: z.string().default(""),
   METRICS_ADDR: address.optional(),
@@ -44,6 +50,8 @@ export interface ApprovalConfig {
   temporal: { address: string; namespace: string };
   /** Pending time-to-live of actions, in ms (GATEHOUSE_ACTION_TTL, default 7 days). */
   actionTtlMs: number;
+  /** Most actions one ApplyActions run carries (APPLY_RUN_MAX); undefined: DEFAULT_APPLY_RUN_MAX (100). */
+  applyRunMax: number | undefined;
   /** Gatekeeper kind -> "host:port" (GATEKEEPER_ADDRESSES), for RequestRevert's PrepareRevert. */
   gatekeepers: Record<string, string>;
   metrics: { host: string; port: number } | undefined;
@@ -72,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
       e.GATEHOUSE_ACTION_TTL === undefined
         ? DEFAULT_ACTION_TTL_MS
         : (parseDurationMs(e.GATEHOUSE_ACTION_TTL) ?? DEFAULT_ACTION_TTL_MS),
+    applyRunMax: e.APPLY_RUN_MAX,
     gatekeepers,
     metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
     natsUrl: e.NATS_URL,

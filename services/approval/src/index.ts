@@ -17,7 +17,7 @@ import { Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
-import { ActionWorkflows } from "./adapters/action-workflows.ts";
+import { BindingRuns } from "./adapters/binding-runs.ts";
 import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 import { TemporalLifecycle } from "./lifecycle/temporal.ts";
 import { createMetrics } from "./metrics.ts";
@@ -55,16 +55,20 @@ export interface ApprovalServiceOptions {
   /** Pending time-to-live of new actions before they expire, in ms (default DEFAULT_ACTION_TTL_MS, 7 days). */
   actionTtlMs?: number;
   /**
-   * How long a decision waits for a worker to accept it before it is stored as a signal instead
-   * (the call then returns the action still pending/approved), in ms. Default 5000.
+   * How long an Approve keeps waiting for outcomes while none of its actions progresses (no worker
+   * claims them), in ms; the records then come back APPROVED and apply once a worker runs. Default 5000.
    */
   decisionAcceptTimeoutMs?: number;
+  /** Most actions one ApplyActions run carries (APPLY_RUN_MAX; default DEFAULT_APPLY_RUN_MAX, 100). */
+  applyRunMax?: number;
+  /** Expiry sweep period, ms (default: a tenth of the TTL, between 100 ms and 60 s). */
+  expirySweepMs?: number;
   /** Default "127.0.0.1". */
   host?: string;
   /** Default 0 (any free port). */
   port?: number;
   logger?: Logger;
-  /** Skip the start-up check that every open action has its workflow (default false). */
+  /** Skip start-up recovery (binding runs woken, legacy workflows ended) and the expiry sweep (default false). */
   skipRecovery?: boolean;
   /**
    * Where live change notices go (`gatehouse.ws.<id>.log`, one per event appended to a workspace
@@ -86,7 +90,8 @@ export interface ApprovalService {
 }
 
 /**
- * Connects to Temporal, makes sure every open action has its workflow (`lifecycle.recover()`), and
+ * Connects to Temporal, wakes the binding runs of approved actions and starts the expiry sweep
+ * (`lifecycle.recover()`), and
  * starts the ApprovalQueue and Decisions gRPC services on host:port.
  * @throws when the secret is shorter than 32 bytes, Temporal cannot be reached
  *   (LifecycleEngineUnavailable), or the port cannot be bound.
@@ -111,12 +116,14 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     : new GrpcGatekeeperApplier(options.gatekeepers ?? {});
   const lifecycle = new TemporalLifecycle({
     streams,
-    workflows: new ActionWorkflows({
+    runs: new BindingRuns({
       client: new Client({ connection, namespace }),
       address: options.temporal.address,
-      ttlMs: options.actionTtlMs ?? DEFAULT_ACTION_TTL_MS,
-      acceptTimeoutMs: options.decisionAcceptTimeoutMs ?? 5000,
+      runMax: options.applyRunMax,
     }),
+    ttlMs: options.actionTtlMs ?? DEFAULT_ACTION_TTL_MS,
+    sweepEveryMs: options.expirySweepMs,
+    quietMs: options.decisionAcceptTimeoutMs ?? 5000,
     logger,
     metrics: metrics.lifecycle,
   });
@@ -166,6 +173,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       await stopGrpc(server);
       await publisher?.close();
       await lifecycle.idle();
+      await lifecycle.close();
       if (ownGatekeepers) gatekeepers.close();
       await connection.close();
       logger.info({ event: "stopped" });

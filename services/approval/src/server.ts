@@ -47,9 +47,24 @@ export interface HandlerDeps {
   logger: Logger;
 }
 
-function unary<Req, Res>(deps: HandlerDeps, rpc: string, fn: (req: Req) => Promise<Res>) {
+/**
+ * When to stop waiting so the answer still reaches the caller: the call's deadline less a margin,
+ * in ms since the epoch; undefined when the call has no deadline.
+ */
+function answerBy(call: ServerUnaryCall<unknown, unknown>): number | undefined {
+  const d = call.getDeadline();
+  const ms = d instanceof Date ? d.getTime() : d;
+  if (!Number.isFinite(ms)) return undefined;
+  return ms - Math.min(1000, Math.max(100, (ms - Date.now()) / 10));
+}
+
+function unary<Req, Res>(
+  deps: HandlerDeps,
+  rpc: string,
+  fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
+) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
-    fn(call.request).then(
+    fn(call.request, call).then(
       (res) => callback(null, res),
       (err: unknown) => {
         const s = toStatus(err);
@@ -108,12 +123,11 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
         // A latch refusal is appended as ActionRefused first, then thrown (FAILED_PRECONDITION).
         { caller: t.caller, correlationId: t.executionId },
       );
-      // No event: a retry of a recorded submission, answered with the action it recorded (its
-      // workflow start and drain below are no-ops when they already ran).
+      // No event: a retry of a recorded submission, answered with the action it recorded. The
+      // auto-approval drain runs in the background (never on the agent's path; repeating it is harmless).
       const actionId = events[0]?.revision ?? after.localIds.get(localIdKey(t.binding, req.localId)) ?? 0;
-      await lifecycle.afterSubmit(t.workspaceId, actionId);
-      const state = await streams.state(t.workspaceId);
-      return { actionId, status: state.actions.get(actionId)?.status ?? ActionStatus.ACTION_STATUS_PENDING };
+      void lifecycle.afterSubmit(t.workspaceId, actionId);
+      return { actionId, status: after.actions.get(actionId)?.status ?? ActionStatus.ACTION_STATUS_PENDING };
     }),
     getActionForCaller: unary(deps, "GetActionForCaller", async (req) => {
       const t = claimsOf(req.callerToken);
@@ -152,19 +166,29 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
 export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedServiceImplementation {
   const { streams, lifecycle } = deps;
   return {
-    approve: unary(deps, "Approve", async (req) => ({
-      actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
-        includeDependencies: req.includeDependencies,
-      }),
-    })),
-    approveBatch: unary(deps, "ApproveBatch", async (req) => {
+    approve: unary(deps, "Approve", async (req, call) => {
+      const deadlineMs = answerBy(call);
+      return {
+        actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
+          includeDependencies: req.includeDependencies,
+          ...(deadlineMs === undefined ? {} : { deadlineMs }),
+        }),
+      };
+    }),
+    approveBatch: unary(deps, "ApproveBatch", async (req, call) => {
       const ws = requireWorkspace(req.workspaceId);
       if (req.all && req.actionIds.length > 0) {
         throw new InvalidField("action_ids", "leave action_ids empty when all is set, or unset all");
       }
       const ids = req.all ? await pendingActionIds(streams, ws) : req.actionIds;
       if (ids.length === 0 && req.all) return { actions: [] };
-      return { actions: await lifecycle.approve(ws, ids, req.decidedBy) };
+      const deadlineMs = answerBy(call);
+      return {
+        actions: await lifecycle.approve(ws, ids, req.decidedBy, {
+          returnOnceRecorded: req.returnOnceRecorded,
+          ...(deadlineMs === undefined ? {} : { deadlineMs }),
+        }),
+      };
     }),
     reject: unary(deps, "Reject", async (req) => ({
       actions: await lifecycle.reject(

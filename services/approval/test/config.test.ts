@@ -54,3 +54,11 @@ test("GATEKEEPER_ADDRESSES (for RequestRevert) is parsed per kind, defaults to n
     /GATEKEEPER_ADDRESSES: "git" is not kind=host:port/,
   );
 });
+
+test("APPLY_RUN_MAX sets the longest batch-apply run; a value that is not a positive whole number is refused naming it", () => {
+  assert.equal(loadConfig(base).applyRunMax, undefined);
+  assert.equal(loadConfig({ ...base, APPLY_RUN_MAX: "250" }).applyRunMax, 250);
+  for (const bad of ["0", "-3", "2.5", "lots"]) {
+    assert.throws(() => loadConfig({ ...base, APPLY_RUN_MAX: bad }), /APPLY_RUN_MAX/, bad);
+  }
+});

@@ -1,36 +1,22 @@
-/** The one error → gRPC status mapping, for what the Temporal engine adds. */
+/** The one error → gRPC status mapping, for decision refusals and what the Temporal engine adds. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { ActionNotPending } from "@gatehouse/approval-core";
 import { status } from "@grpc/grpc-js";
 import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "../src/adapters/engine-errors.ts";
-import { refusalOf } from "../src/adapters/refusal.ts";
 import { toStatus } from "../src/errors.ts";
 
-test("an approval the workflow refused because someone approved first is ABORTED with the workflow's words", () => {
-  const s = toStatus(
-    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "action 7 was already approved by user:alice"),
-  );
+test("an approval refused because someone approved first is ABORTED with the domain's words", () => {
+  const s = toStatus(new ActionNotPending(7, "was already approved by user:alice", true));
   assert.equal(s.code, status.ABORTED);
   assert.equal(s.details, "action 7 was already approved by user:alice; nothing was changed");
 });
 
-test("a rejection the workflow refused is FAILED_PRECONDITION, and so is an approval of a rejected action", () => {
-  const r = toStatus(
-    refusalOf(
-      7,
-      { kind: "reject", decidedBy: "user:bob", reason: "no" },
-      "action 7 was already approved by user:alice",
-    ),
-  );
+test("a rejection of an approved action is FAILED_PRECONDITION, and so is an approval of a rejected action", () => {
+  const r = toStatus(new ActionNotPending(7, "was already approved by user:alice", false));
   assert.equal(r.code, status.FAILED_PRECONDITION);
-  const a = toStatus(
-    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "action 7 was already rejected by user:alice"),
-  );
+  const a = toStatus(new ActionNotPending(7, "was already rejected by user:alice", false));
   assert.equal(a.code, status.FAILED_PRECONDITION);
-  const other = toStatus(
-    refusalOf(7, { kind: "approve", decidedBy: "user:bob" }, "decision.kind: must be approve"),
-  );
-  assert.match(other.details, /^action 7 was refused by its lifecycle: decision\.kind/);
 });
 
 test("an unreachable Temporal server is UNAVAILABLE naming TEMPORAL_ADDRESS and the fix", () => {

@@ -1,6 +1,8 @@
 /**
- * A decision sent while no lifecycle worker runs is stored durably (a signal) and applied once a
- * worker starts; the approver gets the record as it stands (still pending) instead of waiting.
+ * A decision sent while no lifecycle worker runs is recorded in the stream (ActionApproved) and
+ * applied once a worker starts; the approver gets the record as it stands instead of waiting. The
+ * record is APPROVED (the decision is in the stream; before the binding-run engine it was PENDING,
+ * a signal waiting in Temporal) — the only assertion changed.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -45,8 +47,8 @@ test("a decision sent while no worker runs is applied exactly once after a worke
     assert.deepEqual(
       res.actions.map((r) => [r.id, r.status]),
       [
-        [a, ActionStatus.ACTION_STATUS_PENDING],
-        [b, ActionStatus.ACTION_STATUS_PENDING],
+        [a, ActionStatus.ACTION_STATUS_APPROVED],
+        [b, ActionStatus.ACTION_STATUS_APPROVED],
       ],
     );
     assert.equal(h.gatekeeper.appliedIn(h.ws).length, 0);
@@ -54,8 +56,7 @@ test("a decision sent while no worker runs is applied exactly once after a worke
     await stack.worker.start();
     const get = (id: number) =>
       call<unknown, ActionRecord>(h.decisions, "getAction", { workspaceId: h.ws, actionId: id });
-    // Queued decisions are independent workflows: once a worker runs, each applies on its own
-    // (submission order is kept only for decisions delivered as updates), so wait for both.
+    // Once a worker runs, the binding's run applies both (in submission order); wait for both.
     for (const id of [a, b]) {
       assert.ok(
         await eventually(async () => (await get(id)).status === ActionStatus.ACTION_STATUS_APPLIED),

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { actionWorkflowId } from "@gatehouse/approval-core/lifecycle-contract";
+import { bindingRunWorkflowId } from "@gatehouse/approval-core/lifecycle-contract";
 import { mintCallerToken } from "@gatehouse/caller-token";
 import { openSqliteEventStore } from "@gatehouse/event-store";
 import {
@@ -422,7 +422,7 @@ test("Verify reports an intact hash chain for a workspace stream", async () => {
   }
 });
 
-test("start-up recovery gives a pending action without a workflow its workflow", async () => {
+test("start-up recovery wakes the binding run of an approved action left without one, and it is applied", async () => {
   const ws = newWorkspaceId();
   const store = openSqliteEventStore(stack.eventsPath);
   let a: number;
@@ -444,6 +444,7 @@ test("start-up recovery gives a pending action without a workflow its workflow",
             executionId: "e",
           }),
         },
+        { type: "ActionApproved", data: { actionId: rev + 1, decidedBy: "user:alice" } },
       ],
       rev,
     );
@@ -451,12 +452,19 @@ test("start-up recovery gives a pending action without a workflow its workflow",
     await store.close();
   }
   const connection = await Connection.connect({ address: stack.temporal.address });
-  const handle = new Client({ connection }).workflow.getHandle(actionWorkflowId(ws, a));
+  const handle = new Client({ connection }).workflow.getHandle(bindingRunWorkflowId(ws, "MEM"));
   try {
     await assert.rejects(handle.describe(), WorkflowNotFoundError);
     const h = await startHarness(stack, { ws });
     try {
-      assert.equal((await handle.describe()).status.name, "RUNNING");
+      assert.ok((await handle.describe()).status.name, "recovery started the binding's run");
+      const applied = await eventually(
+        async () =>
+          (await call<unknown, ActionRecord>(h.decisions, "getAction", { workspaceId: ws, actionId: a }))
+            .status === ActionStatus.ACTION_STATUS_APPLIED,
+      );
+      assert.ok(applied, "the approved action is applied by its binding's run");
+      assert.equal(h.gatekeeper.appliedIn(ws).length, 1);
     } finally {
       await h.close();
     }

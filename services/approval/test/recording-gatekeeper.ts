@@ -1,6 +1,6 @@
 /**
  * FAKE gatekeeper process: a real gRPC Gatekeeper server on 127.0.0.1 that records the
- * ApplyAction and ActionRejected calls the lifecycle worker makes and the PrepareRevert calls of
+ * ApplyAction, ApplyActions and ActionRejected calls the lifecycle worker makes and the PrepareRevert calls of
  * the approval service, and answers as configured. It stands in for gatekeeper-mcp (exercised with
  * a real MCP server in the cross-service suite) and for a gatekeeper that can revert.
  */
@@ -16,7 +16,10 @@ import {
 import { Server, ServerCredentials, status } from "@grpc/grpc-js";
 
 export class RecordingGatekeeper {
+  /** One entry per action performed (inside an ApplyActions run too). */
   readonly applied: ApplyActionRequest[] = [];
+  /** How many ApplyActions calls (runs) arrived. */
+  runs = 0;
   readonly rejected: ActionRejectedRequest[] = [];
   readonly revertsPrepared: PrepareRevertRequest[] = [];
   /**
@@ -60,8 +63,39 @@ export class RecordingGatekeeper {
           call.end();
         })();
       },
-      applyActions: (call) =>
-        call.destroy(Object.assign(new Error("unimplemented"), { code: status.UNIMPLEMENTED })),
+      applyActions: (call) => {
+        const run = call.request;
+        this.runs++;
+        void (async () => {
+          for (const a of run.actions) {
+            const req: ApplyActionRequest = {
+              workspaceId: run.workspaceId,
+              binding: run.binding,
+              url: run.url,
+              trust: run.trust,
+              actionId: a.actionId,
+              localId: a.localId,
+              payloadJson: a.payloadJson,
+              dependencyResults: a.dependencyResults,
+            };
+            this.applied.push(req);
+            call.write({
+              actionId: a.actionId,
+              event: { $case: "running", running: { elapsedMs: 0, nextWithinMs: 2000 } },
+            });
+            await this.onApply?.(req);
+            if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+            const outcome = this.answers.get(`${req.workspaceId}/${req.actionId}`) ?? {
+              ok: true,
+              resultJson: JSON.stringify({ applied: req.actionId }),
+              error: "",
+            };
+            call.write({ actionId: a.actionId, event: { $case: "outcome", outcome } });
+            if (!outcome.ok) break;
+          }
+          call.end();
+        })();
+      },
       actionRejected: (call, cb) => {
         this.rejected.push(call.request);
         cb(null, {});

@@ -3,10 +3,10 @@
  * plans BindingRemoved plus the rejections of the binding's unsent actions and their cascades; they
  * are appended together with the workspace's revision as expected revision, so an approval that
  * raced the removal either lands first (and its action is rejected here) or is refused. Then, best
- * effort: each root-rejected action's lifecycle workflow is woken (the cascade signal with
- * cascadedFrom 0) to read its rejection and propagate it like a person's rejection — tell an
- * awaiting turn, wake the cascaded dependents' workflows, tell the gatekeeper (ActionRejected) so it
- * drops the writes from its overlays. Running executions notice at their next call on the
+ * effort: the rejections are handed to the binding's run in the lifecycle worker, which announces
+ * them like a person's rejection — tell awaiting turns (roots first), then the gatekeeper
+ * (ActionRejected) so it drops the writes from its overlays; without Temporal the kernel tells the
+ * gatekeeper itself. Running executions notice at their next call on the
  * binding (execution.ts); later ones never get it.
  */
 import {
@@ -17,7 +17,13 @@ import {
   UnknownBinding,
   type WorkspaceStreams,
 } from "@gatehouse/approval-core";
-import { actionWorkflowId, cascadedSignal } from "@gatehouse/approval-core/lifecycle-contract";
+import {
+  BINDING_RUN_WORKFLOW,
+  type BindingRunInput,
+  bindingRunAnnounceSignal,
+  bindingRunWorkflowId,
+  LIFECYCLE_TASK_QUEUE,
+} from "@gatehouse/approval-core/lifecycle-contract";
 import {
   ActionRejected,
   BindingRemoved,
@@ -38,7 +44,7 @@ export interface RevocationDeps {
   streams: WorkspaceStreams;
   gatekeepers: GatekeeperClients;
   logger: Logger;
-  /** Without it the rejected actions' workflows are not woken (they end at expiry instead). */
+  /** Without it the kernel tells the gatekeeper itself (awaiting turns are not told). */
   temporal?: Client | undefined;
 }
 
@@ -88,14 +94,10 @@ export async function removeBinding(
     rejected: direct.length,
     cascaded: cascaded.length,
   });
-  // The rejected roots' workflows propagate (turn first, then the cascade and the gatekeeper's
-  // notices, as for a person's rejection); without Temporal, or for a root whose workflow could not
-  // be woken, the gatekeeper is told here.
   const kind = kernelState.bindings.get(binding)?.gatekeeper ?? "";
-  const woken = await wakeWorkflows(deps, req.workspaceId, direct);
-  if (woken < direct.length) {
-    await wakeWorkflows(deps, req.workspaceId, cascaded, rejected);
-    await notifyGatekeeper(deps, req.workspaceId, kind, appended.state, [...direct, ...cascaded]);
+  const ids = rejected.map((r) => r.actionId);
+  if (!(await announce(deps, req.workspaceId, binding, ids))) {
+    await notifyGatekeeper(deps, req.workspaceId, kind, appended.state, ids);
   }
   return {
     binding,
@@ -107,36 +109,32 @@ export async function removeBinding(
 }
 
 /**
- * Wakes each rejected action's workflow with the cascade signal so it reads its rejection: a root
- * (cascadedFrom 0, the default) also propagates it; with `rejections`, each is told the action it
- * was cascaded from, and only ends. @returns how many were woken (0 without Temporal).
+ * Hands the rejections (roots first, then their cascades) to the binding's run in the lifecycle
+ * worker, which tells awaiting turns and then the gatekeeper (signal-with-start, so it works
+ * whether or not the run exists). @returns false without Temporal or when it cannot be reached.
  */
-async function wakeWorkflows(
+async function announce(
   deps: RevocationDeps,
   workspaceId: string,
+  binding: string,
   ids: number[],
-  rejections: ActionRejected[] = [],
-): Promise<number> {
+): Promise<boolean> {
   const { temporal } = deps;
-  if (!temporal) return 0;
-  const woken = await Promise.all(
-    ids.map((id) =>
-      temporal.workflow
-        .getHandle(actionWorkflowId(workspaceId, id))
-        .signal(cascadedSignal, {
-          cascadedFrom: rejections.find((r) => r.actionId === id)?.cascadedFrom ?? 0,
-        })
-        .then(
-          () => true,
-          (err: Error) => {
-            // No workflow (never started), or Temporal unreachable: the caller notifies the gatekeeper.
-            deps.logger.info({ event: "removal_wake_failed", workspaceId, actionId: id, err: err.name });
-            return false;
-          },
-        ),
-    ),
-  );
-  return woken.filter(Boolean).length;
+  if (!temporal || ids.length === 0) return false;
+  const input: BindingRunInput = { workspaceId, binding };
+  try {
+    await temporal.workflow.signalWithStart(BINDING_RUN_WORKFLOW, {
+      workflowId: bindingRunWorkflowId(workspaceId, binding),
+      taskQueue: LIFECYCLE_TASK_QUEUE,
+      args: [input],
+      signal: bindingRunAnnounceSignal,
+      signalArgs: [{ actionIds: ids }],
+    });
+    return true;
+  } catch (err) {
+    deps.logger.info({ event: "removal_announce_failed", workspaceId, err: (err as Error).name });
+    return false;
+  }
 }
 
 /** Best-effort ActionRejected notices, so the gatekeeper drops the writes from its overlays. */

@@ -1,12 +1,12 @@
 /**
- * `npm run bench -w @gatehouse/worker`: approve→applied latency (sequential update round trips, p50/p99)
- * and the wall time to approve 1,000 pending actions at once, on a real Temporal dev server with the
- * SQLite store and an in-process RecordingGatekeeper. Baseline printed next to it: the same store
+ * `npm run bench -w @gatehouse/worker`: approve→applied latency (one approval appended, its binding
+ * run woken, the outcome read from the stream; p50/p99) and the wall time to approve 1,000 pending
+ * actions in one append and have them applied by the binding's runs, on a real Temporal dev server
+ * with the SQLite store and an in-process RecordingGatekeeper. Baseline printed next to it: the same store
  * append path without Temporal (decide+append of Approve, Claim, Applied per action).
  */
 import { decide } from "@gatehouse/approval-core";
-import { decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
-import { startAction, uniqueId } from "../test/support/driver.ts";
+import { approve, type Engine, outcome, uniqueId } from "../test/support/driver.ts";
 import { startFixture } from "../test/support/fixture.ts";
 import { seedWorkspace, submit } from "../test/support/workspace.ts";
 
@@ -14,9 +14,9 @@ const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 200);
 const BATCH_N = Number(process.env.BENCH_BATCH_N ?? 1000);
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
-const approve = { kind: "approve" as const, decidedBy: "user:alice" };
 
 const f = await startFixture();
+const e: Engine = { client: f.env.client, streams: f.streams };
 try {
   const ws = uniqueId("bench");
   await seedWorkspace(f.store, ws);
@@ -45,14 +45,14 @@ try {
   const lat: number[] = [];
   for (let i = 0; i < LATENCY_N; i++) {
     const id = await submit(f.streams, ws, `l${i}`);
-    const h = await startAction(f.env.client, ws, id);
     const t = performance.now();
-    const o = await h.executeUpdate(decideUpdate, { args: [approve] });
+    await approve(e, ws, [id]);
+    const o = await outcome(e, ws, id);
     lat.push(performance.now() - t);
     if (o.status !== "applied") throw new Error(`action ${id} ended ${o.status}`);
   }
   console.log(
-    `approve→applied (update round trip, n=${LATENCY_N}): p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms | baseline stream appends only: p50 ${pct(base, 50).toFixed(1)} ms, p99 ${pct(base, 99).toFixed(1)} ms`,
+    `approve→applied (append + wake + run, n=${LATENCY_N}): p50 ${pct(lat, 50).toFixed(1)} ms, p99 ${pct(lat, 99).toFixed(1)} ms | baseline stream appends only: p50 ${pct(base, 50).toFixed(1)} ms, p99 ${pct(base, 99).toFixed(1)} ms`,
   );
 
   const ws2 = uniqueId("batch");
@@ -60,13 +60,14 @@ try {
   const ids: number[] = [];
   for (let i = 0; i < BATCH_N; i++) ids.push(await submit(f.streams, ws2, `b${i}`));
   const t0 = performance.now();
-  const handles = await Promise.all(ids.map((id) => startAction(f.env.client, ws2, id)));
+  await approve(e, ws2, ids);
   const t1 = performance.now();
-  const outcomes = await Promise.all(handles.map((h) => h.executeUpdate(decideUpdate, { args: [approve] })));
+  const outcomes = [];
+  for (const id of ids) outcomes.push(await outcome(e, ws2, id, 600_000));
   const t2 = performance.now();
   const applied = outcomes.filter((o) => o.status === "applied").length;
   console.log(
-    `batch of ${BATCH_N}: workflows started in ${((t1 - t0) / 1000).toFixed(2)} s; all approved+applied in ${((t2 - t1) / 1000).toFixed(2)} s (${applied} applied)`,
+    `batch of ${BATCH_N}: approvals recorded in ${((t1 - t0) / 1000).toFixed(2)} s (one append); all applied in ${((t2 - t0) / 1000).toFixed(2)} s (${applied} applied, ${f.gatekeeper.runs.length} ApplyActions runs in all)`,
   );
 } finally {
   await f.close();

@@ -16,6 +16,7 @@ import { createWorkerMetrics } from "./metrics.ts";
 
 export type { ActivityDeps } from "./activities/index.ts";
 export { createLifecycleActivities } from "./activities/index.ts";
+export { outcomeOf } from "./activities/outcome.ts";
 export { APPLY_MAX_LIMIT_MS, parseApplyMax } from "./apply-max.ts";
 export { createWorkerMetrics, type WorkerMetrics } from "./metrics.ts";
 export type * from "./workflows/activity-api.ts";

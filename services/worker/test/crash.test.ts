@@ -2,13 +2,13 @@
  * At-most-once apply across a worker crash: the worker runs as its own process (src/main.ts) and
  * reaches the gatekeeper over gRPC; it is killed (SIGKILL) while the gatekeeper holds ApplyAction.
  * A new worker process must finish the action as applied or "outcome unknown" — never a second call.
+ * The action is applied through its binding's run (one ApplyActions call over gRPC).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { decideSignal } from "@gatehouse/approval-core/lifecycle-contract";
 import { ActionStatus } from "@gatehouse/proto";
 import { eventTypesOf, projected } from "./support/assertions.ts";
-import { startAction, uniqueId } from "./support/driver.ts";
+import { approve, outcome, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
 import { serveGatekeeper } from "./support/grpc-gatekeeper.ts";
 import { startWorkerProcess, type WorkerProcess } from "./support/worker-process.ts";
@@ -40,9 +40,9 @@ describe("worker crash during apply", () => {
     const id = await submit(f.streams, ws, "a1");
     const first = await startWorkerProcess(env);
     processes.push(first);
-    const handle = await startAction(f.env.client, ws, id);
+    const e = { client: f.env.client, streams: f.streams };
     f.gatekeeper.block();
-    await handle.signal(decideSignal, { kind: "approve", decidedBy: "user:alice" });
+    await approve(e, ws, [id]);
     await f.gatekeeper.waitForApplies(1);
     assert.deepEqual(await eventTypesOf(f.store, ws, id), [
       "ActionSubmitted",
@@ -55,14 +55,14 @@ describe("worker crash during apply", () => {
 
     const second = await startWorkerProcess(env);
     processes.push(second);
-    const outcome = await handle.result();
+    const final = await outcome(e, ws, id);
     assert.equal(f.gatekeeper.appliesOf(ws, id), 1, "exactly one ApplyAction reached the gatekeeper");
     const p = await projected(f.store, ws, id);
-    if (outcome.status === "applied") {
+    if (final.status === "applied") {
       assert.equal(p.status, ActionStatus.ACTION_STATUS_APPLIED);
     } else {
-      assert.equal(outcome.status, "failed");
-      assert.equal(outcome.outcomeUnknown, true);
+      assert.equal(final.status, "failed");
+      assert.equal(final.outcomeUnknown, true);
       assert.equal(p.status, ActionStatus.ACTION_STATUS_FAILED);
       assert.equal(p.outcomeUnknown, true);
       assert.match(p.reason, /outcome is unknown/);

@@ -7,16 +7,26 @@ import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { decide } from "@gatehouse/approval-core";
-import { decideSignal, decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
 import type { WorkflowHandle } from "@temporalio/client";
-import { awaitTurn, startAction, uniqueId } from "./support/driver.ts";
+import {
+  approve,
+  awaitTurn,
+  type Engine,
+  expire,
+  outcome,
+  reject,
+  uniqueId,
+  wake,
+} from "./support/driver.ts";
 import { startFixture } from "./support/fixture.ts";
 import { seedWorkspace, submit } from "./support/workspace.ts";
 
 const OUT = fileURLToPath(new URL("./histories/", import.meta.url));
-const alice = { kind: "approve" as const, decidedBy: "user:alice" };
+/** Binding runs here idle briefly, so they complete and their histories are whole. */
+const run = { idleMs: 300 };
 
 const f = await startFixture();
+const e: Engine = { client: f.env.client, streams: f.streams };
 const saved: string[] = [];
 async function save(name: string, handle: WorkflowHandle): Promise<void> {
   await handle.result().catch(() => undefined);
@@ -25,11 +35,13 @@ async function save(name: string, handle: WorkflowHandle): Promise<void> {
   writeFileSync(join(OUT, `${name}.json`), `${JSON.stringify(history)}\n`);
   saved.push(name);
 }
-async function workspace(): Promise<string> {
+async function workspace(bindings?: string[]): Promise<string> {
   const ws = uniqueId("w");
-  await seedWorkspace(f.store, ws);
+  await seedWorkspace(f.store, ws, bindings);
   return ws;
 }
+const handleOf = (ws: string, binding = "MEM") =>
+  f.env.client.workflow.getHandle(`binding-run/${ws}/${binding}`);
 
 try {
   mkdirSync(OUT, { recursive: true });
@@ -38,37 +50,38 @@ try {
   {
     const ws = await workspace();
     const id = await submit(f.streams, ws, "a1");
-    const h = await startAction(f.env.client, ws, id);
-    await h.executeUpdate(decideUpdate, { args: [alice] });
-    await save("action-approved-applied", h);
+    await approve(e, ws, [id], { run });
+    await save("binding-run-applied", handleOf(ws));
+  }
+  {
+    // Runs of 2, a failure in the middle: its dependent cascades, the rest apply.
+    const ws = await workspace();
+    const ids = [await submit(f.streams, ws, "a1"), await submit(f.streams, ws, "a2")];
+    ids.push(await submit(f.streams, ws, "a3"));
+    ids.push(await submit(f.streams, ws, "a4", { dependsOn: ["a3"] }));
+    ids.push(await submit(f.streams, ws, "a5"));
+    f.gatekeeper.answers.set(`${ws}/${ids[2]}`, { ok: false, resultJson: "", error: "conflict" });
+    await approve(e, ws, ids, { run: { ...run, runMax: 2 } });
+    await save("binding-run-batch-with-failure", handleOf(ws));
   }
   {
     const ws = await workspace();
     const a1 = await submit(f.streams, ws, "a1");
-    const a2 = await submit(f.streams, ws, "a2", { dependsOn: ["a1"] });
-    const h1 = await startAction(f.env.client, ws, a1);
-    const h2 = await startAction(f.env.client, ws, a2);
-    await h2.executeUpdate(decideUpdate, { args: [alice] }).catch(() => undefined); // refused: a1 undecided
-    await h1.executeUpdate(decideUpdate, { args: [{ kind: "reject", decidedBy: "user:bob", reason: "no" }] });
-    await save("action-rejected-cascading", h1);
-    await save("action-cascaded", h2);
+    await submit(f.streams, ws, "a2", { dependsOn: ["a1"] });
+    await wake(e, ws, "MEM", run);
+    await reject(e, ws, a1, "no");
+    await save("binding-run-announced-rejection", handleOf(ws));
   }
   {
     const ws = await workspace();
-    const id = await submit(f.streams, ws, "a1");
-    const h = await startAction(f.env.client, ws, id, { ttlMs: 500 });
-    await save("action-expired", h);
+    await submit(f.streams, ws, "a1");
+    await new Promise((r) => setTimeout(r, 20));
+    await wake(e, ws, "MEM", run);
+    await expire(e, ws, 10);
+    await save("binding-run-announced-expiry", handleOf(ws));
   }
   {
-    const ws = await workspace();
-    const id = await submit(f.streams, ws, "a1");
-    f.gatekeeper.answers.set(`${ws}/${id}`, { ok: false, resultJson: "", error: "conflict" });
-    const h = await startAction(f.env.client, ws, id);
-    await h.signal(decideSignal, alice);
-    await save("action-signalled-apply-failed", h);
-  }
-  {
-    // A claim left by a worker that died: the workflow finds APPLYING and records "outcome unknown".
+    // A claim left by a worker that died: the run records "outcome unknown".
     const ws = await workspace();
     const id = await submit(f.streams, ws, "a1");
     await f.streams.execute(ws, (s) =>
@@ -77,31 +90,38 @@ try {
     await f.streams.execute(ws, (s) =>
       decide({ type: "ClaimApply", actionId: id, claimedBy: "gone/attempt-1" }, s),
     );
-    const h = await startAction(f.env.client, ws, id);
-    await save("action-claim-outcome-unknown", h);
+    await wake(e, ws, "MEM", run);
+    await save("binding-run-claim-outcome-unknown", handleOf(ws));
+  }
+  {
+    // A dependency in another binding: its run wakes this one.
+    const ws = await workspace(["MEM", "OTHER"]);
+    const a = await submit(f.streams, ws, "a", { binding: "OTHER" });
+    await approve(e, ws, [a], { run });
+    await outcome(e, ws, a);
+    await save("binding-run-other-binding", handleOf(ws, "OTHER"));
   }
   {
     const ws = await workspace();
     const turnId = uniqueId("exec");
     const a1 = await submit(f.streams, ws, "a1", { await: true, executionId: turnId });
     const a2 = await submit(f.streams, ws, "a2", { await: true, executionId: turnId });
-    const h1 = await startAction(f.env.client, ws, a1);
-    const h2 = await startAction(f.env.client, ws, a2);
-    await h1.executeUpdate(decideUpdate, { args: [alice] });
+    await approve(e, ws, [a1], { run });
+    await outcome(e, ws, a1);
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
-    await h2.executeUpdate(decideUpdate, { args: [alice] });
-    await save("action-awaited-applied", h2);
+    await approve(e, ws, [a2], { run });
+    await save("binding-run-awaited-applied", handleOf(ws));
     await save("turn-resumed", turn);
   }
   {
     const ws = await workspace();
     const turnId = uniqueId("exec");
-    const a1 = await submit(f.streams, ws, "a1", { await: true, executionId: turnId });
+    await submit(f.streams, ws, "a1", { await: true, executionId: turnId });
     const a2 = await submit(f.streams, ws, "a2", { await: true, executionId: turnId });
-    await startAction(f.env.client, ws, a1);
-    const h2 = await startAction(f.env.client, ws, a2);
+    const a1 = a2 - 1;
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
-    await h2.executeUpdate(decideUpdate, { args: [{ kind: "reject", decidedBy: "user:bob", reason: "no" }] });
+    await wake(e, ws, "MEM", run);
+    await reject(e, ws, a2, "no");
     await save("turn-completed", turn);
   }
   console.log(`recorded ${saved.length} histories in ${OUT}: ${saved.join(", ")}`);

@@ -1,19 +1,16 @@
 /**
  * Await-decision turns on a real Temporal dev server: the turn workflow learns the awaited set from
- * the kernel's signal-with-start and each outcome from the action workflows, in any order, and
+ * the kernel's signal-with-start and each outcome from the binding runs, in any order, and
  * records TurnResumed / TurnCompleted in the workspace stream.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { decideUpdate } from "@gatehouse/approval-core/lifecycle-contract";
 import { TurnCompleted, TurnResumed, TurnSuspended } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import type { WorkflowHandle } from "@temporalio/client";
-import { awaitTurn, startAction, uniqueId } from "./support/driver.ts";
+import { approve, awaitTurn, type Engine, outcome, reject, uniqueId } from "./support/driver.ts";
 import { type Fixture, startFixture } from "./support/fixture.ts";
 import { seedWorkspace, submit } from "./support/workspace.ts";
-
-const approve = { kind: "approve" as const, decidedBy: "user:alice" };
 
 describe("await-decision turn workflow", () => {
   let f: Fixture;
@@ -23,16 +20,15 @@ describe("await-decision turn workflow", () => {
   after(async () => {
     await f?.close();
   });
+  const e = (): Engine => ({ client: f.env.client, streams: f.streams });
 
-  /** A workspace with two awaited actions of turn `turnId`, their workflows started. */
+  /** A workspace with two awaited actions of turn `turnId`. */
   async function twoAwaited(turnId: string) {
     const ws = uniqueId("w");
     await seedWorkspace(f.store, ws);
     const a1 = await submit(f.streams, ws, "a1", { await: true, executionId: turnId });
     const a2 = await submit(f.streams, ws, "a2", { await: true, executionId: turnId });
-    const h1 = await startAction(f.env.client, ws, a1);
-    const h2 = await startAction(f.env.client, ws, a2);
-    return { ws, a1, a2, h1, h2 };
+    return { ws, a1, a2 };
   }
 
   /**
@@ -60,17 +56,18 @@ describe("await-decision turn workflow", () => {
 
   test("a turn with two awaited actions resumes only after both are applied, with both results", async () => {
     const turnId = uniqueId("exec");
-    const { ws, a1, a2, h1, h2 } = await twoAwaited(turnId);
+    const { ws, a1, a2 } = await twoAwaited(turnId);
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
-    await h1.executeUpdate(decideUpdate, { args: [approve] });
+    await approve(e(), ws, [a1]);
+    await outcome(e(), ws, a1);
     await signalHandled(turn, "actionDecided");
     assert.equal((await turn.describe()).status.name, "RUNNING", "still waiting for the second action");
     assert.equal((await turnEvents(ws, turnId)).length, 0);
-    await h2.executeUpdate(decideUpdate, { args: [approve] });
-    const outcome = await turn.result();
-    assert.equal(outcome.state, "resumed");
+    await approve(e(), ws, [a2]);
+    const ended = await turn.result();
+    assert.equal(ended.state, "resumed");
     assert.deepEqual(
-      outcome.results.map((r) => [r.actionId, r.status, r.resultJson]),
+      ended.results.map((r) => [r.actionId, r.status, r.resultJson]),
       [
         [a1, "applied", JSON.stringify({ applied: a1 })],
         [a2, "applied", JSON.stringify({ applied: a2 })],
@@ -93,14 +90,12 @@ describe("await-decision turn workflow", () => {
 
   test("one rejected awaited action completes the turn with the rejection, without waiting for the other", async () => {
     const turnId = uniqueId("exec");
-    const { ws, a1, a2, h2 } = await twoAwaited(turnId);
+    const { ws, a1, a2 } = await twoAwaited(turnId);
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
-    await h2.executeUpdate(decideUpdate, {
-      args: [{ kind: "reject", decidedBy: "user:bob", reason: "no drafts" }],
-    });
-    const outcome = await turn.result();
-    assert.equal(outcome.state, "completed");
-    assert.equal(outcome.reason, `action ${a2} was rejected: no drafts`);
+    await reject(e(), ws, a2, "no drafts");
+    const ended = await turn.result();
+    assert.equal(ended.state, "completed");
+    assert.equal(ended.reason, `action ${a2} was rejected: no drafts`);
     const events = await turnEvents(ws, turnId);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -120,7 +115,6 @@ describe("await-decision turn workflow", () => {
       dependsOn: ["root"],
     });
     const other = await submit(f.streams, ws, "other", { await: true, executionId: turnId });
-    const handles = await Promise.all([root, dependent, other].map((a) => startAction(f.env.client, ws, a)));
     // As the kernel does: TurnSuspended in the stream, then the awaited set to the turn workflow.
     const stream = `workspace-${ws}`;
     const head = (await f.store.readStream(stream)).at(-1)?.revision ?? -1;
@@ -136,9 +130,7 @@ describe("await-decision turn workflow", () => {
       head,
     );
     const turn = await awaitTurn(f.env.client, ws, turnId, [root, dependent, other]);
-    await handles[0]!.executeUpdate(decideUpdate, {
-      args: [{ kind: "reject", decidedBy: "user:bob", reason: "no drafts" }],
-    });
+    await reject(e(), ws, root, "no drafts");
     await turn.result();
     const [completed] = await turnEvents(ws, turnId);
     const results = TurnCompleted.fromJSON(completed?.data).results;
@@ -157,12 +149,13 @@ describe("await-decision turn workflow", () => {
 
   test("decisions taken before the turn workflow exists are not lost: the turn resumes when it learns the awaited set", async () => {
     const turnId = uniqueId("exec");
-    const { ws, a1, a2, h1, h2 } = await twoAwaited(turnId);
-    await h1.executeUpdate(decideUpdate, { args: [approve] });
-    await h2.executeUpdate(decideUpdate, { args: [approve] });
+    const { ws, a1, a2 } = await twoAwaited(turnId);
+    await approve(e(), ws, [a1, a2]);
+    await outcome(e(), ws, a2);
+    // The run told the turn of both outcomes (signal-with-start) before the kernel's awaited set.
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
-    const outcome = await turn.result();
-    assert.equal(outcome.state, "resumed");
+    const ended = await turn.result();
+    assert.equal(ended.state, "resumed");
     assert.equal((await turnEvents(ws, turnId)).length, 1);
   });
 });

@@ -43,3 +43,36 @@ export function cascadeRejections(state: WorkspaceState, failedIds: Iterable<num
   }
   return out;
 }
+
+/** Actor and decidedBy of an expiry. */
+export const EXPIRY_ACTOR = "system:expiry";
+/** The reason recorded on an expired action. */
+export const EXPIRY_REASON = "expired";
+
+/**
+ * The ExpireDue decision: ActionRejected "expired" for each overdue pending action whose
+ * dependencies are not rejected here, then the cascade of those, in submission order.
+ */
+export function expireDue(state: WorkspaceState, ttlMs: number, nowMs: number): PlannedEvent[] {
+  const dead = new Set<number>();
+  const roots: number[] = [];
+  for (const a of state.actions.values()) {
+    if (a.status !== ActionStatus.ACTION_STATUS_PENDING) continue;
+    if (a.dependsOn.some((d) => dead.has(d))) dead.add(a.id);
+    else if (Date.parse(a.submittedAt) + ttlMs <= nowMs) {
+      roots.push(a.id);
+      dead.add(a.id);
+    }
+  }
+  if (roots.length === 0) return [];
+  return [
+    ...roots.map((id) =>
+      planned(
+        "ActionRejected",
+        { actionId: id, decidedBy: EXPIRY_ACTOR, reason: EXPIRY_REASON, cascadedFrom: 0 },
+        EXPIRY_ACTOR,
+      ),
+    ),
+    ...cascadeRejections(state, roots),
+  ];
+}

@@ -72,6 +72,48 @@ export interface ClaimApply {
   claimedBy: string;
 }
 
+/**
+ * The batch apply's claim (Gatekeeper.ApplyActions): ActionApplying for each action of the
+ * binding's next run (`planRun`: approved, in submission order, dependencies applied or earlier in
+ * the run, at most `max`), preceded by the cascade of approved actions that can never apply (a
+ * dependency rejected or failed). One append; [] when nothing is claimable.
+ */
+export interface ClaimRun {
+  type: "ClaimRun";
+  binding: string;
+  /** Most actions to claim, ≥ 1. */
+  max: number;
+  /** Instance id of the process that will call the gatekeeper (ActionApplying.claimed_by). */
+  claimedBy: string;
+}
+
+/**
+ * Expiry (the approval service's sweep): every pending action submitted at least `ttlMs` before
+ * `nowMs` is rejected — reason EXPIRY_REASON, decided by EXPIRY_ACTOR — except one whose
+ * dependency is rejected here, which the cascade rejects (naming that dependency). [] when none is due.
+ */
+export interface ExpireDue {
+  type: "ExpireDue";
+  /** Pending time-to-live, ms. */
+  ttlMs: number;
+  /** Now, ms since the epoch. */
+  nowMs: number;
+}
+
+/**
+ * Hands an unused apply claim back: the gatekeeper never started the action (a batch apply stopped
+ * before it, or refused the run before any action started), so the request was certainly not sent.
+ * ActionClaimReleased; the action is APPROVED again. Only for an APPLYING action held by `claimedBy`.
+ */
+export interface ReleaseClaim {
+  type: "ReleaseClaim";
+  actionId: number;
+  /** The claim to hand back (ActionApplying.claimed_by); another holder's claim is refused. */
+  claimedBy: string;
+  /** Why it was not sent (recorded). */
+  reason: string;
+}
+
 /** The gatekeeper applied the action. */
 export interface RecordApplied {
   type: "RecordApplied";
@@ -141,6 +183,9 @@ export type Command =
   | Reject
   | AutoApproveNext
   | ClaimApply
+  | ClaimRun
+  | ExpireDue
+  | ReleaseClaim
   | RecordApplied
   | RecordApplyFailed
   | SetAutoApprovalRule

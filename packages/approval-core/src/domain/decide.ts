@@ -5,7 +5,7 @@
  * (expected revision), so the i-th event gets revision `state.revision + 1 + i`.
  */
 import { ActionDescription, ActionStatus, ObservationDescription } from "@gatehouse/proto";
-import { CASCADE_ACTOR, cascadeReason, cascadeRejections } from "./cascade.ts";
+import { CASCADE_ACTOR, cascadeReason, cascadeRejections, expireDue } from "./cascade.ts";
 import type {
   Approve,
   AutoApproveNext,
@@ -15,6 +15,7 @@ import type {
   RecordApplyFailed,
   RecordObservation,
   Reject,
+  ReleaseClaim,
   RequestRevert,
   SetAutoApprovalRule,
   SubmitAction,
@@ -39,6 +40,7 @@ import {
 } from "./errors.ts";
 import { type PlannedEvent, planned } from "./events.ts";
 import { removeBinding } from "./remove-binding.ts";
+import { claimRun } from "./run-plan.ts";
 import {
   type ActionState,
   localIdKey,
@@ -74,6 +76,14 @@ export function decide(command: Command, state: WorkspaceState): PlannedEvent[] 
       return autoApproveNext(command, state);
     case "ClaimApply":
       return claimApply(command, state);
+    case "ExpireDue":
+      if (!Number.isFinite(command.ttlMs) || command.ttlMs <= 0)
+        throw new InvalidField("ttl_ms", "give a positive time-to-live in milliseconds");
+      return expireDue(state, command.ttlMs, command.nowMs);
+    case "ClaimRun":
+      return claimRun(command, state);
+    case "ReleaseClaim":
+      return releaseClaim(command, state);
     case "RecordApplied":
       return recordApplied(command, state);
     case "RecordApplyFailed":
@@ -431,6 +441,22 @@ function requireApplying(state: WorkspaceState, id: number): ActionState {
     throw new ActionStateConflict(`action ${a.id} has no apply claim to complete: it ${describeDecided(a)}`);
   }
   return a;
+}
+
+function releaseClaim(c: ReleaseClaim, state: WorkspaceState): PlannedEvent[] {
+  const a = requireApplying(state, c.actionId);
+  if (a.claimedBy !== c.claimedBy) {
+    throw new ActionStateConflict(
+      `action ${a.id}'s apply claim is held by ${a.claimedBy}, not ${c.claimedBy}; only its holder may hand it back`,
+    );
+  }
+  return [
+    planned(
+      "ActionClaimReleased",
+      { actionId: a.id, claimedBy: c.claimedBy, reason: c.reason },
+      SERVICE_ACTOR,
+    ),
+  ];
 }
 
 function recordApplied(c: RecordApplied, state: WorkspaceState): PlannedEvent[] {

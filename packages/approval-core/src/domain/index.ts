@@ -6,4 +6,5 @@ export * from "./errors.ts";
 export * from "./events.ts";
 export * from "./projection.ts";
 export * from "./remove-binding.ts";
+export * from "./run-plan.ts";
 export * from "./state.ts";

@@ -307,6 +307,15 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       }
       break;
     }
+    case "ActionClaimReleased": {
+      // The claim was handed back unsent: approved again, claimable by a later run.
+      const a = touch(event.data.actionId);
+      if (a && a.status === ActionStatus.ACTION_STATUS_APPLYING) {
+        a.status = ActionStatus.ACTION_STATUS_APPROVED;
+        a.claimedBy = "";
+      }
+      break;
+    }
     case "ActionApplied": {
       const a = touch(event.data.actionId);
       if (a) {

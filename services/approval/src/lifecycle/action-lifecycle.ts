@@ -1,9 +1,8 @@
 /**
  * How the approval service decides actions (DESIGN.md "Approval semantics" and "Orchestration").
- * The one engine is Temporal: `TemporalLifecycle` validates with the domain and hands decisions to
- * the per-action workflow; the lifecycle worker's activities append the decision events
- * (ActionApproved, ActionRejected, ActionApplying, ActionApplied, ActionApplyFailed) and call the
- * gatekeeper. Deciding never calls a gatekeeper from this service (its one gatekeeper call is
+ * `TemporalLifecycle` appends decisions (ActionApproved, ActionRejected + cascade) directly; the
+ * lifecycle worker's binding runs (Temporal) append the claims and outcomes (ActionApplying,
+ * ActionApplied, ActionApplyFailed, ActionClaimReleased) and call the gatekeeper. Deciding never calls a gatekeeper from this service (its one gatekeeper call is
  * RequestRevert's PrepareRevert, src/revert.ts, which stages and applies nothing).
  */
 import type { ActionRecord } from "@gatehouse/proto";
@@ -12,15 +11,20 @@ import type { ActionRecord } from "@gatehouse/proto";
 export interface ApproveOptions {
   /** Also approve the undecided dependencies (transitively), in submission order. */
   includeDependencies?: boolean;
+  /** Return once the approvals are recorded, without waiting for the applies. */
+  returnOnceRecorded?: boolean;
+  /** Stop waiting for outcomes at this time (ms since the epoch), e.g. the request's deadline. */
+  deadlineMs?: number;
 }
 
 export interface ActionLifecycle {
   /**
-   * Approves `actionIds` (plus undecided dependencies when asked) and has each applied in
-   * submission order, one outcome before the next: ActionApproved -> ActionApplying (claim) ->
-   * gatekeeper ApplyAction -> ActionApplied or ActionApplyFailed (+ cascade). When no worker accepts
-   * a decision in time it is stored durably and the record is returned still PENDING (it applies
-   * once a worker runs). Afterwards the auto-approval drain of the touched bindings resumes.
+   * Approves `actionIds` (plus undecided dependencies when asked): every ActionApproved in one
+   * append; the bindings' runs then apply them in submission order (ActionApplying claims ->
+   * Gatekeeper.ApplyActions -> ActionApplied or ActionApplyFailed + cascade). Waits for the
+   * outcomes by watching the stream, until the deadline, or until none progressed for a while (no
+   * worker runs: the records come back APPROVED and apply once one does) — unless
+   * `returnOnceRecorded`. Afterwards the auto-approval drain of the touched bindings resumes.
    * @returns every record touched (approved, applied/failed, cascaded, drained), by id.
    * @throws ActionNotFound, ActionNotPending ("action N was already approved by X"),
    *   DependenciesUndecided, WorkspaceLatched, WorkspaceNotFound — nothing appended then.
@@ -37,8 +41,8 @@ export interface ActionLifecycle {
    */
   reject(workspaceId: string, actionId: number, decidedBy: string, reason: string): Promise<ActionRecord[]>;
   /**
-   * Starts the just-submitted action's workflow and drains auto-approval for its binding.
-   * @returns the drained records.
+   * Drains auto-approval for the just-submitted action's binding in the background (not awaited:
+   * SubmitAction never waits on the lifecycle). @returns [] at once.
    */
   afterSubmit(workspaceId: string, actionId: number): Promise<ActionRecord[]>;
   /**
@@ -50,10 +54,9 @@ export interface ActionLifecycle {
     rule: { binding: string; actionKindTag: string; enabled: boolean; setBy: string },
   ): Promise<ActionRecord[]>;
   /**
-   * Start-up recovery: every non-final action gets its workflow (a retried start is a no-op);
-   * pending auto-approvable actions are drained. A claim left by a crash is the worker's apply
-   * activity's to settle ("outcome unknown", never a silent retry).
-   * @returns the number of open actions whose workflow was ensured.
+   * Start-up recovery: the runs of bindings with approved or applying actions are woken (a claim
+   * left by a crash is the run's to settle: "outcome unknown", never a silent retry); pending
+   * auto-approvable actions are drained; the expiry sweep starts. @returns the bindings woken.
    */
   recover(): Promise<number>;
   /** Resolves when in-flight decisions finished. */

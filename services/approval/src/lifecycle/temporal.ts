@@ -1,55 +1,69 @@
 /**
- * `TemporalLifecycle`: the ActionLifecycle as a Temporal client. The lifecycle worker
- * (@gatehouse/worker) is the engine — its `actionLifecycle` workflow appends every transition and
- * calls the gatekeeper; this class validates with the domain first (so a refused request appends
- * and sends nothing), delivers decisions to the workflows, drives the auto-approval drain, and
- * answers from the stream projection once the outcome is known.
+ * `TemporalLifecycle`: the ActionLifecycle with decisions appended directly and the applies run by
+ * the lifecycle worker's binding runs (contract: @gatehouse/approval-core/lifecycle-contract).
+ * Approve appends every ActionApproved of its plan in one append (expected revision; a conflict
+ * re-reads and re-plans), wakes the touched bindings' runs and, unless asked not to, watches the
+ * stream for the outcomes. Reject appends the rejection and its cascade and hands them to the
+ * worker to announce. Nothing per action lives in Temporal; expiry is a sweep (expiry.ts).
  */
-import {
-  ActionNotPending,
-  decide,
-  KeyedQueue,
-  toActionRecord,
-  type WorkspaceStreams,
-} from "@gatehouse/approval-core";
-import type { Decision } from "@gatehouse/approval-core/lifecycle-contract";
+import { decide, KeyedQueue, toActionRecord, type WorkspaceStreams } from "@gatehouse/approval-core";
 import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
-import { WorkflowNotFoundError } from "@temporalio/client";
 import type { Logger } from "pino";
-import type { ActionWorkflows, DecisionDelivery } from "../adapters/action-workflows.ts";
+import type { BindingRuns } from "../adapters/binding-runs.ts";
 import type { ActionLifecycle, ApproveOptions } from "./action-lifecycle.ts";
-import { approvalPlan, bindingsOf, nextAutoApproval, validateReject } from "./drain-planner.ts";
+import { nextAutoApproval } from "./drain-planner.ts";
+import { ExpirySweeper } from "./expiry.ts";
 import { type LifecycleMetrics, noMetrics } from "./metrics-hooks.ts";
+import { waitForOutcomes } from "./outcome-watch.ts";
 
 /** Dependencies of TemporalLifecycle. */
 export interface TemporalLifecycleOptions {
   streams: WorkspaceStreams;
-  workflows: ActionWorkflows;
+  runs: BindingRuns;
+  /** Pending time-to-live, ms. */
+  ttlMs: number;
+  /** Expiry sweep period, ms (default: a tenth of the TTL, between 100 ms and 60 s). */
+  sweepEveryMs?: number | undefined;
+  /** Approve stops waiting once its actions made no progress for this long, ms (default 5000). */
+  quietMs?: number | undefined;
+  /** Longest an Approve waits for outcomes without a request deadline, ms (default 60 s). */
+  maxWaitMs?: number | undefined;
   logger?: Logger | undefined;
   metrics?: LifecycleMetrics | undefined;
 }
 
-/** Statuses whose action still needs its workflow (not final). */
-const OPEN = new Set([
-  ActionStatus.ACTION_STATUS_PENDING,
-  ActionStatus.ACTION_STATUS_APPROVED,
-  ActionStatus.ACTION_STATUS_APPLYING,
-]);
+const OPEN_APPLY = new Set([ActionStatus.ACTION_STATUS_APPROVED, ActionStatus.ACTION_STATUS_APPLYING]);
+
+function contextOf(decidedBy: string) {
+  return decidedBy.startsWith("user:") ? { caller: { kind: "user", id: decidedBy.slice(5) } } : {};
+}
 
 export class TemporalLifecycle implements ActionLifecycle {
   /** Serializes the drains of one workspace, so two drains never race for the same action. */
   private readonly drains = new KeyedQueue();
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly streams: WorkspaceStreams;
-  private readonly workflows: ActionWorkflows;
+  private readonly runs: BindingRuns;
   private readonly logger: Logger | undefined;
   private readonly metrics: LifecycleMetrics;
+  private readonly quietMs: number;
+  private readonly maxWaitMs: number;
+  readonly expiry: ExpirySweeper;
 
   constructor(options: TemporalLifecycleOptions) {
     this.streams = options.streams;
-    this.workflows = options.workflows;
+    this.runs = options.runs;
     this.logger = options.logger;
     this.metrics = options.metrics ?? noMetrics;
+    this.quietMs = options.quietMs ?? 5000;
+    this.maxWaitMs = options.maxWaitMs ?? 60_000;
+    this.expiry = new ExpirySweeper({
+      streams: this.streams,
+      ttlMs: options.ttlMs,
+      everyMs: options.sweepEveryMs ?? Math.min(60_000, Math.max(100, Math.floor(options.ttlMs / 10))),
+      logger: this.logger,
+      onExpired: (ws, rejected) => this.announce(ws, rejected),
+    });
   }
 
   approve(
@@ -59,69 +73,84 @@ export class TemporalLifecycle implements ActionLifecycle {
     options: ApproveOptions = {},
   ): Promise<ActionRecord[]> {
     return this.track(async () => {
-      const plan = approvalPlan(
-        await this.streams.state(workspaceId),
-        actionIds,
-        decidedBy,
-        options.includeDependencies ?? false,
+      const started = performance.now();
+      const { events, state } = await this.streams.execute(
+        workspaceId,
+        (s) =>
+          decide(
+            {
+              type: "Approve",
+              actionIds,
+              decidedBy,
+              includeDependencies: options.includeDependencies ?? false,
+            },
+            s,
+          ),
+        contextOf(decidedBy),
       );
-      const touched = new Set<number>();
-      let queueOnly = false; // once no worker accepted an Update, the rest of the batch is queued too
-      for (const [i, id] of plan.entries()) {
-        touched.add(id);
-        // A later member may have been decided meanwhile (e.g. rejected by an earlier member's cascade).
-        if (i > 0 && (await this.status(workspaceId, id)) !== ActionStatus.ACTION_STATUS_PENDING) continue;
-        const decision: Decision = { kind: "approve", decidedBy };
-        let delivery: DecisionDelivery;
-        try {
-          delivery = queueOnly
-            ? await this.workflows
-                .queue(workspaceId, id, decision)
-                .then(() => ({ delivered: "signal" as const }))
-            : await this.deliver(workspaceId, id, decision);
-        } catch (err) {
-          if (i > 0 && err instanceof ActionNotPending) continue;
-          throw err;
+      const approved = events.map((e) => (e.data as { actionId: number }).actionId);
+      const since = (events[0]?.revision ?? state.revision + 1) - 1;
+      const bindings = new Set(approved.map((id) => state.actions.get(id)?.binding ?? ""));
+      this.metrics.decision("approved", approved.length);
+      this.logger?.info({ event: "actions_approved", workspaceId, decidedBy, count: approved.length });
+      await this.wake(workspaceId, bindings);
+      const touched = new Set(approved);
+      if (!options.returnOnceRecorded) {
+        await waitForOutcomes(this.streams.store, workspaceId, since, approved, {
+          deadlineMs: Math.min(options.deadlineMs ?? Number.POSITIVE_INFINITY, Date.now() + this.maxWaitMs),
+          quietMs: this.quietMs,
+        });
+        const after = await this.streams.state(workspaceId);
+        for (const id of approved) {
+          const a = after.actions.get(id);
+          if (!a) continue;
+          const status = OPEN_APPLY.has(a.status) ? "queued" : ActionStatus[a.status];
+          this.metrics.decisionLatency((performance.now() - started) / 1000, "approve", status);
         }
-        if (delivery.delivered === "signal") queueOnly = true;
-        this.note(workspaceId, id, delivery, decidedBy, touched);
+        for (const c of cascadedOf(after, approved)) touched.add(c);
       }
-      if (!queueOnly) for (const t of await this.drainBindingsOf(workspaceId, plan)) touched.add(t);
+      for (const t of await this.drainAndWait(workspaceId, bindings, options)) touched.add(t);
       return this.records(workspaceId, touched);
     });
   }
 
   reject(workspaceId: string, actionId: number, decidedBy: string, reason: string): Promise<ActionRecord[]> {
     return this.track(async () => {
-      validateReject(await this.streams.state(workspaceId), actionId, decidedBy, reason);
-      const touched = new Set([actionId]);
-      const delivery = await this.deliver(workspaceId, actionId, { kind: "reject", decidedBy, reason });
-      this.note(workspaceId, actionId, delivery, decidedBy, touched);
-      if (delivery.delivered === "update") {
-        for (const t of await this.drainBindingsOf(workspaceId, touched)) touched.add(t);
-      }
+      const { events, state } = await this.streams.execute(
+        workspaceId,
+        (s) => decide({ type: "Reject", actionId, decidedBy, reason }, s),
+        contextOf(decidedBy),
+      );
+      const rejected = events.map((e) => {
+        const id = (e.data as { actionId: number }).actionId;
+        return { actionId: id, binding: state.actions.get(id)?.binding ?? "" };
+      });
+      this.metrics.decision("rejected");
+      if (rejected.length > 1) this.metrics.decision("cascaded", rejected.length - 1);
+      this.logger?.info({
+        event: "action_rejected",
+        workspaceId,
+        actionId,
+        decidedBy,
+        cascaded: rejected.length - 1,
+      });
+      await this.announce(workspaceId, rejected);
+      const touched = new Set(rejected.map((r) => r.actionId));
+      for (const t of await this.drainAndWait(workspaceId, new Set(rejected.map((r) => r.binding))))
+        touched.add(t);
       return this.records(workspaceId, touched);
     });
   }
 
   afterSubmit(workspaceId: string, actionId: number): Promise<ActionRecord[]> {
-    return this.track(async () => {
-      if ((await this.status(workspaceId, actionId)) !== ActionStatus.ACTION_STATUS_PENDING) return [];
-      try {
-        await this.workflows.ensureStarted(workspaceId, actionId);
-      } catch (err) {
-        // The action is recorded; recover() (next start) or the first decision starts its workflow.
-        this.logger?.warn({
-          event: "workflow_start_failed",
-          workspaceId,
-          actionId,
-          err: (err as Error).message,
-        });
-        return [];
-      }
-      const drained = await this.drainBindingsOf(workspaceId, [actionId]);
-      return this.records(workspaceId, new Set(drained));
-    });
+    // Not awaited by SubmitAction: the drain reads the stream, so repeating it is harmless.
+    void this.track(async () => {
+      const binding = (await this.streams.state(workspaceId)).actions.get(actionId)?.binding;
+      if (binding) await this.drainBindings(workspaceId, new Set([binding]));
+    }).catch((err: unknown) =>
+      this.logger?.warn({ event: "drain_failed", workspaceId, err: (err as Error).message }),
+    );
+    return Promise.resolve([]);
   }
 
   setAutoApprovalRule(
@@ -132,7 +161,7 @@ export class TemporalLifecycle implements ActionLifecycle {
       await this.streams.execute(
         workspaceId,
         (s) => decide({ type: "SetAutoApprovalRule", ...rule }, s),
-        rule.setBy.startsWith("user:") ? { caller: { kind: "user", id: rule.setBy.slice(5) } } : {},
+        contextOf(rule.setBy),
       );
       this.logger?.info({
         event: "auto_approval_rule_set",
@@ -140,150 +169,143 @@ export class TemporalLifecycle implements ActionLifecycle {
         binding: rule.binding,
         enabled: rule.enabled,
       });
-      const drained = rule.enabled ? await this.drainBindingsOf(workspaceId, [], [rule.binding]) : [];
+      const drained = rule.enabled ? await this.drainAndWait(workspaceId, new Set([rule.binding])) : [];
       return this.records(workspaceId, new Set(drained));
     });
   }
 
   /**
-   * Makes sure every non-final action has its workflow (a retried start is a no-op), then drains
-   * the bindings with pending actions in the background (`idle()` waits for them).
-   * "Outcome unknown" for a claim left by a crash is the worker's apply activity's job.
-   * @returns the number of actions whose workflow was ensured.
+   * Start-up recovery: ends the previous engine's per-action workflows (the upgrade path), wakes
+   * the run of every binding with approved or applying actions (a claim left by a crash is the
+   * run's to settle: "outcome unknown"), drains pending auto-approvable actions in the background,
+   * and starts the expiry sweep. @returns the number of bindings woken.
    */
   async recover(): Promise<number> {
-    let ensured = 0;
+    try {
+      const terminated = await this.runs.terminateLegacy();
+      if (terminated > 0) this.logger?.warn({ event: "legacy_workflows_terminated", count: terminated });
+    } catch (err) {
+      // Visibility may be unavailable; the old workflows then end on their own (their appends are refused).
+      this.logger?.warn({ event: "legacy_workflows_not_listed", err: (err as Error).message });
+    }
+    let woken = 0;
     for (const workspaceId of await this.streams.workspaceIds()) {
-      let open: Array<{ id: number; binding: string; pending: boolean }>;
+      let applying: Set<string>;
+      let pending: Set<string>;
       try {
         const state = await this.streams.state(workspaceId);
-        open = [...state.actions.values()]
-          .filter((a) => OPEN.has(a.status))
-          .map((a) => ({
-            id: a.id,
-            binding: a.binding,
-            pending: a.status === ActionStatus.ACTION_STATUS_PENDING,
-          }));
+        applying = new Set();
+        pending = new Set();
+        for (const a of state.actions.values()) {
+          if (OPEN_APPLY.has(a.status)) applying.add(a.binding);
+          if (a.status === ActionStatus.ACTION_STATUS_PENDING) pending.add(a.binding);
+        }
       } catch {
         continue; // not a workspace stream this service can fold (no WorkspaceCreated)
       }
-      for (const a of open) {
-        await this.workflows.ensureStarted(workspaceId, a.id);
-        ensured++;
+      if (applying.size > 0) {
+        await this.runs.wake(workspaceId, applying);
+        woken += applying.size;
       }
-      const bindings = [...new Set(open.filter((a) => a.pending).map((a) => a.binding))];
-      if (bindings.length > 0) {
-        void this.track(() => this.drainBindingsOf(workspaceId, [], bindings)).catch((err: unknown) =>
+      if (pending.size > 0) {
+        void this.track(() => this.drainBindings(workspaceId, pending)).catch((err: unknown) =>
           this.logger?.warn({ event: "recovery_drain_failed", workspaceId, err: (err as Error).message }),
         );
       }
     }
-    this.logger?.info({ event: "workflows_ensured", count: ensured });
-    return ensured;
+    this.expiry.start();
+    this.logger?.info({ event: "binding_runs_woken", count: woken });
+    return woken;
   }
 
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Delivers a decision, starting the workflow first when it does not exist yet. */
-  private async deliver(
-    workspaceId: string,
-    actionId: number,
-    decision: Decision,
-  ): Promise<DecisionDelivery> {
-    const started = performance.now();
-    let delivery: DecisionDelivery;
-    try {
-      delivery = await this.workflows.decide(workspaceId, actionId, decision);
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      await this.workflows.ensureStarted(workspaceId, actionId);
-      delivery = await this.workflows.decide(workspaceId, actionId, decision);
-    }
-    const outcome = delivery.delivered === "update" ? delivery.outcome.status : "queued";
-    this.metrics.decisionLatency((performance.now() - started) / 1000, decision.kind, outcome);
-    return delivery;
+  /** Stops the expiry sweep. */
+  async close(): Promise<void> {
+    await this.expiry.stop();
   }
 
-  /** Logs and counts a delivered decision; adds cascaded ids to `touched`. */
-  private note(
-    workspaceId: string,
-    actionId: number,
-    delivery: DecisionDelivery,
-    decidedBy: string,
-    touched: Set<number>,
-  ): void {
-    if (delivery.delivered === "signal") {
+  /** Wakes binding runs; a failure leaves the decisions recorded (recovery or the next wake runs them). */
+  private async wake(workspaceId: string, bindings: Set<string>): Promise<void> {
+    try {
+      await this.runs.wake(workspaceId, [...bindings].filter(Boolean));
+    } catch (err) {
       this.metrics.decision("queued");
       this.logger?.warn({
         event: "decision_queued",
         workspaceId,
-        actionId,
-        decidedBy,
+        err: (err as Error).message,
         detail:
-          "no lifecycle worker accepted the decision in time; it is stored and applies once a worker runs",
+          "the decision is recorded; it applies once the lifecycle engine is reachable (next start at the latest)",
       });
-      return;
     }
-    const { outcome } = delivery;
-    for (const c of outcome.cascaded) touched.add(c);
-    this.metrics.decision(outcome.outcomeUnknown ? "outcome_unknown" : outcome.status);
-    if (outcome.cascaded.length > 0) this.metrics.decision("cascaded", outcome.cascaded.length);
-    this.logger?.info({
-      event: `action_${outcome.status}`,
-      workspaceId,
-      actionId,
-      decidedBy,
-      cascaded: outcome.cascaded.length,
-    });
+  }
+
+  /** Hands final actions to the worker (turns, gatekeeper notices), each root's binding run. */
+  private async announce(
+    workspaceId: string,
+    rejected: Array<{ actionId: number; binding: string }>,
+  ): Promise<void> {
+    const first = rejected[0];
+    if (!first) return;
+    try {
+      await this.runs.announce(
+        workspaceId,
+        first.binding,
+        rejected.map((r) => r.actionId),
+      );
+    } catch (err) {
+      this.logger?.warn({ event: "announce_failed", workspaceId, err: (err as Error).message });
+    }
+  }
+
+  /**
+   * Drains `bindings` and, unless `returnOnceRecorded`, waits for the drained actions' outcomes
+   * (as an approval does). @returns the drained ids.
+   */
+  private async drainAndWait(
+    workspaceId: string,
+    bindings: Set<string>,
+    options: ApproveOptions = {},
+  ): Promise<number[]> {
+    const since = (await this.streams.state(workspaceId)).revision;
+    const drained = await this.drainBindings(workspaceId, bindings);
+    if (drained.length > 0 && !options.returnOnceRecorded) {
+      await waitForOutcomes(this.streams.store, workspaceId, since, drained, {
+        deadlineMs: Math.min(options.deadlineMs ?? Number.POSITIVE_INFINITY, Date.now() + this.maxWaitMs),
+        quietMs: this.quietMs,
+      });
+    }
+    return drained;
   }
 
   /**
    * Auto-approves, binding by binding, the next action rules may approve until one needs a person
-   * (never skipping ahead). Serialized per workspace. @returns the drained (and cascaded) ids.
+   * (never skipping ahead), each one append; then wakes the bindings' runs. Serialized per
+   * workspace. @returns the drained ids.
    */
-  private drainBindingsOf(
-    workspaceId: string,
-    actionIds: Iterable<number>,
-    extra: string[] = [],
-  ): Promise<number[]> {
+  private drainBindings(workspaceId: string, bindings: Set<string>): Promise<number[]> {
     return this.drains.run(workspaceId, async () => {
-      const state = await this.streams.state(workspaceId);
-      const bindings = new Set([...bindingsOf(state, actionIds), ...extra]);
       const out: number[] = [];
-      for (const binding of bindings) out.push(...(await this.drain(workspaceId, binding)));
+      const woke = new Set<string>();
+      for (const binding of bindings) {
+        for (;;) {
+          const next = nextAutoApproval(await this.streams.state(workspaceId), binding);
+          if (!next) break;
+          const { events } = await this.streams.execute(workspaceId, (s) =>
+            decide({ type: "AutoApproveNext", binding }, s),
+          );
+          if (events.length === 0) break;
+          for (const e of events) out.push((e.data as { actionId: number }).actionId);
+          woke.add(binding);
+          this.metrics.decision("auto_approved", events.length);
+        }
+      }
+      if (woke.size > 0) await this.wake(workspaceId, woke);
       return out;
     });
-  }
-
-  private async drain(workspaceId: string, binding: string): Promise<number[]> {
-    const out: number[] = [];
-    for (;;) {
-      const next = nextAutoApproval(await this.streams.state(workspaceId), binding);
-      if (!next) return out;
-      let delivery: DecisionDelivery;
-      try {
-        delivery = await this.deliver(workspaceId, next.actionId, {
-          kind: "approve",
-          decidedBy: next.decidedBy,
-        });
-      } catch (err) {
-        // Someone decided it meanwhile: their request drains after its outcome.
-        if (err instanceof ActionNotPending) return out;
-        throw err;
-      }
-      const touched = new Set([next.actionId]);
-      this.note(workspaceId, next.actionId, delivery, next.decidedBy, touched);
-      out.push(...touched);
-      // A queued decision leaves the action pending in the stream until a worker runs: stop here.
-      if (delivery.delivered === "signal") return out;
-      this.metrics.decision("auto_approved");
-    }
-  }
-
-  private async status(workspaceId: string, actionId: number): Promise<ActionStatus | undefined> {
-    return (await this.streams.state(workspaceId)).actions.get(actionId)?.status;
   }
 
   private async records(workspaceId: string, ids: Set<number>): Promise<ActionRecord[]> {
@@ -305,4 +327,17 @@ export class TemporalLifecycle implements ActionLifecycle {
     );
     return p;
   }
+}
+
+/** Actions rejected (transitively) because one of `ids` failed, in id order. */
+function cascadedOf(state: import("@gatehouse/approval-core").WorkspaceState, ids: number[]): number[] {
+  const dead = new Set(ids);
+  const out: number[] = [];
+  for (const a of state.actions.values()) {
+    if (a.status === ActionStatus.ACTION_STATUS_REJECTED && a.cascadedFrom && dead.has(a.cascadedFrom)) {
+      dead.add(a.id);
+      out.push(a.id);
+    }
+  }
+  return out;
 }

@@ -5,10 +5,9 @@
 
 import { instrumentActivities } from "../metrics.ts";
 import type { LifecycleActivities, LifecycleLocalActivities } from "../workflows/activity-api.ts";
-import { applyActivities } from "./apply.ts";
-import { decisionActivities } from "./decisions.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { noticeActivities } from "./notices.ts";
+import { runActivities } from "./run.ts";
 import { turnActivities } from "./turns.ts";
 
 export type { ActivityDeps } from "./deps.ts";
@@ -18,8 +17,7 @@ export function createLifecycleActivities(
   deps: ActivityDeps,
 ): LifecycleActivities & LifecycleLocalActivities {
   const activities: LifecycleActivities & LifecycleLocalActivities = {
-    ...decisionActivities(deps),
-    ...applyActivities(deps),
+    ...runActivities(deps),
     ...noticeActivities(deps),
     ...turnActivities(deps),
     async observeWorkflowEnd({ workflow, outcome, startedAtMs }): Promise<void> {

@@ -5,47 +5,27 @@
  */
 import type { FinalStatus } from "@gatehouse/approval-core/lifecycle-contract";
 
-/** An action's status as folded from the workspace stream. */
-export type StreamStatus = "pending" | "approved" | "applying" | "applied" | "failed" | "rejected";
-
-/** What the workflow needs to know about its action, read from the stream. */
-export interface ActionSnapshot {
-  actionId: number;
-  status: StreamStatus;
-  /** "user:<id>", "rule:<binding>/<tag>", "system:expiry" or "service:approval" (cascade); "" while pending. */
-  decidedBy: string;
-  /** Rejection reason or failure message; "" otherwise. */
-  reason: string;
-  /** The dependency whose rejection/failure cascaded to this action; 0 when none. */
-  cascadedFrom: number;
-  outcomeUnknown: boolean;
-  /** The gatekeeper's result JSON once applied; "" otherwise. */
-  resultJson: string;
-  /** Submission time, milliseconds since the epoch (the expiry TTL counts from here). */
-  submittedAtMs: number;
-  /** True when the action's delivery is AWAIT: its turn workflow is told the outcome. */
-  awaited: boolean;
-  /** The execution that submitted the action (the turn id when awaited). */
-  executionId: string;
-  /** Pending actions (transitively) rejected by this action's rejection/failure, in id order. */
-  cascaded: number[];
-}
-
-/** Addresses one action. */
-export interface ActionRef {
+/** Addresses one binding's run: `runKey` names this claim (`<workflowId>/<runId>/run-<n>`). */
+export interface RunRef {
   workspaceId: string;
-  actionId: number;
+  binding: string;
+  /** Most actions to claim (≥ 1). */
+  runMax: number;
+  /** Unique per run of the workflow; each activity attempt claims as `<runKey>/attempt-<n>`. */
+  runKey: string;
 }
 
-/** The result of a decision append: recorded, or refused by the domain (nothing appended). */
-export type DecisionResult =
-  | { recorded: true; snapshot: ActionSnapshot }
-  | { recorded: false; message: string; snapshot: ActionSnapshot };
-
-/** What the apply step learned; the outcome activity records it. */
-export type ApplyResult =
-  | { kind: "applied"; resultJson: string }
-  | { kind: "failed"; message: string; outcomeUnknown: boolean };
+/** What one run did. */
+export interface RunReport {
+  /** Actions claimed by this run (0: nothing was claimable; the workflow waits for a wake). */
+  claimed: number;
+  /** True when more is claimable right after this run (the workflow claims again at once). */
+  more: boolean;
+  /** Actions that became final in this run and must be announced (awaited or rejected), in order (each outcome before the rejections it cascaded). */
+  announce: number[];
+  /** Other bindings of the workspace with approved actions waiting on an action applied here. */
+  wake: string[];
+}
 
 /** A turn's end as recorded in the stream. */
 export interface TurnOutcome {
@@ -66,24 +46,21 @@ export interface TurnResult {
 
 /** Activities of the lifecycle worker (see src/activities/). */
 export interface LifecycleActivities {
-  /** Reads the action from the stream. @throws non-retryable when the workspace or action does not exist. */
-  readAction(ref: ActionRef): Promise<ActionSnapshot>;
-  /** Appends ActionApproved for this action alone (no dependencies); idempotent for the same approver. */
-  recordApproval(ref: ActionRef & { decidedBy: string }): Promise<DecisionResult>;
-  /** Appends ActionRejected with its cascade; idempotent for the same decider and reason. */
-  recordRejection(ref: ActionRef & { decidedBy: string; reason: string }): Promise<DecisionResult>;
   /**
-   * At most once: checks the gatekeeper is reachable (retryable error if not), appends the claim,
-   * calls ApplyAction. A retried attempt that finds an unmatched claim returns outcome unknown and
-   * never calls the gatekeeper again.
+   * One run of a binding, at most once per action: first ends claims left without an outcome by an
+   * earlier attempt or run ("outcome unknown", never sent again); checks the gatekeeper accepts
+   * connections (retryable error, nothing claimed, if not); claims the next run in one append;
+   * calls Gatekeeper.ApplyActions, heartbeating; appends outcomes in batches; hands back the claims
+   * of actions the gatekeeper never started (ActionClaimReleased).
    */
-  applyAction(ref: ActionRef): Promise<ApplyResult>;
-  /** Appends ActionApplied or ActionApplyFailed (with the cascade); idempotent. */
-  recordOutcome(ref: ActionRef & { result: ApplyResult }): Promise<ActionSnapshot>;
-  /** Best effort: tells the gatekeepers these actions were rejected; never fails. */
-  notifyRejected(input: { workspaceId: string; actionIds: number[] }): Promise<void>;
-  /** Signals-with-start the turn workflow of `turnId` with this action's final status. */
-  signalTurn(input: { workspaceId: string; turnId: string; result: TurnResult }): Promise<void>;
+  applyNextRun(ref: RunRef): Promise<RunReport>;
+  /**
+   * Tells each final action's awaiting turn (in the order given), then notifies the gatekeepers of
+   * the rejected ones (best effort). Safe to repeat.
+   */
+  announce(input: { workspaceId: string; actionIds: number[] }): Promise<void>;
+  /** Signals-with-start the binding runs of `bindings` (a dependency of theirs was applied). */
+  wakeBindings(input: { workspaceId: string; bindings: string[] }): Promise<void>;
   /** Appends TurnResumed or TurnCompleted unless the turn already ended; idempotent. */
   recordTurnOutcome(outcome: TurnOutcome): Promise<void>;
 }

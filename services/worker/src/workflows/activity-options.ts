@@ -2,29 +2,24 @@
 import type { ActivityOptions, LocalActivityOptions } from "@temporalio/workflow";
 
 /**
- * Stream reads and appends, run as LOCAL activities: they are short appends to the event store, so
- * running them inside the workflow task saves a task-queue round trip each (on the dev server about
- * 40 ms per step). Transient errors (SQLite busy, I/O) are retried without a limit, because the
- * decision or outcome they carry must eventually be recorded; domain refusals are results, not errors.
- * Every append carries an expected revision, so a local activity re-run after a worker crash cannot
- * record a decision twice.
+ * Stream appends run as LOCAL activities (the turn outcome): short appends to the event store,
+ * retried without a limit on transient errors; every append carries an expected revision.
  */
 export const STREAM_LOCAL_ACTIVITY: LocalActivityOptions = {
   startToCloseTimeout: "30s",
   retry: { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "30s" },
 };
 
-/** Attempts of the apply activity (gatekeeper unreachable, dependencies not applied yet). */
+/** Attempts of a run while its gatekeeper is unreachable (nothing is claimed meanwhile). */
 export const APPLY_MAX_ATTEMPTS = 10;
 
 /**
- * The apply: retried only for errors raised before the claim; heartbeats every second while the
- * gatekeeper reports the call running, so a killed worker's attempt times out after 5 s and the
- * retry (on a live worker) finds the unmatched claim and records "outcome unknown". How long one
- * apply may run is the worker's per-gatekeeper GATEKEEPER_APPLY_MAX (at most 12 h, src/apply-max.ts);
- * the start-to-close timeout is only a backstop above that limit, so it never cuts a call short.
+ * One run (claim, ApplyActions, outcomes): heartbeats every second, so a killed worker's attempt
+ * times out after 5 s and the retry (on a live worker) finds the claims without outcome and
+ * records "outcome unknown" — never a second send. How long one action may run is the worker's
+ * per-gatekeeper GATEKEEPER_APPLY_MAX (at most 12 h); the start-to-close timeout is a backstop.
  */
-export const APPLY_ACTIVITY: ActivityOptions = {
+export const APPLY_RUN_ACTIVITY: ActivityOptions = {
   startToCloseTimeout: "13h",
   heartbeatTimeout: "5s",
   retry: {
@@ -32,13 +27,13 @@ export const APPLY_ACTIVITY: ActivityOptions = {
     backoffCoefficient: 2,
     maximumInterval: "30s",
     maximumAttempts: APPLY_MAX_ATTEMPTS,
-    nonRetryableErrorTypes: ["ApplyRefused"],
+    nonRetryableErrorTypes: ["ApplyRefused", "WorkspaceNotFound"],
   },
 };
 
-/** Best-effort notices to gatekeepers and turn signals: a few quick attempts. */
+/** Best-effort notices to gatekeepers, turn signals and wakes: a few quick attempts. */
 export const NOTICE_ACTIVITY: ActivityOptions = {
-  startToCloseTimeout: "15s",
+  startToCloseTimeout: "60s",
   retry: { initialInterval: "1s", backoffCoefficient: 2, maximumAttempts: 5 },
 };
 

@@ -7,6 +7,8 @@ import {
   type ActionRejectedRequest,
   type ApplyActionProgress,
   type ApplyActionRequest,
+  type ApplyActionsProgress,
+  type ApplyActionsRequest,
   GatekeeperService,
 } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
@@ -45,6 +47,42 @@ export async function serveGatekeeper(
           call.emit("error", { code: status.INTERNAL, details: err.message });
         },
       );
+    },
+    applyActions(call: ServerWritableStream<ApplyActionsRequest, ApplyActionsProgress>) {
+      // As the contract says: per action `running` (at once, then every second), then its outcome.
+      let current = 0;
+      let started = Date.now();
+      const running = () =>
+        call.write({
+          actionId: current,
+          event: { $case: "running", running: { elapsedMs: Date.now() - started, nextWithinMs: 1000 } },
+        });
+      let timer: NodeJS.Timeout | undefined;
+      gatekeeper
+        .applyRun("mcp", call.request, {
+          onRunning: (actionId) => {
+            current = actionId;
+            started = Date.now();
+            running();
+            clearInterval(timer);
+            timer = setInterval(running, 1000);
+          },
+          onOutcome: (actionId, outcome) => {
+            clearInterval(timer);
+            call.write({ actionId, event: { $case: "outcome", outcome } });
+          },
+        })
+        .then(
+          (end) => {
+            clearInterval(timer);
+            if (end.lost) call.emit("error", { code: status.INTERNAL, details: end.lost.error.message });
+            else call.end();
+          },
+          (err: Error) => {
+            clearInterval(timer);
+            call.emit("error", { code: status.INTERNAL, details: err.message });
+          },
+        );
     },
     actionRejected(call: ServerUnaryCall<ActionRejectedRequest, unknown>, callback: sendUnaryData<unknown>) {
       gatekeeper.notifyRejected("mcp", call.request).then(

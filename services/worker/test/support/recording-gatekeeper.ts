@@ -1,7 +1,8 @@
 /**
  * FAKE gatekeeper (the real one needs an MCP server): an in-process GatekeeperApplier that records
- * every ApplyAction / ActionRejected call and answers as told — ok by default, a failure, or a
- * block until released. It stands in for the external system: `applied` is what "reached" it.
+ * every ApplyAction / ApplyActions / ActionRejected call and answers as told — ok by default, a
+ * failure, or a block until released. It stands in for the external system: `applied` is what
+ * "reached" it, one entry per action performed (inside a run too).
  */
 import type { GatekeeperApplier, RunEnd, RunWatch } from "@gatehouse/approval-core";
 import { GatekeeperCallError } from "@gatehouse/approval-core";
@@ -14,6 +15,8 @@ import type {
 
 export class RecordingGatekeeper implements GatekeeperApplier {
   readonly applied: ApplyActionRequest[] = [];
+  /** Every ApplyActions call (one per run), in order. */
+  readonly runs: ApplyActionsRequest[] = [];
   readonly rejected: ActionRejectedRequest[] = [];
   /** Answer per `${workspaceId}/${actionId}`: a response, or an Error to throw. Default ok with `{"applied": <id>}`. */
   readonly answers = new Map<string, ApplyActionResponse | Error>();
@@ -25,7 +28,7 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   private openGate: (() => void) | undefined;
   private readonly waiters: Array<() => void> = [];
 
-  /** From now on ApplyAction calls wait until `release()`. */
+  /** From now on applies wait until `release()`. */
   block(): void {
     this.gate = new Promise((resolve) => {
       this.openGate = resolve;
@@ -38,7 +41,7 @@ export class RecordingGatekeeper implements GatekeeperApplier {
     this.gate = undefined;
   }
 
-  /** Resolves once `count` ApplyAction calls were received. */
+  /** Resolves once `count` actions were received. */
   async waitForApplies(count: number, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (this.applied.length < count) {
@@ -50,7 +53,7 @@ export class RecordingGatekeeper implements GatekeeperApplier {
     }
   }
 
-  /** How many ApplyAction calls reached this gatekeeper for action `actionId` of `workspaceId`. */
+  /** How many times action `actionId` of `workspaceId` reached this gatekeeper. */
   appliesOf(workspaceId: string, actionId: number): number {
     return this.applied.filter((r) => r.workspaceId === workspaceId && r.actionId === actionId).length;
   }
@@ -71,36 +74,30 @@ export class RecordingGatekeeper implements GatekeeperApplier {
     return answer ?? { ok: true, resultJson: JSON.stringify({ applied: request.actionId }), error: "" };
   }
 
-  /**
-   * A run as the kit's ApplyActions performs it: each action through `apply` (recorded the same
-   * way), in order, with earlier results as dependency results; stops after an ok=false answer; an
-   * Error answer makes that action `lost` (a GatekeeperCallError as given; anything else as
-   * maybe sent) and the rest not sent.
-   */
+  /** ApplyActions: each action in order (running, then its answer); stops at the first failure. */
   async applyRun(gatekeeper: string, request: ApplyActionsRequest, watch: RunWatch): Promise<RunEnd> {
-    const { actions, ...run } = request;
-    const results: Record<string, string> = {};
-    for (const [i, a] of actions.entries()) {
-      let outcome: ApplyActionResponse;
+    this.runs.push(request);
+    const ids = request.actions.map((a) => a.actionId);
+    for (const [i, a] of request.actions.entries()) {
+      watch.onRunning?.(a.actionId, 0);
+      let response: ApplyActionResponse;
       try {
-        outcome = await this.apply(gatekeeper, {
-          ...run,
+        response = await this.apply(gatekeeper, {
+          workspaceId: request.workspaceId,
+          binding: request.binding,
+          url: request.url,
+          trust: request.trust,
           actionId: a.actionId,
           localId: a.localId,
           payloadJson: a.payloadJson,
-          dependencyResults: { ...a.dependencyResults, ...results },
+          dependencyResults: a.dependencyResults,
         });
       } catch (err) {
-        const error =
-          err instanceof GatekeeperCallError ? err : new GatekeeperCallError((err as Error).message, true);
-        return {
-          lost: { actionId: a.actionId, error },
-          notSent: actions.slice(i + 1).map((x) => x.actionId),
-        };
+        const e = err instanceof GatekeeperCallError ? err : new GatekeeperCallError(String(err), true);
+        return { lost: { actionId: a.actionId, error: e }, notSent: ids.slice(i + 1) };
       }
-      watch.onOutcome(a.actionId, outcome);
-      if (!outcome.ok) return { notSent: actions.slice(i + 1).map((x) => x.actionId) };
-      results[a.localId] = outcome.resultJson;
+      watch.onOutcome(a.actionId, response);
+      if (!response.ok) return { notSent: ids.slice(i + 1) };
     }
     return { notSent: [] };
   }
