@@ -49,6 +49,15 @@ export function fromGrpcError(err: unknown, service: "approval" | "kernel"): Htt
   return new HttpError(httpStatus, code, message);
 }
 
+/**
+ * Largest answer the gateway takes from the services, bytes: 256 MiB instead of gRPC's default
+ * 4 MiB. The inbox and the log read a workspace's whole log in one GetLog answer, which passes 4 MiB
+ * at a few thousand actions (5,000 pending writes: about 6 MB); the services send without a limit.
+ */
+export const MAX_BACKEND_RESPONSE_BYTES = 256 * 1024 * 1024;
+
+const CLIENT_OPTIONS = { "grpc.max_receive_message_length": MAX_BACKEND_RESPONSE_BYTES };
+
 /** gRPC clients to the approval service and the kernel. */
 export class Backends {
   readonly decisions: DecisionsClient;
@@ -58,9 +67,9 @@ export class Backends {
 
   /** @param approvalAddress, kernelAddress "host:port". */
   constructor(approvalAddress: string, kernelAddress: string) {
-    this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure());
-    this.kernel = new KernelClient(kernelAddress, credentials.createInsecure());
-    this.connections = new ConnectionsClient(kernelAddress, credentials.createInsecure());
+    this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure(), CLIENT_OPTIONS);
+    this.kernel = new KernelClient(kernelAddress, credentials.createInsecure(), CLIENT_OPTIONS);
+    this.connections = new ConnectionsClient(kernelAddress, credentials.createInsecure(), CLIENT_OPTIONS);
   }
 
   /** One Decisions call. @throws HttpError mapped from the gRPC status. */
