@@ -101,6 +101,9 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     taskQueue,
     activities,
     workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows()),
+    // A run heartbeats every second; with the default throttle (80% of the 5 s heartbeat timeout)
+    // a run's completion waited for its last throttled heartbeat, up to 4 s between runs.
+    maxHeartbeatThrottleInterval: "500ms",
   });
   const running = worker.run().catch((err: unknown) => {
     logger.error({ event: "worker_failed", err: err instanceof Error ? err.message : "error" });
