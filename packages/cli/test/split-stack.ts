@@ -65,9 +65,11 @@ export async function startSplitStack(
   const registry = join(base, "registry.json"); // JSON is YAML
   writeFileSync(registry, JSON.stringify({ servers }));
   const temporal: TemporalDevServer = await startTemporalDevServer();
-  const [kernel, approval, mcp, runner, workerMetrics] = await Promise.all(
-    [1, 2, 3, 4, 5].map(() => freePort()),
+  // Every port chosen free, the ops (metrics) ports too: their defaults would collide with any other stack.
+  const [kernel, approval, mcp, runner, workerMetrics, ...ops] = await Promise.all(
+    [1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => freePort()),
   );
+  const [approvalOps, mcpOps, runnerOps, kernelOps] = ops.map((p) => `127.0.0.1:${p}`);
   const gatekeepers = `mcp=127.0.0.1:${mcp}`;
   const common = {
     GATEHOUSE_DATA_DIR: join(base, "data"),
@@ -77,7 +79,12 @@ export async function startSplitStack(
   const services: Record<SplitService, Running> = {
     approval: {
       entry: "services/approval/src/main.ts",
-      env: { ...common, APPROVAL_ADDR: `127.0.0.1:${approval}`, GATEKEEPER_ADDRESSES: gatekeepers },
+      env: {
+        ...common,
+        APPROVAL_ADDR: `127.0.0.1:${approval}`,
+        METRICS_ADDR: approvalOps as string,
+        GATEKEEPER_ADDRESSES: gatekeepers,
+      },
       port: approval as number,
       output: "",
     },
@@ -97,13 +104,14 @@ export async function startSplitStack(
         GATEKEEPER_MCP_ADDR: `127.0.0.1:${mcp}`,
         APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
         GATEKEEPER_MCP_REGISTRY: registry,
+        GATEKEEPER_MCP_METRICS_ADDR: mcpOps as string,
       },
       port: mcp as number,
       output: "",
     },
     "sandbox-runner": {
       entry: "sandbox-runner/src/main.ts",
-      env: { SANDBOX_RUNNER_ADDR: `127.0.0.1:${runner}` },
+      env: { SANDBOX_RUNNER_ADDR: `127.0.0.1:${runner}`, SANDBOX_RUNNER_METRICS_ADDR: runnerOps as string },
       port: runner as number,
       output: "",
     },
@@ -112,6 +120,7 @@ export async function startSplitStack(
       env: {
         ...common,
         KERNEL_ADDR: `127.0.0.1:${kernel}`,
+        KERNEL_METRICS_ADDR: kernelOps as string,
         GATEKEEPER_ADDRESSES: gatekeepers,
         SANDBOX_RUNNER_ADDRESS: `127.0.0.1:${runner}`,
       },
@@ -120,6 +129,7 @@ export async function startSplitStack(
     },
   };
 
+  const stopping = new WeakSet<ChildProcess>();
   const start = async (name: SplitService) => {
     const s = services[name];
     s.output = "";
@@ -134,6 +144,14 @@ export async function startSplitStack(
     };
     child.stdout?.on("data", keep);
     child.stderr?.on("data", keep);
+    // A service that dies on its own (not by kill/close) says so with its output, for the failure report.
+    child.once("exit", (code, signal) => {
+      if (!stopping.has(child)) {
+        process.stderr.write(
+          `[split-stack] ${name} exited on its own (${code ?? signal}):\n${s.output.slice(-4000)}\n`,
+        );
+      }
+    });
     await waitForPort(s.port, {
       name,
       timeoutMs: 180_000,
@@ -149,6 +167,7 @@ export async function startSplitStack(
     const child = services[name].child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    stopping.add(child);
     child.kill(signal);
     await exited;
   };
