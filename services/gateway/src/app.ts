@@ -9,11 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { ApiError, ClientConfig } from "@gatehouse/gateway-contract";
-import Fastify, {
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  LogController,
-} from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import { ZodError } from "zod";
 import { bearerToken } from "./auth/bearer.ts";
