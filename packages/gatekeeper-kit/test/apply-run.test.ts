@@ -368,10 +368,14 @@ test("a unit that fails part-way: earlier ones applied, the failure last, the re
 
 test("a gatekeeper gone while a unit is in flight: every action of the unit is lost, the rest not sent", async () => {
   let inUnit = false;
+  let release: (outs: ApplyActionResponse[]) => void = () => undefined;
   const g = await unitGatekeeper(() => {
     inUnit = true;
-    return new Promise(() => undefined);
+    return new Promise((r) => {
+      release = r;
+    });
   });
+  after(() => release([])); // lets the handler's timers end with the test
   const watch = recorder();
   const ended = g.client.applyRun("unit", run([91, 92, 93, 97]), watch);
   await waitUntil("the unit in flight", () => inUnit && watch.running.includes(93));
