@@ -234,7 +234,8 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       const fail = (err: unknown) => {
         if (!toStatus(err).expected)
           deps.logger.error({ event: "rpc_failed", rpc: "WatchLog", err }, "unexpected error");
-        call.destroy(toServiceError(err));
+        // emit("error") sends the status to the client; destroy(err) would leave it waiting forever.
+        call.emit("error", toServiceError(err));
       };
       let closed = false;
       const subscription = (async () => {

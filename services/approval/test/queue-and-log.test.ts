@@ -405,6 +405,21 @@ test("WatchLog delivers the catch-up and then live changes", async () => {
   }
 });
 
+test("WatchLog of a workspace that does not exist ends with NOT_FOUND instead of hanging", {
+  timeout: 120_000,
+}, async () => {
+  const h = await startHarness(stack);
+  try {
+    const stream = h.decisions.watchLog({ workspaceId: "no-such-workspace", fromRevision: 0 });
+    stream.on("data", () => undefined);
+    const err = await new Promise<Error & { code?: number }>((resolve) => stream.on("error", resolve));
+    assert.equal(err.code, status.NOT_FOUND, err.message);
+    assert.match(err.message, /no-such-workspace/);
+  } finally {
+    await h.close();
+  }
+});
+
 test("Verify reports an intact hash chain for a workspace stream", async () => {
   const h = await startHarness(stack);
   try {
