@@ -21,7 +21,10 @@ export function deadDependency(state: WorkspaceState, a: ActionState): number | 
 export interface RunPlan {
   /** Actions to claim, in submission order: APPROVED, of the binding's current grant, every dependency applied or earlier in the run. */
   run: ActionState[];
-  /** APPROVED actions of the binding that can never apply (a dependency was rejected or failed): to cascade. */
+  /**
+   * APPROVED actions of the binding that can never apply, in submission order: a dependency was
+   * rejected or failed, or is itself listed here earlier. To cascade.
+   */
   dead: number[];
   /** True when the run stopped at an action waiting for a dependency not applied yet (it is not claimable yet). */
   blocked: boolean;
@@ -31,19 +34,23 @@ export interface RunPlan {
  * Plans the next run of `binding`: walks its APPROVED actions in submission order, taking each
  * whose dependencies are applied or taken earlier in this run, up to `max`; stops at the first
  * one that must wait (a dependency approved but not applied, e.g. in another binding) so later
- * actions never overtake it. Approved actions with a rejected or failed dependency are listed in
- * `dead` and do not stop the walk. Actions of a removed grant are skipped (the removal rejected them).
+ * actions never overtake it. Approved actions with a rejected or failed dependency, or one listed
+ * dead earlier in the walk, are listed in `dead` and do not stop the walk. Actions of a removed grant are skipped (the removal rejected them).
  */
 export function planRun(state: WorkspaceState, binding: string, max: number): RunPlan {
   const grant = state.bindings.get(binding)?.grant;
   const run: ActionState[] = [];
   const dead: number[] = [];
   const taken = new Set<number>();
+  const deadSet = new Set<number>();
   for (const a of state.actions.values()) {
     if (a.binding !== binding || a.status !== ActionStatus.ACTION_STATUS_APPROVED) continue;
     if (grant === undefined || a.grant !== grant) continue;
-    if (deadDependency(state, a) !== undefined) {
+    // Dead too when it needs an approved action found dead earlier in this walk (transitively):
+    // otherwise it would wait for that one forever and block the binding.
+    if (deadDependency(state, a) !== undefined || a.dependsOn.some((d) => deadSet.has(d))) {
       dead.push(a.id);
+      deadSet.add(a.id);
       continue;
     }
     const ready = a.dependsOn.every(
@@ -76,7 +83,8 @@ export function claimRun(c: ClaimRun, state: WorkspaceState): PlannedEvent[] {
   const rejected = new Set<number>();
   for (const id of plan.dead) {
     const a = state.actions.get(id) as ActionState;
-    const dead = deadDependency(state, a) as number;
+    // The dependency that did not complete: in the state, or rejected just above (transitively).
+    const dead = (deadDependency(state, a) ?? a.dependsOn.find((d) => rejected.has(d))) as number;
     rejected.add(id);
     events.push(
       planned(

@@ -161,8 +161,14 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
       const claimedIds = claim.events
         .filter((e) => e.type === "ActionApplying")
         .map((e) => (e.data as { actionId: number }).actionId);
+      // Nothing claimed, but dead approved actions cascaded: plan again (what they blocked may be claimable).
       if (claimedIds.length === 0)
-        return { claimed: 0, more: false, announce: toAnnounce(claim.state, announce), wake: [] };
+        return {
+          claimed: 0,
+          more: claim.events.length > 0,
+          announce: toAnnounce(claim.state, announce),
+          wake: [],
+        };
       const actions = claimedIds.map((id) => claim.state.actions.get(id) as ActionState);
 
       const outcomes: Outcome[] = [];

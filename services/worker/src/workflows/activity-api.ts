@@ -19,7 +19,7 @@ export interface RunRef {
 export interface RunReport {
   /** Actions claimed by this run (0: nothing was claimable; the workflow waits for a wake). */
   claimed: number;
-  /** True when more is claimable right after this run (the workflow claims again at once). */
+  /** True when more may be claimable right after this run (the workflow claims again at once); with `claimed` 0 it means the claim only cascaded dead approved actions. */
   more: boolean;
   /** Actions that became final in this run and must be announced (awaited or rejected), in order (each outcome before the rejections it cascaded). */
   announce: number[];

@@ -96,7 +96,8 @@ export async function bindingRun(input: BindingRunInput): Promise<void> {
         });
       }
       await announce();
-      if (report.claimed === 0 || !report.more) break;
+      // `more` with nothing claimed: the claim only cascaded dead actions; what they blocked is next.
+      if (!report.more) break;
     }
     if (n > RUNS_PER_EXECUTION || workflowInfo().continueAsNewSuggested) {
       await condition(allHandlersFinished);
