@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { ActionStatus } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import type { ServiceError } from "@grpc/grpc-js";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
@@ -178,7 +179,23 @@ describe("auto-approval", () => {
         }`,
       ),
     );
+    // SubmitAction answers before its binding's drain (issue 13: no lifecycle work on the agent's
+    // call), so the rule's apply comes after exec returns: wait for it, then check the drain
+    // stopped at the write that needs a person.
+    const status = async (id: number) =>
+      (await unary(h.decisions, h.decisions.getAction, { workspaceId: ws, actionId: id })).status;
+    await waitUntil(
+      "the rule to apply the first create_directory",
+      async () => (await status(ids.first)) === ActionStatus.ACTION_STATUS_APPLIED,
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
     assert.ok(existsSync(join(h.dir, "files", "auto-1")), "the rule applied the first create_directory");
+    assert.equal(await status(ids.blocker), ActionStatus.ACTION_STATUS_PENDING, "the write needs a person");
+    assert.equal(
+      await status(ids.second),
+      ActionStatus.ACTION_STATUS_PENDING,
+      "the drain did not skip past the write that needs a person",
+    );
     assert.ok(
       !existsSync(join(h.dir, "files", "auto-2")),
       "the drain did not skip past the write that needs a person",
@@ -189,6 +206,12 @@ describe("auto-approval", () => {
       decidedBy: "user:test",
       includeDependencies: false,
     });
+    // The drain after the person's decision is the approval service's, not the answer's: wait for it.
+    await waitUntil(
+      "the drain to resume after the person decided",
+      async () => (await status(ids.second)) === ActionStatus.ACTION_STATUS_APPLIED,
+      { timeoutMs: 120_000, intervalMs: 100 },
+    );
     const second = await unary(h.decisions, h.decisions.getAction, { workspaceId: ws, actionId: ids.second });
     assert.equal(
       second.status,

@@ -7,6 +7,7 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createRemotes } from "@gatehouse/gatekeeper-git";
+import { waitUntil } from "@gatehouse/service-kit";
 import { devRegistry } from "../src/dev-stack.ts";
 import { logTable } from "../src/output.ts";
 import { git, makeBareRepo } from "./git-repo.ts";
@@ -40,12 +41,18 @@ test("after a flagged observation auto-approval stops and writes to other bindin
     enabled: true,
     setBy: "user:admin",
   });
-  // Before the latch, the rule applies.
+  // Before the latch, the rule applies — after exec returns: SubmitAction answers before its
+  // binding's drain (issue 13: no lifecycle work on the agent's call).
   returned(
     await h.exec(
       ws,
       `export default async (env: any) => env.FILES.create_directory({ path: ${dirOf} + "/before" })`,
     ),
+  );
+  await waitUntil(
+    "the rule to apply the create_directory made before the latch",
+    () => existsSync(join(h.dir, "files", "before")),
+    { timeoutMs: 120_000, intervalMs: 100 },
   );
   assert.ok(existsSync(join(h.dir, "files", "before")));
 

@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { ActionStatus } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { devRegistry } from "../src/dev-stack.ts";
 import { api } from "./gateway-client.ts";
@@ -109,7 +110,16 @@ test("a rule for a destructive tool, a byo endpoint's tool or a tag the binding 
     }`,
   );
   const id = returned<number>(r);
-  const a = await unary(h.decisions, h.decisions.getAction, { workspaceId: ws, actionId: id });
+  // SubmitAction answers before its binding's drain (issue 13: no lifecycle work on the agent's
+  // call): the rule's apply comes after exec returns, so wait for it.
+  const a = await waitUntil(
+    `action ${id} to be auto-approved and applied`,
+    async () => {
+      const now = await unary(h.decisions, h.decisions.getAction, { workspaceId: ws, actionId: id });
+      return now.status === ActionStatus.ACTION_STATUS_APPLIED ? now : undefined;
+    },
+    { timeoutMs: 120_000, intervalMs: 100 },
+  );
   assert.equal(a.status, ActionStatus.ACTION_STATUS_APPLIED);
   assert.equal(a.decidedBy, "rule:FILES/mcp.tool.create_directory");
   assert.ok(existsSync(join(h.dir, "files", "by-rule")));
