@@ -129,13 +129,21 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
         const entry = change.entry?.entry;
         if (entry?.$case === "action" && take(entry.action)) progressed();
       });
-      s.on("error", (err: ServiceError) => {
-        if (settled || err.code === status.CANCELLED) return;
-        if (!TRANSIENT.has(err.code)) return finish(false, err);
-        // The approval service went away (restarting?): subscribe again from where this one stopped;
-        // the stall timer still bounds how long nothing may happen.
+      // The approval service went away (restarting?): subscribe again from where this one stopped;
+      // the stall timer still bounds how long nothing may happen. Once per stream.
+      const again = () => {
+        if (settled || stream !== s) return;
+        stream = undefined;
         retryTimer = setTimeout(watch, 1000);
+      };
+      s.on("error", (err: ServiceError) => {
+        if (settled) return;
+        // This process cancels its watch only once settled: a CANCELLED here is the server's (a
+        // graceful shutdown of the approval service), as transient as UNAVAILABLE.
+        if (!TRANSIENT.has(err.code) && err.code !== status.CANCELLED) return finish(false, err);
+        again();
       });
+      s.on("end", again);
     };
 
     armStall();

@@ -130,6 +130,31 @@ test("a batch that stops progressing ends after --stall-timeout naming what is s
   assert.match(out.stderr, /gatehouse actions w1 --state approved/);
 });
 
+test("the watch is subscribed again when the service cancels it (a graceful shutdown) or ends it, and the batch completes", async () => {
+  watchRequests.length = 0;
+  onApproveBatch = (req) =>
+    req.actionIds.map((id) => record(id, ActionStatus.ACTION_STATUS_APPROVED, id + 1));
+  onWatch = (call) => {
+    if (watchRequests.length === 1) {
+      call.write(change(20, record(11, ActionStatus.ACTION_STATUS_APPLIED, 20)));
+      setTimeout(() => call.emit("error", { code: status.CANCELLED, details: "server shutting down" }), 50);
+    } else if (watchRequests.length === 2) {
+      call.write(change(21, record(12, ActionStatus.ACTION_STATUS_APPLIED, 21)));
+      setTimeout(() => call.end(), 50);
+    } else {
+      call.write(change(22, record(13, ActionStatus.ACTION_STATUS_APPLIED, 22)));
+    }
+  };
+  const out = await gatehouse("approve", "w1", "11", "12", "13", "--stall-timeout", "60s", "--json");
+  assert.equal(out.code, 0, out.stderr);
+  assert.deepEqual(
+    watchRequests.map((r) => r.fromRevision),
+    [11, 21, 22],
+  );
+  const last = JSON.parse(out.stdout.trim().split("\n").at(-1)!);
+  assert.deepEqual({ done: last.done, applied: last.applied }, { done: true, applied: 3 });
+});
+
 test("a service that answers ApproveBatch only after the applies is followed as well", async () => {
   onApproveBatch = (req) =>
     req.actionIds.map((id) => record(id, ActionStatus.ACTION_STATUS_APPLIED, 30 + id));
