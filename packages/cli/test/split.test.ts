@@ -282,5 +282,6 @@ test("git in split mode: a commit from a snippet is held, approved through the C
   assert.equal(git(bare, "log", "--format=%s", "main"), "from split\ninitial");
   assert.equal(git(bare, "show", "main:b.md"), "b");
   const metrics = await (await fetch(`http://127.0.0.1:${opsPorts["gatekeeper-git"]}/metrics`)).text();
-  assert.match(metrics, /gatekeeper_git_rpcs_total\{method="ApplyAction",code="OK"\} 1/);
+  // The lifecycle applies through the batch RPC (issue 13): one ApplyActions run for the one commit.
+  assert.match(metrics, /gatekeeper_git_rpcs_total\{method="ApplyActions",code="OK"\} 1/);
 });
