@@ -100,9 +100,11 @@ test("a batch that stops progressing ends after --stall-timeout naming what is s
   onWatch = (call) => {
     if (watchRequests.length === 1) {
       // Action 11 applies, then the stream breaks as when the approval service restarts.
-      call.write(change(20, record(11, ActionStatus.ACTION_STATUS_APPLIED, 20)));
-      // (grpc-js ends a server stream with a status on "error"; destroy(err) leaves the client waiting.)
-      setTimeout(() => call.emit("error", { code: status.UNAVAILABLE, details: "restarting" }), 50);
+      // Once the change is written, the stream breaks. (grpc-js ends a server stream with a status on
+      // "error"; destroy(err) leaves the client waiting.)
+      call.write(change(20, record(11, ActionStatus.ACTION_STATUS_APPLIED, 20)), () =>
+        call.emit("error", { code: status.UNAVAILABLE, details: "restarting" }),
+      );
     } else {
       // After the restart: 12 is claimed and never answered; 13 is never picked up.
       call.write(change(21, record(12, ActionStatus.ACTION_STATUS_APPLYING, 21)));
@@ -136,11 +138,11 @@ test("the watch is subscribed again when the service cancels it (a graceful shut
     req.actionIds.map((id) => record(id, ActionStatus.ACTION_STATUS_APPROVED, id + 1));
   onWatch = (call) => {
     if (watchRequests.length === 1) {
-      call.write(change(20, record(11, ActionStatus.ACTION_STATUS_APPLIED, 20)));
-      setTimeout(() => call.emit("error", { code: status.CANCELLED, details: "server shutting down" }), 50);
+      call.write(change(20, record(11, ActionStatus.ACTION_STATUS_APPLIED, 20)), () =>
+        call.emit("error", { code: status.CANCELLED, details: "server shutting down" }),
+      );
     } else if (watchRequests.length === 2) {
-      call.write(change(21, record(12, ActionStatus.ACTION_STATUS_APPLIED, 21)));
-      setTimeout(() => call.end(), 50);
+      call.write(change(21, record(12, ActionStatus.ACTION_STATUS_APPLIED, 21)), () => call.end());
     } else {
       call.write(change(22, record(13, ActionStatus.ACTION_STATUS_APPLIED, 22)));
     }

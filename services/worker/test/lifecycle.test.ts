@@ -144,7 +144,11 @@ describe("action lifecycle through binding runs", () => {
     const ws = await workspace();
     const a1 = await submit(f.streams, ws, "a1");
     const a2 = await submit(f.streams, ws, "a2", { dependsOn: ["a1"] });
-    await sleep(20); // both are older than the 10 ms TTL of this sweep
+    const submittedBy = Date.now();
+    // Both must be older than the 10 ms TTL of this sweep: wait on the clock, not a fixed pause.
+    await waitUntil("both actions to be older than the 10 ms TTL", () => Date.now() > submittedBy + 10, {
+      intervalMs: 5,
+    });
     assert.deepEqual(await expire(e, ws, 10), [a1, a2]);
     assert.deepEqual(await outcome(e, ws, a1), {
       actionId: a1,
