@@ -18,7 +18,7 @@ import ivm from "isolated-vm";
 import pino from "pino";
 import { executeSnippet } from "./client.ts";
 import { type SandboxRunnerHandle, startSandboxRunner } from "./index.ts";
-import type { SandboxMode } from "./layer.ts";
+import type { SandboxIsolation, SandboxMode } from "./layer.ts";
 
 /** Latency percentiles in milliseconds (nearest rank; p99 of fewer than 100 samples is the maximum). */
 export interface Percentiles {
@@ -30,7 +30,7 @@ export interface Percentiles {
 /** Result of benchSandboxRunner. */
 export interface SandboxBenchResult {
   /** Layer the runner used. */
-  mode: "gvisor" | "none";
+  mode: SandboxIsolation;
   /** executeCode on a warm workspace sandbox, one execution every `gapMs` (client measured, gRPC included). */
   runner: Percentiles;
   /** The same, back to back (the sandbox prepares the next isolate while the next request arrives). */

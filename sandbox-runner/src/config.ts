@@ -12,7 +12,7 @@ const flag = z
 const schema = z.object({
   SANDBOX_RUNNER_ADDR: address.default("127.0.0.1:7004"),
   SANDBOX_RUNNER_METRICS_ADDR: address.default("127.0.0.1:9474"),
-  SANDBOX_MODE: z.enum(["gvisor", "none", "auto"]).default("auto"),
+  SANDBOX_MODE: z.enum(["gvisor", "gvisor-pod", "none", "auto"]).default("auto"),
   SANDBOX_MAX_CONCURRENT: z.coerce.number().int().min(1).max(1024).default(16),
   SANDBOX_MAX_WAITING: z.coerce.number().int().min(0).max(100_000).default(256),
   SANDBOX_ADMISSION_WAIT_MS: z.coerce.number().int().min(0).max(600_000).default(20_000),
@@ -36,8 +36,11 @@ export interface RunnerConfig {
   /** HTTP address for /healthz and /metrics (SANDBOX_RUNNER_METRICS_ADDR, default 127.0.0.1:9474). */
   metricsHost: string;
   metricsPort: number;
-  /** SANDBOX_MODE: gvisor | none | auto (default auto). */
-  mode: "gvisor" | "none" | "auto";
+  /**
+   * SANDBOX_MODE: gvisor | gvisor-pod | none | auto (default auto). gvisor-pod: the runner runs under
+   * gVisor itself (a Pod of RuntimeClass gvisor) and refuses to start when its kernel is not gVisor's.
+   */
+  mode: "gvisor" | "gvisor-pod" | "none" | "auto";
   /**
    * SANDBOX_INSECURE_NO_GVISOR=1|true (default false), or the `--insecure-no-gvisor` flag of main.ts: consent
    * to run without gVisor (needed for SANDBOX_MODE=none, and for auto when runsc is absent).

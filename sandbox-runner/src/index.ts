@@ -9,7 +9,7 @@ import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import type { ExecutionSettings } from "./execution.ts";
 import { ensureIsolateHost } from "./isolate-host-path.ts";
-import { type SandboxMode, selectBackend } from "./layer.ts";
+import { type SandboxIsolation, type SandboxMode, selectBackend } from "./layer.ts";
 import { createMetrics, type RunnerMetrics } from "./metrics.ts";
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, type SandboxDescription } from "./pool/options.ts";
 import { SandboxPool } from "./pool/pool.ts";
@@ -17,7 +17,12 @@ import { sandboxRunnerHandlers } from "./server.ts";
 
 export { benchSandboxRunner, type SandboxBenchResult } from "./bench.ts";
 export { type ExecuteSnippetRequest, executeSnippet, type ServedBinding } from "./client.ts";
-export { GVISOR_DISABLED_WARNING, GVISOR_OFF_WARNING, type SandboxMode } from "./layer.ts";
+export {
+  GVISOR_DISABLED_WARNING,
+  GVISOR_OFF_WARNING,
+  type SandboxIsolation,
+  type SandboxMode,
+} from "./layer.ts";
 export { DEFAULT_LIMITS, MAX_LIMITS } from "./limits.ts";
 export type { SandboxBackend, SandboxExit, SandboxInstance } from "./pool/backend.ts";
 export type { PoolOptions, SandboxDescription } from "./pool/options.ts";
@@ -73,15 +78,19 @@ export interface SandboxRunnerOptions {
 export interface SandboxRunnerHandle {
   /** The bound port. */
   port: number;
-  /** The layer in use: "gvisor" or "none" (isolate only; every result then carries a warning). */
-  mode: "gvisor" | "none";
+  /**
+   * The layer in use: "gvisor" (a runsc container per workspace), "gvisor-pod" (sandboxes are child
+   * processes inside the runner's own gVisor sandbox) or "none" (isolate only; every result then carries
+   * a warning).
+   */
+  mode: SandboxIsolation;
   /** Prometheus metrics of this runner (registry at metrics.registry). */
   metrics: RunnerMetrics;
   /** The sandbox pool: describe() lists every sandbox (id, pid, workspace, state, executions). */
   pool: Pick<SandboxPool, "describe" | "waitFor" | "whenWarm">;
   /** Status for /healthz-style pages: layer, cgroup limits in force, and every sandbox. */
   status(): {
-    mode: "gvisor" | "none";
+    mode: SandboxIsolation;
     cgroups: { memoryMb: number; pidsMax: number } | null;
     sandboxes: SandboxDescription[];
   };
@@ -92,8 +101,9 @@ export interface SandboxRunnerHandle {
 /**
  * Starts the SandboxRunner gRPC service (insecure credentials: bind it to loopback or a pod network) and
  * its sandbox pool (warm sandboxes start in the background). Builds dist/isolate-host.cjs first if missing.
- * @throws ConfigError when the layer is refused (mode "gvisor" without runsc; no runsc, or mode "none",
- *   without insecureNoGvisor); Error when the port cannot be bound.
+ * @throws ConfigError when the layer is refused (mode "gvisor" without runsc; mode "gvisor-pod" when the
+ *   runner's kernel is not gVisor's; no runsc, or mode "none", without insecureNoGvisor); Error when the
+ *   port cannot be bound.
  */
 export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Promise<SandboxRunnerHandle> {
   const logger = (options.logger ?? pino({ level: "info" })).child({ component: "sandbox-runner" });
@@ -113,6 +123,11 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
   const cgroupsInForce = backend.resourceLimits;
   if (backend.isolation === "none") {
     logger.warn({ event: "gvisor_off", warning: backend.warnings[0] }, `!!! ${backend.warnings[0]} !!!`);
+  } else if (backend.isolation === "gvisor-pod") {
+    logger.info(
+      { event: "gvisor_pod" },
+      "gVisor layer is ON at the pod: the runner runs under gVisor and its sandboxes are child processes inside it, shared by this runner's workspaces",
+    );
   } else {
     logger.info(
       { event: "gvisor_on", cgroups: cgroupsInForce },

@@ -2,12 +2,25 @@ import type { Logger } from "pino";
 import { ConfigError } from "./errors.ts";
 import type { CgroupLimits } from "./gvisor/cgroups.ts";
 import { findRunsc } from "./gvisor/detect.ts";
+import { readKernel } from "./gvisor/kernel.ts";
 import type { SandboxBackend } from "./pool/backend.ts";
 import { createProcessBackend } from "./pool/process-backend.ts";
 import { createRunscBackend } from "./pool/runsc-backend.ts";
 
-/** Requested sandbox layer: "gvisor" (required), "none" (isolate only), "auto" (gVisor when runsc is on PATH). */
-export type SandboxMode = "gvisor" | "none" | "auto";
+/**
+ * Requested sandbox layer: "gvisor" (a runsc container per sandbox, required), "gvisor-pod" (the runner
+ * itself runs under gVisor, e.g. a Pod of RuntimeClass gvisor: sandboxes are child processes inside it;
+ * verified at start), "none" (isolate only), "auto" (gvisor-pod when the runner's kernel is gVisor's,
+ * else gvisor when runsc is on PATH).
+ */
+export type SandboxMode = "gvisor" | "gvisor-pod" | "none" | "auto";
+
+/**
+ * The layer in force: "gvisor" (each workspace its own runsc container), "gvisor-pod" (every sandbox a
+ * child process inside the runner's own gVisor sandbox, shared by the workspaces of this runner),
+ * "none" (the isolate is the only wall).
+ */
+export type SandboxIsolation = "gvisor" | "gvisor-pod" | "none";
 
 /** The warning every result carries when runsc is absent and the operator accepted that. */
 export const GVISOR_OFF_WARNING =
@@ -28,6 +41,8 @@ export interface LayerOptions {
   isolateHostPath: string;
   /** Parent dir of the gVisor bundle template. */
   dataDir?: string;
+  /** Where the runner reads its kernel's identity (default /proc/version; tests point it at a fixture). */
+  procVersionPath?: string;
   /** Cgroup limits for gVisor sandboxes (applied when the platform delegates cgroups), or null for none. */
   cgroups: CgroupLimits | null;
   logger: Logger;
@@ -36,15 +51,21 @@ export interface LayerOptions {
 /**
  * Resolves the sandbox layer and creates its backend:
  *
- * | mode   | runsc on PATH | insecureNoGvisor | result                                        |
- * | ------ | ------------- | ---------------- | --------------------------------------------- |
- * | gvisor | yes           | any              | runsc backend                                 |
- * | gvisor | no            | any              | refuses (ConfigError)                         |
- * | auto   | yes           | any              | runsc backend                                 |
- * | auto   | no            | false            | refuses (ConfigError)                         |
- * | auto   | no            | true             | process backend, GVISOR_OFF_WARNING on results |
- * | none   | any           | false            | refuses (ConfigError)                         |
- * | none   | any           | true             | process backend, GVISOR_DISABLED_WARNING      |
+ * | mode       | kernel is gVisor's | runsc on PATH | insecureNoGvisor | result                                         |
+ * | ---------- | ------------------ | ------------- | ---------------- | ---------------------------------------------- |
+ * | gvisor-pod | yes                | any           | any              | process backend, isolation "gvisor-pod"        |
+ * | gvisor-pod | no                 | any           | any              | refuses (ConfigError): never claims gVisor     |
+ * | gvisor     | any                | yes           | any              | runsc backend                                  |
+ * | gvisor     | any                | no            | any              | refuses (ConfigError)                          |
+ * | auto       | yes                | any           | any              | process backend, isolation "gvisor-pod"        |
+ * | auto       | no                 | yes           | any              | runsc backend                                  |
+ * | auto       | no                 | no            | false            | refuses (ConfigError)                          |
+ * | auto       | no                 | no            | true             | process backend, GVISOR_OFF_WARNING on results |
+ * | none       | any                | any           | false            | refuses (ConfigError)                          |
+ * | none       | any                | any           | true             | process backend, GVISOR_DISABLED_WARNING       |
+ *
+ * The kernel is gVisor's when /proc/version is gVisor's (gvisor/kernel.ts): under gVisor that file is
+ * the Sentry's answer, not the host's, so a runner outside gVisor cannot be made to claim it by configuration.
  *
  * @throws ConfigError naming the flag/variable to change when the combination is refused.
  */
@@ -56,7 +77,19 @@ export async function selectBackend(options: LayerOptions): Promise<SandboxBacke
         'sandbox mode "none" turns gVisor off, leaving the isolate as the only wall; confirm with --insecure-no-gvisor (or SANDBOX_INSECURE_NO_GVISOR=1), or use SANDBOX_MODE=auto|gvisor',
       );
     }
-    return createProcessBackend(options.isolateHostPath, GVISOR_DISABLED_WARNING);
+    return createProcessBackend(options.isolateHostPath, {
+      isolation: "none",
+      warning: GVISOR_DISABLED_WARNING,
+    });
+  }
+  const kernel = readKernel(options.procVersionPath);
+  if (mode === "gvisor-pod" && !kernel.gvisor) {
+    throw new ConfigError(
+      `SANDBOX_MODE=gvisor-pod says the runner itself runs under gVisor, but its kernel is not gVisor's (/proc/version: ${JSON.stringify(kernel.procVersion || "unreadable")}); run its Pod with runtimeClassName: gvisor (a RuntimeClass whose handler is runsc), or set SANDBOX_MODE=auto|gvisor`,
+    );
+  }
+  if (mode === "gvisor-pod" || (mode === "auto" && kernel.gvisor)) {
+    return createProcessBackend(options.isolateHostPath, { isolation: "gvisor-pod" });
   }
   const runsc = findRunsc();
   if (!runsc) {
@@ -70,7 +103,7 @@ export async function selectBackend(options: LayerOptions): Promise<SandboxBacke
         "runsc (gVisor) is not on PATH, so snippets would run with the isolate as the only wall; install gVisor (npm run setup), or start with --insecure-no-gvisor (SANDBOX_INSECURE_NO_GVISOR=1) to accept that",
       );
     }
-    return createProcessBackend(options.isolateHostPath, GVISOR_OFF_WARNING);
+    return createProcessBackend(options.isolateHostPath, { isolation: "none", warning: GVISOR_OFF_WARNING });
   }
   return createRunscBackend({
     runsc,

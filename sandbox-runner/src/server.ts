@@ -10,6 +10,7 @@ import type { Logger } from "pino";
 import { Admission, AdmissionRefused } from "./admission.ts";
 import { InvalidArgumentError, SandboxRunnerError, toGrpcStatus } from "./errors.ts";
 import { Execution, type ExecutionOutcome, type ExecutionSettings } from "./execution.ts";
+import type { SandboxIsolation } from "./layer.ts";
 import type { RunnerMetrics } from "./metrics.ts";
 import { type SandboxPool, TaskAbortedError } from "./pool/pool.ts";
 import { validateStart } from "./validate.ts";
@@ -22,7 +23,7 @@ const logFields = (start: ValidStart) => ({ executionId: start.executionId, work
 export interface SandboxRunnerHandlerOptions {
   pool: SandboxPool;
   /** Layer label for metrics: "gvisor" or "none". */
-  isolation: "gvisor" | "none";
+  isolation: SandboxIsolation;
   settings: ExecutionSettings;
   logger: Logger;
   metrics: RunnerMetrics;

@@ -4,12 +4,15 @@
  * carries the JSON-lines protocol of ../protocol.ts. The pool never looks past this interface.
  *
  * Backends: `runsc` (a long-lived `runsc run` container per sandbox, this host) and `process` (a plain
- * child process: no gVisor, only with the insecure opt-in). A Kubernetes backend would implement the same
+ * child process: no gVisor of its own — under gVisor only when the runner itself is, "gvisor-pod" — else
+ * only with the insecure opt-in). A Kubernetes backend would implement the same
  * shape: `start` creates (or claims from its own warm set) a pod with `runtimeClassName: gvisor` whose
  * container runs the isolate host, and attaches to its stdio through the API server
  * (`@kubernetes/client-node` Attach); `pid` is then null, `destroy` deletes the pod, and exits come from
  * the attach stream closing or the pod's status.
  */
+
+import type { SandboxIsolation } from "../layer.ts";
 
 /** How a sandbox ended: exit code or signal of its process as seen by the backend, plus a stderr tail. */
 export interface SandboxExit {
@@ -45,8 +48,11 @@ export interface SandboxInstance {
 export interface SandboxBackend {
   /** Backend name for logs and describe(): "runsc", "process" (later "kubernetes"). */
   readonly kind: string;
-  /** "gvisor" when every sandbox runs under gVisor, "none" when the isolate is the only wall. */
-  readonly isolation: "gvisor" | "none";
+  /**
+   * "gvisor" when every sandbox is its own runsc container, "gvisor-pod" when every sandbox is a child
+   * process inside the runner's own gVisor sandbox, "none" when the isolate is the only wall.
+   */
+  readonly isolation: SandboxIsolation;
   /** Notices every result carries (non-empty exactly when isolation is "none"). */
   readonly warnings: readonly string[];
   /**

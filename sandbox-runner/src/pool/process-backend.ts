@@ -3,19 +3,28 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnTiedToParent } from "@gatehouse/service-kit";
+import type { SandboxIsolation } from "../layer.ts";
 import type { SandboxBackend, SandboxInstance } from "./backend.ts";
 import { childInstance } from "./child-instance.ts";
 
 /**
- * INSECURE backend: each sandbox is a plain child process running the isolate host with an empty
- * environment and its own scratch dir under the OS temp dir; the isolate is the only wall. Used only
- * when the operator opted in (--insecure-no-gvisor); every result then carries `warning`.
+ * What the process backend's sandboxes are walled in by: "none" — INSECURE, the isolate is the only
+ * wall (the operator opted in with --insecure-no-gvisor; every result carries `warning`); or
+ * "gvisor-pod" — the runner itself runs under gVisor (verified by selectBackend), so its child processes
+ * do too, in one gVisor sandbox shared by every workspace of this runner.
  */
-export function createProcessBackend(isolateHostPath: string, warning: string): SandboxBackend {
+export type ProcessIsolation = { isolation: "none"; warning: string } | { isolation: "gvisor-pod" };
+
+/**
+ * Process backend: each sandbox is a child process running the isolate host with an empty environment
+ * and its own scratch dir under the OS temp dir.
+ */
+export function createProcessBackend(isolateHostPath: string, layer: ProcessIsolation): SandboxBackend {
+  const isolation: SandboxIsolation = layer.isolation;
   return {
     kind: "process",
-    isolation: "none",
-    warnings: [warning],
+    isolation,
+    warnings: layer.isolation === "none" ? [layer.warning] : [],
     resourceLimits: null,
     async start(id: string): Promise<SandboxInstance> {
       const scratch = await mkdtemp(join(tmpdir(), "gatehouse-scratch-"));
