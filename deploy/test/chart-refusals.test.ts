@@ -1,0 +1,66 @@
+/**
+ * Bad values are refused at render, naming the key: a wrong type, an unknown key, a replica count the
+ * embedded event store cannot take (values.schema.json), and a missing required value or secret (fail).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { template } from "./helm.ts";
+
+/** Renders with `files` (after the minimal values) and asserts it is refused with a message matching `named`. */
+async function refused(files: string[], sets: string[], named: RegExp): Promise<string> {
+  const r = await template(["minimal.yaml", ...files], sets);
+  assert.equal(r.ok, false, `expected a refusal, got a render of ${r.stdout.length} bytes`);
+  assert.match(r.stderr, named);
+  return r.stderr;
+}
+
+test("a value of the wrong type is refused naming the key", async () => {
+  const err = await refused(["wrong-type.yaml"], [], /\/gateway\/replicas/);
+  assert.match(err, /got string, want integer/);
+});
+
+test("an unknown key is refused naming it", async () => {
+  await refused(["unknown-key.yaml"], [], /\/gateway.*additional properties 'replica' not allowed/);
+  await refused([], ["kernal.replicas=1"], /additional properties 'kernal' not allowed/);
+});
+
+test("replicas the embedded event store cannot take are refused naming the component", async () => {
+  await refused(["approval-replicas-2.yaml"], [], /\/approval\/replicas.*maximum: got 2, want 1/);
+  for (const c of ["kernel", "worker", "gatekeeperMcp", "gatekeeperGit"]) {
+    await refused([], [`${c}.replicas=2`], new RegExp(`/${c}/replicas.*maximum: got 2, want 1`));
+  }
+  const scaled = await template(["minimal.yaml"], ["gateway.replicas=3", "sandboxRunner.replicas=4"]);
+  assert.ok(scaled.ok, `gateway and sandbox runner scale horizontally: ${scaled.stderr}`);
+});
+
+test("a missing required value fails the render naming it", async () => {
+  const none = await template([], []);
+  assert.equal(none.ok, false);
+  assert.match(none.stderr, /temporal\.address: set the Temporal frontend/);
+  await refused([], ["nats.url="], /nats\.url: set the NATS server/);
+  await refused(
+    [],
+    ["auth.devTokens.tokens=null", "tests.snippet.enabled=false"],
+    /auth\.oidc\.issuer: people cannot sign in/,
+  );
+  await refused([], ["auth.oidc.issuer=https://sso.example.com"], /auth\.oidc\.audience/);
+});
+
+test("a missing required secret fails the render naming the value", async () => {
+  await refused(
+    [],
+    ["callerToken.generate=false"],
+    /callerToken\.value: the caller-token secret is required/,
+  );
+  await refused([], ["callerToken.value=short"], /callerToken\.value: must be at least 32 characters/);
+  await refused(
+    ["git-remote-missing-credential.yaml"],
+    [],
+    /gatekeeperGit\.credentials\.files\.platform-token: gatekeeperGit\.remotes\.rules\[0\]\.tokenFile names it/,
+  );
+  const given = await template(
+    ["minimal.yaml", "git-remote-missing-credential.yaml"],
+    ["gatekeeperGit.credentials.existingSecret=git-creds"],
+  );
+  assert.ok(given.ok, given.stderr);
+});

@@ -1,0 +1,180 @@
+/**
+ * The chart renders what issue 14 asks for (no cluster needed): `helm lint`; every service a Deployment
+ * with /healthz probes and a PodSecurity-restricted securityContext; the sandbox runner under gVisor;
+ * NetworkPolicies allowing exactly the flows between services; the event store's claim kept on uninstall.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { CHART, find, helm, type K8sObject, KUBE_VERSION, render, valuesFile } from "./helm.ts";
+
+const COMPONENTS = [
+  "kernel",
+  "approval",
+  "worker",
+  "gateway",
+  "gatekeeper-mcp",
+  "gatekeeper-git",
+  "sandbox-runner",
+];
+const name = (c: string) => `t-gatehouse-${c}`;
+
+test("helm lint passes on the chart with the minimal values", async () => {
+  const r = await helm([
+    "lint",
+    CHART,
+    "--strict",
+    "--kube-version",
+    KUBE_VERSION,
+    "-f",
+    valuesFile("minimal.yaml"),
+  ]);
+  assert.ok(r.ok, r.stdout + r.stderr);
+  assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+});
+
+test("every service is a Deployment with /healthz probes and a restricted securityContext, and a Service where it listens", async () => {
+  const objects = await render(["minimal.yaml"]);
+  for (const c of COMPONENTS) {
+    const d = find(objects, "Deployment", name(c));
+    const pod = d.spec.template.spec;
+    assert.equal(pod.automountServiceAccountToken, false, `${c}: no service-account token`);
+    assert.equal(pod.securityContext.runAsNonRoot, true, c);
+    assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault", c);
+    const [container] = pod.containers;
+    assert.deepEqual(container.securityContext.capabilities, { drop: ["ALL"] }, c);
+    assert.equal(container.securityContext.allowPrivilegeEscalation, false, c);
+    assert.equal(container.securityContext.readOnlyRootFilesystem, true, c);
+    for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
+      assert.deepEqual(container[probe].httpGet, { path: "/healthz", port: "ops" }, `${c} ${probe}`);
+    }
+    assert.ok(
+      container.ports.some((p: { name: string }) => p.name === "ops"),
+      `${c} has an ops port`,
+    );
+    const svc = find(objects, "Service", name(c));
+    assert.deepEqual(svc.spec.selector, d.spec.selector.matchLabels, `${c}: Service selects its pods`);
+  }
+});
+
+test("the sandbox runner runs under the gvisor RuntimeClass, which the chart creates with handler runsc", async () => {
+  const objects = await render(["minimal.yaml"]);
+  const pod = find(objects, "Deployment", name("sandbox-runner")).spec.template.spec;
+  assert.equal(pod.runtimeClassName, "gvisor");
+  assert.equal(pod.containers[0].image, "gatehouse/sandbox:0.1.0");
+  const rc = find(objects, "RuntimeClass", "gvisor");
+  assert.equal(rc.handler, "runsc");
+  const named = await render(["minimal.yaml"], ["runtimeClass.create=false", "runtimeClass.name=sandboxed"]);
+  assert.equal(
+    named.some((o) => o.kind === "RuntimeClass"),
+    false,
+  );
+  assert.equal(
+    find(named, "Deployment", name("sandbox-runner")).spec.template.spec.runtimeClassName,
+    "sandboxed",
+  );
+});
+
+test("kernel, approval and worker share the event store claim, kept on uninstall, on one node; one replica each", async () => {
+  const objects = await render(["minimal.yaml"]);
+  const pvc = find(objects, "PersistentVolumeClaim", "t-gatehouse-data");
+  assert.equal(pvc.metadata.annotations?.["helm.sh/resource-policy"], "keep");
+  for (const c of ["kernel", "approval", "worker"]) {
+    const d = find(objects, "Deployment", name(c));
+    assert.equal(d.spec.replicas, 1);
+    assert.equal(d.spec.strategy.type, "Recreate", `${c}: never two writers during a rollout`);
+    const pod = d.spec.template.spec;
+    const data = pod.volumes.find((v: { name: string }) => v.name === "data");
+    assert.equal(data.persistentVolumeClaim.claimName, "t-gatehouse-data", c);
+    const env = Object.fromEntries(
+      pod.containers[0].env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+    );
+    assert.equal(env.GATEHOUSE_DATA_DIR, "/data", c);
+    const term = pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
+    assert.equal(term.topologyKey, "kubernetes.io/hostname", c);
+    assert.equal(d.spec.template.metadata.labels["gatehouse.dev/event-store"], "embedded", c);
+  }
+});
+
+test("every component has a PodDisruptionBudget; the ServiceMonitors render only when asked", async () => {
+  const objects = await render(["minimal.yaml"]);
+  for (const c of COMPONENTS) find(objects, "PodDisruptionBudget", name(c));
+  assert.equal(
+    objects.some((o) => o.kind === "ServiceMonitor"),
+    false,
+  );
+  const monitored = await render(["minimal.yaml"], ["serviceMonitor.enabled=true"]);
+  for (const c of COMPONENTS) find(monitored, "ServiceMonitor", name(c));
+});
+
+test("extraObjects are rendered through tpl", async () => {
+  const objects = await render(["minimal.yaml", "extra-objects.yaml"]);
+  find(objects, "ConfigMap", "t-extra");
+  find(objects, "ConfigMap", "t-extra-string");
+});
+
+/** The components a policy's rules name as peers (by app.kubernetes.io/component), sorted. */
+function peers(rules: { from?: unknown[]; to?: unknown[] }[], side: "from" | "to"): string[] {
+  const out = new Set<string>();
+  for (const rule of rules) {
+    for (const p of (rule[side] ?? []) as { podSelector?: { matchLabels?: Record<string, string> } }[]) {
+      const c = p.podSelector?.matchLabels?.["app.kubernetes.io/component"];
+      if (c && COMPONENTS.includes(c)) out.add(c);
+    }
+  }
+  return [...out].sort();
+}
+
+test("NetworkPolicies: default deny, then exactly the flows between services; the sandbox runner has no egress at all", async () => {
+  const objects = await render(["minimal.yaml"]);
+  const deny = find(objects, "NetworkPolicy", "t-gatehouse-default-deny");
+  assert.deepEqual(deny.spec, { podSelector: {}, policyTypes: ["Ingress", "Egress"] });
+  const expected: Record<string, { from: string[]; to: string[] }> = {
+    gateway: { from: [], to: ["approval", "kernel"] },
+    kernel: { from: ["gateway"], to: ["gatekeeper-git", "gatekeeper-mcp", "sandbox-runner"] },
+    approval: {
+      from: ["gatekeeper-git", "gatekeeper-mcp", "gateway"],
+      to: ["gatekeeper-git", "gatekeeper-mcp"],
+    },
+    worker: { from: [], to: ["gatekeeper-git", "gatekeeper-mcp"] },
+    "gatekeeper-mcp": { from: ["approval", "kernel", "worker"], to: ["approval"] },
+    "gatekeeper-git": { from: ["approval", "kernel", "worker"], to: ["approval"] },
+    "sandbox-runner": { from: ["kernel"], to: [] },
+  };
+  for (const c of COMPONENTS) {
+    const np = find(objects, "NetworkPolicy", name(c)) as K8sObject;
+    assert.deepEqual(np.spec.policyTypes, ["Ingress", "Egress"], c);
+    assert.deepEqual(
+      { from: peers(np.spec.ingress, "from"), to: peers(np.spec.egress, "to") },
+      expected[c],
+      `${c}'s flows`,
+    );
+    const dns = np.spec.egress.some((r: { ports?: { port: number }[] }) =>
+      r.ports?.some((p) => p.port === 53),
+    );
+    assert.equal(dns, c !== "sandbox-runner", `${c}: DNS egress only where needed`);
+  }
+  const runner = find(objects, "NetworkPolicy", name("sandbox-runner"));
+  assert.deepEqual(runner.spec.egress, [], "sandbox runner: no egress, DNS included");
+  assert.equal(runner.spec.ingress.length, 1, "sandbox runner: ingress from the kernel only");
+  const approval = find(objects, "NetworkPolicy", name("approval"));
+  const ports = approval.spec.egress.flatMap((r: { ports?: { port: number }[] }) =>
+    (r.ports ?? []).map((p) => p.port),
+  );
+  assert.ok(ports.includes(7233) && ports.includes(4222), `approval reaches Temporal and NATS: ${ports}`);
+});
+
+test("the caller-token secret is generated (48 characters) or taken from an existing Secret", async () => {
+  const objects = await render(["minimal.yaml"]);
+  const secret = find(objects, "Secret", "t-gatehouse-caller-token") as K8sObject & {
+    data: Record<string, string>;
+  };
+  assert.equal(Buffer.from(secret.data["caller-token-secret"]!, "base64").length, 48);
+  const existing = await render(["minimal.yaml"], ["callerToken.existingSecret=company-caller-token"]);
+  assert.equal(
+    existing.some((o) => o.kind === "Secret" && o.metadata.name === "t-gatehouse-caller-token"),
+    false,
+  );
+  const kernel = find(existing, "Deployment", name("kernel")).spec.template.spec.containers[0];
+  const ref = kernel.env.find((e: { name: string }) => e.name === "GATEHOUSE_CALLER_TOKEN_SECRET");
+  assert.equal(ref.valueFrom.secretKeyRef.name, "company-caller-token");
+});

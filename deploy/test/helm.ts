@@ -1,0 +1,125 @@
+/**
+ * Test helpers: the helm and kubectl binaries, and rendering the chart with values files.
+ *
+ * helm comes from the cluster cache (`$GATEHOUSE_CACHE_DIR` or `$XDG_CACHE_HOME/gatehouse` or
+ * `~/.cache/gatehouse`, then `cluster/bin/helm`, built by `npm run cluster -- build`), else from PATH.
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { parseAllDocuments } from "yaml";
+
+const run = promisify(execFile);
+
+/** deploy/helm/gatehouse, absolute. */
+export const CHART = join(dirname(fileURLToPath(import.meta.url)), "..", "helm", "gatehouse");
+/** deploy/test/values/<name>, absolute. */
+export const valuesFile = (name: string): string =>
+  join(dirname(fileURLToPath(import.meta.url)), "values", name);
+
+/** The Kubernetes version `helm template` renders for (the local cluster's). */
+export const KUBE_VERSION = "1.34.4";
+
+/** The cluster cache folder agreed with scripts/cluster (binaries in bin/, runtime state in run/). */
+export function clusterCache(): string {
+  const base =
+    process.env.GATEHOUSE_CACHE_DIR ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"), "gatehouse");
+  return join(base, "cluster");
+}
+
+/**
+ * The helm binary: `<cluster cache>/bin/helm`, else `helm` on PATH.
+ * @throws Error saying how to build it when neither exists.
+ */
+export function helmBinary(): string {
+  const cached = join(clusterCache(), "bin", "helm");
+  if (existsSync(cached)) return cached;
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (dir && existsSync(join(dir, "helm"))) return join(dir, "helm");
+  }
+  throw new Error(`helm not found at ${cached} nor on PATH: build it with \`npm run cluster -- build\``);
+}
+
+/** The outcome of a helm (or kubectl) command: exit code 0 or not, with both streams. */
+export interface CommandResult {
+  ok: boolean;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `file args…` (never throws on a non-zero exit: ok=false). */
+export async function command(
+  file: string,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  const child = run(file, args, {
+    env: { ...process.env, ...opts.env },
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: opts.timeoutMs ?? 120_000,
+  });
+  if (opts.input !== undefined) {
+    child.child.stdin?.end(opts.input);
+  }
+  try {
+    const { stdout, stderr } = await child;
+    return { ok: true, stdout, stderr };
+  } catch (err) {
+    const e = err as { stdout?: string; stderr?: string; message: string };
+    return { ok: false, stdout: e.stdout ?? "", stderr: e.stderr ?? e.message };
+  }
+}
+
+/** `helm <args>`. */
+export function helm(args: string[], opts: Parameters<typeof command>[2] = {}): Promise<CommandResult> {
+  return command(helmBinary(), args, opts);
+}
+
+/**
+ * `helm template t <chart> --kube-version 1.34.4 -f <each file> --set <each>`: files are names under
+ * test/values/ or absolute paths.
+ */
+export function template(files: string[], sets: string[] = [], extra: string[] = []): Promise<CommandResult> {
+  const args = ["template", "t", CHART, "--kube-version", KUBE_VERSION, "--namespace", "gh"];
+  for (const f of files) args.push("-f", f.startsWith("/") ? f : valuesFile(f));
+  for (const s of sets) args.push("--set", s);
+  return helm([...args, ...extra]);
+}
+
+/** A Kubernetes object as rendered (only the fields the tests read are typed). */
+export interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are read field by field
+  spec?: any;
+  [key: string]: unknown;
+}
+
+/** Parses a multi-document manifest stream, dropping empty documents. */
+export function parseManifests(text: string): K8sObject[] {
+  return parseAllDocuments(text)
+    .map((d) => d.toJS() as K8sObject | null)
+    .filter((o): o is K8sObject => o !== null && typeof o === "object");
+}
+
+/** Renders the chart (must succeed) and parses it. */
+export async function render(files: string[], sets: string[] = []): Promise<K8sObject[]> {
+  const r = await template(files, sets);
+  if (!r.ok) throw new Error(`helm template failed: ${r.stderr}`);
+  return parseManifests(r.stdout);
+}
+
+/** The one object of `kind` named `name` (throws naming what exists when absent). */
+export function find(objects: K8sObject[], kind: string, name: string): K8sObject {
+  const o = objects.find((x) => x.kind === kind && x.metadata.name === name);
+  if (!o) {
+    const names = objects.filter((x) => x.kind === kind).map((x) => x.metadata.name);
+    throw new Error(`no ${kind} ${name}; rendered: ${names.join(", ")}`);
+  }
+  return o;
+}
