@@ -6,6 +6,8 @@
 #   - the Temporal CLI (its dev server), built with `go install` when missing
 #   - the Python MCP SDK (PyPI mcp) in a venv under ${XDG_CACHE_HOME:-~/.cache}/gatehouse/python-mcp, outside
 #     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
+#   - the local Kubernetes cluster's tools in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
+#     (scripts/cluster/build.sh, docs/cluster.md)
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
 #     restored, not redone).
@@ -42,6 +44,8 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # setpriv (util-linux): gatehouse dev's children die with it; ss (iproute2): a busy port's error names its pid.
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
+# jq: scripts/cluster/image.sh names an image in its OCI index.
+command -v jq >/dev/null 2>&1 || missing+=(jq)
 if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"
@@ -80,6 +84,15 @@ if [ ! -f "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION" ]; then
   python3 -m venv "$python_mcp"
   "$python_mcp/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PYTHON_MCP_VERSION"
   touch "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION"
+fi
+
+# The local Kubernetes cluster's tools (docs/cluster.md), built from the Go module proxy into
+# ${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/gatehouse}/cluster/bin only when missing: helm and umoci
+# (scripts/cluster/image.sh builds the images with it).
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
+if ! bash scripts/cluster/build.sh --check tools; then
+  echo "setup: building the cluster tools helm and umoci with Go (about 5 minutes the first time)"
+  bash scripts/cluster/build.sh tools
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

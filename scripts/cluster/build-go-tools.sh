@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds single-binary Go tools into $CACHE/bin when missing: helm, umoci (the OCI image tool image.sh
+# uses) and coredns (the cluster DNS, packed into an image by up.sh). helm and coredns with `go install`;
+# umoci's go.mod has a replace directive (go install refuses it), so it is built in a wrapper module
+# that copies that directive. Static binaries (CGO_ENABLED=0) so coredns runs from a bare rootfs.
+# Usage: build-go-tools.sh [NAME...]   (default: all three)
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+go_env
+
+declare -A pkg=(
+  [helm]="helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+  [umoci]="github.com/opencontainers/umoci/cmd/umoci@$UMOCI_VERSION"
+  [coredns]="github.com/coredns/coredns@$COREDNS_VERSION"
+)
+declare -A est=([helm]="~3 min cold" [umoci]="~1 min cold" [coredns]="~3 min cold")
+# wrapped_build NAME MODULE VERSION PACKAGE — go build PACKAGE in a wrapper module requiring MODULE@VERSION
+# with MODULE's own single-line `replace A => B vX` directives copied (they only apply in the main module).
+wrapped_build() {
+  local name="$1" module="$2" ver="$3" package="$4" mod="$SRC/$1-$3" gomod
+  if [ ! -f "$mod/go.sum" ]; then
+    rm -rf "$mod" && mkdir -p "$mod"
+    gomod="$(cd "$mod" && go mod download -json "$module@$ver" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+    [ -f "$gomod" ] || die "could not download $module@$ver's go.mod from the Go proxy"
+    {
+      printf 'module gatehouse.local/cluster/%s\n\ngo %s\n\nrequire %s %s\n\n' "$name" "$(sed -n 's/^go //p' "$gomod")" "$module" "$ver"
+      grep -E '^replace [^ ]+ => [^ ]+ v[^ ]+$' "$gomod" || true
+    } >"$mod/go.mod"
+    printf '//go:build tools\n\n// Package tools pins the command this wrapper module builds.\npackage tools\n\nimport _ "%s"\n' "$package" >"$mod/tools.go"
+    (cd "$mod" && go mod tidy) || die "go mod tidy failed in $mod (see above); delete $mod to retry"
+  fi
+  (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$name.tmp" "$package") || die "building $name $ver failed (see above)"
+  mv "$BIN/$name.tmp" "$BIN/$name"
+}
+
+[ "$#" -gt 0 ] || set -- helm umoci coredns
+for name in "$@"; do
+  [ -n "${pkg[$name]:-}" ] || die "build-go-tools.sh: unknown tool $name (one of: ${!pkg[*]})"
+  want="${pkg[$name]##*@}"
+  have "$name" "$want" && continue
+  # A binary installed by hand (or by a previous layout) at the pinned version counts once checked.
+  if [ -x "$BIN/$name" ] && [ ! -f "$(marker "$name")" ] && go version -m "$BIN/$name" 2>/dev/null | grep -q "[[:space:]]$want[[:space:]]"; then
+    mark "$name" "$want"; continue
+  fi
+  [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
+  log "building $name $want (${est[$name]})"
+  start=$SECONDS
+  if [ "$name" = umoci ]; then
+    wrapped_build umoci github.com/opencontainers/umoci "$want" github.com/opencontainers/umoci/cmd/umoci
+  else
+    GOBIN="$BIN" CGO_ENABLED=0 go install -p 2 -trimpath -ldflags "-s -w" "${pkg[$name]}" || die "building $name $want failed (see above)"
+  fi
+  mark "$name" "$want"
+  log "built $name in $((SECONDS - start)) s"
+done

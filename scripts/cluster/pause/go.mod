@@ -1,0 +1,3 @@
+module gatehouse.local/cluster/pause
+
+go 1.24
