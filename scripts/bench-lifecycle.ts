@@ -13,6 +13,8 @@
  *     action is final), for BENCH_LIFECYCLE_BATCH (1,000) and BENCH_LIFECYCLE_LARGE (5,000) pending.
  *  4. Memory with BENCH_LIFECYCLE_LARGE pending: VmRSS of this process (the stack), of the Temporal
  *     server and of the other children, before and after submitting, per pending action.
+ *     Next to each batch, its floor: the same writes sent one after another by a plain MCP client
+ *     straight to a fresh server-memory process (mcpFloor), after the batches, in the same run.
  *  5. CLI start: the `gatehouse` command (see gatehouseCli) with `--help`, `actions` of a small
  *     workspace and of the large one, next to `node -e ''`.
  *
@@ -220,6 +222,11 @@ async function main() {
     const largeMs = await approveAll(wsLarge, large.ids);
     log(`batch of ${LARGE}: ${Math.round(largeMs)} ms`);
     const rssApplied = sampleRss(temporal);
+    log(`floor: ${BATCH} then ${LARGE} writes by a plain MCP client on a fresh server-memory`);
+    const [floorBatchMs = 0, floorLargeMs = 0] = await mcpFloor(dir, [
+      { prefix: "batch", n: BATCH },
+      { prefix: "large", n: LARGE },
+    ]);
 
     const engine = {
       orchestrator: "temporal",
@@ -323,6 +330,15 @@ async function main() {
         BATCH === 1000 ? "≤ 10 s" : undefined,
       ),
       row(
+        "batch.floor",
+        `${BATCH} approved → all applied, wall`,
+        batchMs / 1000,
+        `floor: the same ${BATCH} writes, plain MCP client → fresh server-memory, one after another`,
+        floorBatchMs / 1000,
+        "s",
+        BATCH === 1000 ? "≤ 10 s" : undefined,
+      ),
+      row(
         "large.perAction",
         `${LARGE} approved → all applied, per action`,
         largeMs / LARGE,
@@ -336,6 +352,15 @@ async function main() {
         largeMs / 1000,
         `${LARGE} × one action's approve → applied p50`,
         (approve.p50 * LARGE) / 1000,
+        "s",
+        LARGE === 5000 ? "≤ 60 s" : undefined,
+      ),
+      row(
+        "large.floor",
+        `${LARGE} approved → all applied, wall`,
+        largeMs / 1000,
+        `floor: the same ${LARGE} writes after the ${BATCH}, plain MCP client → the same fresh server`,
+        floorLargeMs / 1000,
         "s",
         LARGE === 5000 ? "≤ 60 s" : undefined,
       ),
@@ -433,6 +458,7 @@ async function main() {
         approveToApplied: approve,
         batch: { actions: BATCH, wallMs: Math.round(batchMs) },
         large: { actions: LARGE, wallMs: Math.round(largeMs) },
+        floor: { batchWallMs: Math.round(floorBatchMs), largeWallMs: Math.round(floorLargeMs) },
         cli: { node, help, actionsSmall: stats(smallActionsMs), actionsLarge: stats(largeActionsMs) },
         rssKiB: { before: rssBefore, submitted: rssSubmitted, pending: rssPending, applied: rssApplied },
       },
@@ -545,6 +571,41 @@ async function directMcp(dir: string, n: number): Promise<{ write: Stats; read: 
       if (i >= WARMUP) read.push(performance.now() - t);
     }
     return { write: stats(write), read: stats(read) };
+  } finally {
+    await client.close();
+  }
+}
+
+/**
+ * The floor of the batch figures: the same writes the batches apply (`create_entities` of one entity
+ * each, `<prefix>-<i>`), sent one after another by a plain MCP SDK client straight to a fresh
+ * server-memory process (its own file), batch after batch in the bench's order, so the server's file
+ * grows as the stack's server's does (server-memory reads and rewrites its whole file per call).
+ * @returns wall ms of each batch, in order. @throws when a call answers isError.
+ */
+async function mcpFloor(dir: string, batches: { prefix: string; n: number }[]): Promise<number[]> {
+  const client = new Client({ name: "gatehouse-bench-floor", version: "0.1.0" });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
+    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: join(dir, "floor-memory.jsonl") },
+    stderr: "ignore",
+  });
+  await client.connect(transport);
+  try {
+    const wall: number[] = [];
+    for (const { prefix, n } of batches) {
+      const t = performance.now();
+      for (let i = 0; i < n; i++) {
+        const r = await client.callTool({
+          name: "create_entities",
+          arguments: { entities: [{ name: `${prefix}-${i}`, entityType: "bench", observations: [] }] },
+        });
+        if (r.isError) throw new Error(`floor: create_entities of ${prefix}-${i} failed`);
+      }
+      wall.push(performance.now() - t);
+    }
+    return wall;
   } finally {
     await client.close();
   }

@@ -22,7 +22,9 @@
  *   retried activity finds without an outcome, ends as "outcome unknown" (ActionApplyFailed with
  *   outcome_unknown) and is never sent again — which is why runs are bounded by `runMax`.
  * - When an action becomes final (applied, failed, rejected — by a person, a cascade, expiry or
- *   the binding's removal), its awaiting turn is told (`turnActionDecidedSignal`) before the
+ *   the binding's removal), its awaiting turn is told (`turnActionsDecidedSignal`, the final actions
+ *   of one announcement for that turn together, in order; `turnActionDecidedSignal` from older
+ *   workers is still handled) before the
  *   rejections it cascaded are announced, and rejected actions are notified to their gatekeeper
  *   (best effort). The worker does this (`bindingRunAnnounceSignal`), never the deciders.
  * - Expiry needs no workflow: the approval service sweeps pending actions past their TTL and
@@ -104,8 +106,21 @@ export interface TurnWorkflowInput {
 
 /** The actions a suspended turn waits for (sent by the kernel with signal-with-start). */
 export const turnAwaitingSignal = defineSignal<[{ actionIds: number[] }]>("awaiting");
-/** An awaited action reached a final status (sent by the worker, with signal-with-start). */
-export const turnActionDecidedSignal =
-  defineSignal<[{ actionId: number; status: FinalStatus; reason?: string; resultJson?: string }]>(
-    "actionDecided",
-  );
+/** An awaited action's final status, as a turn hears it. */
+export interface TurnDecision {
+  actionId: number;
+  status: FinalStatus;
+  reason?: string;
+  resultJson?: string;
+}
+/**
+ * An awaited action reached a final status (one per signal). Sent by workers before the batched
+ * `turnActionsDecidedSignal`; turns still handle it.
+ */
+export const turnActionDecidedSignal = defineSignal<[TurnDecision]>("actionDecided");
+/**
+ * Awaited actions reached a final status: `decisions` in announcement order (a root before the
+ * rejections it cascaded), every one of the same turn (sent by the worker, with signal-with-start;
+ * one signal per announced group, so a run of 1,000 awaited writes is a few signals, not 1,000).
+ */
+export const turnActionsDecidedSignal = defineSignal<[{ decisions: TurnDecision[] }]>("actionsDecided");

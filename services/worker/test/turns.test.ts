@@ -60,7 +60,7 @@ describe("await-decision turn workflow", () => {
     const turn = await awaitTurn(f.env.client, ws, turnId, [a1, a2]);
     await approve(e(), ws, [a1]);
     await outcome(e(), ws, a1);
-    await signalHandled(turn, "actionDecided");
+    await signalHandled(turn, "actionsDecided");
     assert.equal((await turn.describe()).status.name, "RUNNING", "still waiting for the second action");
     assert.equal((await turnEvents(ws, turnId)).length, 0);
     await approve(e(), ws, [a2]);
@@ -86,6 +86,28 @@ describe("await-decision turn workflow", () => {
         [a2, "applied"],
       ],
     );
+  });
+
+  test("the outcomes of one run reach their turn in one signal, not one per action", async () => {
+    const turnId = uniqueId("exec");
+    const ws = uniqueId("w");
+    await seedWorkspace(f.store, ws);
+    const ids: number[] = [];
+    for (let i = 0; i < 6; i++)
+      ids.push(await submit(f.streams, ws, `a${i}`, { await: true, executionId: turnId }));
+    const turn = await awaitTurn(f.env.client, ws, turnId, ids);
+    await approve(e(), ws, ids);
+    const ended = await turn.result();
+    assert.equal(ended.state, "resumed");
+    assert.deepEqual(
+      ended.results.map((r) => r.actionId),
+      ids,
+    );
+    const signals = ((await turn.fetchHistory()).events ?? []).flatMap((ev) => {
+      const name = ev.workflowExecutionSignaledEventAttributes?.signalName;
+      return name && name !== "awaiting" ? [name] : [];
+    });
+    assert.deepEqual(signals, ["actionsDecided"], "one signal for the six outcomes of the run");
   });
 
   test("one rejected awaited action completes the turn with the rejection, without waiting for the other", async () => {

@@ -1,13 +1,14 @@
 /**
  * The await-decision turn workflow (id `turnWorkflowId(workspaceId, turnId)`): collects the set of
- * awaited actions (from the kernel) and their final statuses (from the action workflows), in any
- * order — both arrive by signal-with-start, so nothing sent before the workflow exists is lost —
+ * awaited actions (from the kernel) and their final statuses (from the binding runs, many to a
+ * signal), in any order — both arrive by signal-with-start, so nothing sent before the workflow exists is lost —
  * then records TurnResumed or TurnCompleted in the workspace stream.
  */
 import {
   TURN_WORKFLOW,
   type TurnWorkflowInput,
   turnActionDecidedSignal,
+  turnActionsDecidedSignal,
   turnAwaitingSignal,
 } from "@gatehouse/approval-core/lifecycle-contract";
 import { condition, proxyLocalActivities, setHandler, workflowInfo } from "@temporalio/workflow";
@@ -31,8 +32,12 @@ export async function awaitDecisionTurn(input: TurnWorkflowInput): Promise<TurnO
   setHandler(turnAwaitingSignal, ({ actionIds }) => {
     awaited ??= [...new Set(actionIds)].sort((a, b) => a - b);
   });
-  setHandler(turnActionDecidedSignal, (r) => {
+  const decide = (r: TurnResult) => {
     if (!decided.has(r.actionId)) decided.set(r.actionId, { ...r });
+  };
+  setHandler(turnActionDecidedSignal, decide);
+  setHandler(turnActionsDecidedSignal, ({ decisions }) => {
+    for (const r of decisions) decide(r);
   });
 
   let end: TurnEnd | undefined;
