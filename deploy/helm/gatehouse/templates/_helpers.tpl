@@ -47,7 +47,7 @@ app.kubernetes.io/part-of: gatehouse
 
 {{/* The ports every component listens on (container = Service port). */}}
 {{- define "gatehouse.grpcPort" -}}
-{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7004 "sandbox-runner" 7005 -}}
+{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7005 "sandbox-runner" 7004 -}}
 {{- index $ports . -}}
 {{- end -}}
 {{- define "gatehouse.opsPort" -}}
@@ -61,7 +61,7 @@ app.kubernetes.io/part-of: gatehouse
 {{- printf "%s:%s" (include "gatehouse.componentName" .) (include "gatehouse.grpcPort" (index . 1)) -}}
 {{- end -}}
 
-{{/* GATEKEEPER_ADDRESSES: "mcp=<svc>:7003,git=<svc>:7004" for the enabled gatekeepers. */}}
+{{/* GATEKEEPER_ADDRESSES: "mcp=<svc>:7003,git=<svc>:7005" for the enabled gatekeepers. */}}
 {{- define "gatehouse.gatekeeperAddresses" -}}
 {{- $out := list -}}
 {{- if .Values.gatekeeperMcp.enabled -}}{{- $out = append $out (printf "mcp=%s" (include "gatehouse.grpcAddress" (list . "gatekeeper-mcp"))) -}}{{- end -}}

@@ -9,7 +9,9 @@ metadata:
     {{- include "gatehouse.labels" (list $root "test") | nindent 4 }}
   annotations:
     helm.sh/hook: test
-    helm.sh/hook-delete-policy: before-hook-creation
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+    # Print the pod's log after the test, passed or failed (the pod is deleted when it passed).
+    helm.sh/hook-output-log-policy: hook-succeeded,hook-failed
 spec:
   restartPolicy: Never
   automountServiceAccountToken: false
