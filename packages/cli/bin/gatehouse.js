@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `gatehouse` command (`npm run gatehouse -- <command>`): runs the compiled CLI, dist/main.js,
- * which `npm run build` makes from src/ (packages/cli/build.mjs).
+ * which `npm run setup` (or `npm run build`) makes from src/ (packages/cli/build.mjs).
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 const main = new URL("../dist/main.js", import.meta.url);
 if (!existsSync(main)) {
   process.stderr.write(
-    `gatehouse: the compiled CLI ${fileURLToPath(main)} is missing; run npm run build (in the repository root) first\n`,
+    `gatehouse: the compiled CLI ${fileURLToPath(main)} is missing; run npm run setup in the repository root first (it installs what is missing and builds the CLI)\n`,
   );
   process.exit(1);
 }

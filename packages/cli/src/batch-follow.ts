@@ -5,18 +5,24 @@
  * `Decisions.WatchLog` until every one is final (applied, failed or rejected, its cascades
  * included). There is no overall deadline: the batch may take as long as the service keeps making
  * progress. It ends early only when nothing happens to the batch for `stallMs` (a stall: no worker,
- * a gatekeeper hanging), or on an error of the approve call itself.
+ * a gatekeeper hanging, the approval service gone), when `signal` aborts (Ctrl-C: the approvals
+ * already recorded stay recorded and apply on the server), or on an error of the approve call itself.
  */
 import { type ActionRecord, ActionStatus, type DecisionsClient, type LogChange } from "@gatehouse/proto";
-import { type ClientReadableStream, type ServiceError, status } from "@grpc/grpc-js";
-import { call } from "./clients.ts";
+import { type ClientReadableStream, type ClientUnaryCall, type ServiceError, status } from "@grpc/grpc-js";
 
 /** How far a batch is: numbers of actions (`approved` is the batch's size as known so far). */
 export interface BatchCounts {
   /** Actions in the batch: approved now, plus actions rejected by their cascades. */
   approved: number;
   applied: number;
+  /** Failed with a known outcome (the gatekeeper answered with an error). */
   failed: number;
+  /**
+   * Failed because a crash lost the apply's answer (`outcome_unknown`): the external effect may or
+   * may not have happened. Counted apart from `failed`; both are in state failed.
+   */
+  outcomeUnknown: number;
   /** Rejected since (a cascade from a failed dependency, or a person's rejection racing the approval). */
   rejected: number;
   /** Milliseconds since the batch started. */
@@ -30,7 +36,9 @@ export interface BatchResult {
   records: Map<number, ActionRecord>;
   /** True when it ended because nothing happened for `stallMs`; some actions are not final then. */
   stalled: boolean;
-  /** With `stalled`: whether the approve call had answered (the approvals are recorded). */
+  /** True when it ended because `signal` aborted (Ctrl-C); some actions may not be final then. */
+  interrupted: boolean;
+  /** Whether the approve call had answered (the approvals are recorded). */
   recorded: boolean;
 }
 
@@ -50,6 +58,8 @@ export interface FollowOptions {
   stallMs: number;
   /** Called after every change (often: throttle rendering). */
   onProgress(counts: BatchCounts): void;
+  /** Ends the follow at once as `interrupted` (the approve call, if still under way, is cancelled). */
+  signal?: AbortSignal;
 }
 
 const FINAL = new Set([
@@ -62,7 +72,8 @@ const FINAL = new Set([
 const TRANSIENT = new Set([status.UNAVAILABLE, status.INTERNAL, status.UNKNOWN, status.DEADLINE_EXCEEDED]);
 
 /**
- * Approves and follows the batch (see the module comment).
+ * Approves and follows the batch (see the module comment). Resolves `interrupted` at once when
+ * `signal` aborts, `stalled` after `stallMs` without a change.
  * @throws the approve call's ServiceError (nothing is followed then), or a watch error that is not
  * transient (e.g. NOT_FOUND for an unknown workspace).
  */
@@ -74,32 +85,45 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
   let recorded = false;
   let lastRevision = Math.max(0, Math.min(...o.expected, Number.MAX_SAFE_INTEGER)) - 1;
   let stream: ClientReadableStream<LogChange> | undefined;
+  let approving: ClientUnaryCall | undefined;
   let stallTimer: NodeJS.Timeout | undefined;
   let retryTimer: NodeJS.Timeout | undefined;
   let settled = false;
 
   const counts = (): BatchCounts => {
-    const c: BatchCounts = { approved: batch.size, applied: 0, failed: 0, rejected: 0, elapsedMs: 0 };
+    const c: BatchCounts = {
+      approved: batch.size,
+      applied: 0,
+      failed: 0,
+      outcomeUnknown: 0,
+      rejected: 0,
+      elapsedMs: 0,
+    };
     for (const id of batch) {
-      const s = records.get(id)?.status;
-      if (s === ActionStatus.ACTION_STATUS_APPLIED) c.applied++;
-      else if (s === ActionStatus.ACTION_STATUS_FAILED) c.failed++;
-      else if (s === ActionStatus.ACTION_STATUS_REJECTED) c.rejected++;
+      const a = records.get(id);
+      if (a?.status === ActionStatus.ACTION_STATUS_APPLIED) c.applied++;
+      else if (a?.status === ActionStatus.ACTION_STATUS_FAILED) {
+        if (a.outcomeUnknown) c.outcomeUnknown++;
+        else c.failed++;
+      } else if (a?.status === ActionStatus.ACTION_STATUS_REJECTED) c.rejected++;
     }
     c.elapsedMs = Date.now() - started;
     return c;
   };
 
   return new Promise<BatchResult>((resolve, reject) => {
-    const finish = (stalled: boolean, err?: unknown) => {
+    const finish = (stalled: boolean, err?: unknown, interrupted = false) => {
       if (settled) return;
       settled = true;
       clearTimeout(stallTimer);
       clearTimeout(retryTimer);
+      o.signal?.removeEventListener("abort", onAbort);
       stream?.cancel();
+      approving?.cancel();
       if (err) reject(err);
-      else resolve({ counts: counts(), records, stalled, recorded });
+      else resolve({ counts: counts(), records, stalled, interrupted, recorded });
     };
+    const onAbort = () => finish(false, undefined, true);
     const armStall = () => {
       clearTimeout(stallTimer);
       stallTimer = setTimeout(() => finish(true), o.stallMs);
@@ -108,7 +132,7 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
       armStall();
       const c = counts();
       o.onProgress(c);
-      if (recorded && c.applied + c.failed + c.rejected === c.approved) finish(false);
+      if (recorded && c.applied + c.failed + c.outcomeUnknown + c.rejected === c.approved) finish(false);
     };
     const take = (a: ActionRecord) => {
       // A cascade from an action of the batch joins the batch (as rejected).
@@ -146,11 +170,13 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
       s.on("end", again);
     };
 
+    if (o.signal?.aborted) return finish(false, undefined, true);
+    o.signal?.addEventListener("abort", onAbort);
     armStall();
     watch();
-    call(
-      o.decisions,
-      o.decisions.approveBatch,
+    // No deadline: a service that ignores return_once_recorded answers after every apply; the stall
+    // timer bounds the wait instead. Kept to be cancelled when the follow ends first.
+    approving = o.decisions.approveBatch(
       {
         workspaceId: o.workspaceId,
         actionIds: o.actionIds,
@@ -158,12 +184,9 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
         all: o.all,
         returnOnceRecorded: true,
       },
-      // No deadline: a service that ignores return_once_recorded answers after every apply; the stall
-      // timer bounds the wait instead.
-      Number.POSITIVE_INFINITY,
-    ).then(
-      (res) => {
+      (err, res) => {
         if (settled) return;
+        if (err || !res) return finish(false, err);
         // The batch is what the service approved (and cascaded); changes seen for expected ids it did
         // not approve (decided meanwhile) are dropped, cascades seen from the approved ones kept.
         batch = new Set(res.actions.map((a) => a.id));
@@ -175,7 +198,6 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
         recorded = true;
         progressed();
       },
-      (err) => finish(false, err),
     );
   });
 }

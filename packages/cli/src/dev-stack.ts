@@ -27,7 +27,7 @@ export interface DevStackOptions {
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
   /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway` serves the web app. */
-  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "runner" | "temporal" | "gateway", number>>;
+  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "git" | "runner" | "temporal" | "gateway", number>>;
   /**
    * NATS server(s) for live notices ("nats://host:port"). Absent: an in-process bus (no NATS needed).
    */
@@ -190,7 +190,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       cacheDir: join(resolve(dataDir), "git-cache"),
       approvalAddress: `${host}:${approvalPort}`,
       host,
-      port: 0,
+      port: options.ports?.git ?? 0,
       logger,
       limits: { maxFrameBytes },
     });

@@ -4,6 +4,7 @@
  * arguments and commands. `cliWording` rewrites those names, in this one place, for every service
  * error a command prints (see `describeGrpcError`).
  */
+import ms from "ms";
 
 /** A request field → what a CLI user gives instead (a flag, an argument, or a variable). */
 const FIELDS: Record<string, string> = {
@@ -56,6 +57,15 @@ const rpcNames = Object.keys(RPCS)
   .sort((a, b) => b.length - a.length)
   .join("|");
 
+/**
+ * A limit in milliseconds as a duration flag takes it (`ms`'s short form when it is exact): 300000 →
+ * "5m", 1000 → "1s"; 1500 → "1500ms" (not "2s").
+ */
+export function formatDuration(millis: number): string {
+  const short = ms(millis);
+  return ms(short as ms.StringValue) === millis ? short : `${millis}ms`;
+}
+
 /** "pass --reason", "give <id>", "set GATEHOUSE_USER": the verb that fits what is given. */
 function give(cli: string): string {
   if (cli.startsWith("--")) return `pass ${cli}`;
@@ -79,7 +89,10 @@ export function cliWording(message: string): string {
   );
   m = m.replace(/ \(CLI: ([^)]+)\)/g, " (`$1`)");
   // The wall-time limit is in ms on the wire; --timeout takes a duration with a unit.
-  m = m.replace(/\blimits\.wall_?[tT]ime_?[mM]s must be at most (\d+)\b/, "--timeout must be at most $1ms");
+  m = m.replace(
+    /\blimits\.wall_?[tT]ime_?[mM]s must be at most (\d+)\b/,
+    (_, max: string) => `--timeout must be at most ${formatDuration(Number(max))}`,
+  );
   // The leading field of "field: fix" or "field is required / must be …".
   m = m.replace(new RegExp(`^(${fieldNames})(?=: | is | must | has | name )`), (f: string) => FIELDS[f] ?? f);
   // "set reason" → "pass --reason".

@@ -20,6 +20,8 @@ program
   .description("Agents work on real systems; people approve the writes.")
   .version(cliPackage.version, "--version", "print the version")
   .option("--json", "print machine-readable JSON")
+  // `gatehouse approve --help` lists --json too.
+  .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError()
   .exitOverride((err) => {
     process.exit(err.exitCode === 0 ? 0 : 2);

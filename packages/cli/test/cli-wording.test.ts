@@ -3,7 +3,8 @@
  * server, Temporal dev server): errors name CLI flags and commands rather than gRPC fields and RPCs,
  * `--timeout` takes a duration with a unit on `exec` and `turn`, a completed turn lists every
  * awaited action, `log` and `verify` say which number is a revision and which a count, and the
- * "cannot reach" hint names the dev.json it read and GATEHOUSE_DATA_DIR.
+ * "cannot reach" hint names the dev.json it read and GATEHOUSE_DATA_DIR, and an empty workspace
+ * list says so.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -92,7 +93,7 @@ test("service errors name the CLI's flags and commands, not gRPC fields or RPCs"
 
   const deps = await gatehouse(["approve", ws, String(leaf)]);
   assert.equal(deps.code, 1);
-  assert.match(deps.stderr, /gatehouse approve --with-deps/);
+  assert.ok(deps.stderr.includes(`use \`gatehouse approve ${ws} ${leaf} --with-deps\``), deps.stderr);
   assert.doesNotMatch(deps.stderr, /include_dependencies/);
 
   const json = await gatehouse(["--json", "reject", ws, String(leaf), "--reason", " "]);
@@ -111,7 +112,7 @@ test("--timeout takes a duration with a unit on exec and on turn; bare numbers k
 
   const tooLong = await gatehouse(["exec", ws, spin, "--timeout", "10m"]);
   assert.equal(tooLong.code, 1);
-  assert.match(tooLong.stderr, /^gatehouse: --timeout must be at most 300000ms\n$/);
+  assert.match(tooLong.stderr, /^gatehouse: --timeout must be at most 5m\n$/);
   const noUnit = await gatehouse(["exec", ws, spin, "--timeout", "soon"]);
   assert.match(noUnit.stderr, /--timeout must be a positive duration with a unit, e.g\. 500ms, 30s or 2m/);
 
@@ -172,6 +173,15 @@ test("log and verify agree: the stream revision counts from 0, verify counts eve
     verify.stdout.trim(),
     `ok: ${count} events (stream revisions 0 to ${revision}), hash chain intact`,
   );
+});
+
+test("an empty workspace list says so, and is [] with --json", async () => {
+  const none = await gatehouse(["workspace", "list", "--person", "user:nobody-here"]);
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, "no workspaces for user:nobody-here\n");
+  const json = await gatehouse(["--json", "workspace", "list", "--person", "user:nobody-here"]);
+  assert.equal(json.code, 0, json.stderr);
+  assert.deepEqual(JSON.parse(json.stdout), []);
 });
 
 test("the cannot-reach hint names the dev.json the CLI read and GATEHOUSE_DATA_DIR", async () => {

@@ -60,22 +60,29 @@ test("the compiled CLI answers --version and --help without tsx", async () => {
   const help = await gatehouse(["--help"]);
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /approve \[options\] <workspace> \[ids\.\.\.\]/);
+  const approve = await gatehouse(["approve", "--help"]);
+  assert.equal(approve.code, 0, approve.stderr);
+  assert.match(approve.stdout, /--stall-timeout <duration>/);
+  assert.match(approve.stdout, /Global Options:\n(.*\n)*\s+--json\s+print machine-readable JSON/);
 });
 
-test("without dist/ the command says to run npm run build", async () => {
+test("without dist/ the command says to run npm run setup", async () => {
   const copy = join(tempDir(), "cli");
   mkdirSync(join(copy, "bin"), { recursive: true });
   copyFileSync(BIN, join(copy, "bin", "gatehouse.js"));
   const out = await gatehouse(["--version"], {}, join(copy, "bin", "gatehouse.js"));
   assert.equal(out.code, 1);
-  assert.match(out.stderr, /the compiled CLI .*dist\/main\.js is missing; run npm run build/);
+  assert.match(
+    out.stderr,
+    /the compiled CLI .*dist\/main\.js is missing; run npm run setup in the repository root first \(it installs what is missing and builds the CLI\)\n$/,
+  );
 });
 
-/** Six consecutive free loopback ports: --port-base n uses n..n+4, the gateway n+5. */
+/** Seven consecutive free loopback ports: --port-base n uses n..n+5, the gateway n+6. */
 async function freePortBase(): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => canConnect(base + i)));
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => canConnect(base + i)));
     if (!busy.some(Boolean)) return base;
   }
 }
@@ -94,7 +101,7 @@ test("gatehouse dev runs from the compiled CLI and serves its commands", async (
       "--port-base",
       String(base),
       "--web-port",
-      String(base + 5),
+      String(base + 6),
       "--sandbox",
       "none",
     ],
@@ -117,6 +124,20 @@ test("gatehouse dev runs from the compiled CLI and serves its commands", async (
     },
   );
   assert.equal(child.exitCode, null, `gatehouse dev exited:\n${output}`);
+  // Every port follows --port-base: kernel n, approval n+1, mcp n+2, runner n+3, Temporal n+4, git n+5.
+  for (const [name, offset] of [
+    ["kernel", 0],
+    ["approval", 1],
+    ["mcp gatekeeper", 2],
+    ["git gatekeeper", 5],
+    ["sandbox runner", 3],
+    ["temporal", 4],
+  ] as const) {
+    assert.ok(
+      output.includes(`${name} 127.0.0.1:${base + offset}`),
+      `${name} on ${base + offset}:\n${output}`,
+    );
+  }
 
   const created = await gatehouse(
     ["workspace", "create", "--name", "compiled", "--owner", "user:dev-admin"],

@@ -41,11 +41,11 @@ async function until(check: () => boolean | Promise<boolean>, what: string, ms =
   );
 }
 
-/** Six consecutive free loopback ports: --port-base n uses n..n+4, the gateway n+5. */
+/** Seven consecutive free loopback ports: --port-base n uses n..n+5, the gateway n+6. */
 async function freePortBase(): Promise<number> {
   for (;;) {
     const base = 20_000 + Math.floor(Math.random() * 30_000);
-    const busy = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => canConnect(base + i)));
+    const busy = await Promise.all([0, 1, 2, 3, 4, 5, 6].map((i) => canConnect(base + i)));
     if (!busy.some(Boolean)) return base;
   }
 }
@@ -71,7 +71,7 @@ function startDev(dir: string, base: number): Dev {
       "--port-base",
       String(base),
       "--web-port",
-      String(base + 5),
+      String(base + 6),
       "--sandbox",
       hasRunsc ? "gvisor" : "none",
     ],
@@ -216,12 +216,12 @@ test("kill -9 of gatehouse dev takes its children with it; the next start remove
   for (const d of secondDirs) assert.equal(existsSync(d), false, "a clean stop removes its own gVisor dir");
 });
 
-test("a port held by another process is refused naming that process's pid, for a service port and the Temporal port", {
+test("a port held by another process is refused naming that process's pid, for a service port, the Temporal port and the git gatekeeper's", {
   skip: !linux,
 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-devproc-"));
   dirs.push(dir);
-  for (const offset of [0, 4]) {
+  for (const offset of [0, 4, 5]) {
     const base = await freePortBase();
     const port = base + offset;
     const holder = spawn(

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { unreachableHint } from "../src/clients.ts";
 import { parseDuration } from "../src/commands/shared.ts";
-import { cliWording } from "../src/error-text.ts";
+import { cliWording, formatDuration } from "../src/error-text.ts";
 
 test("a duration flag takes a unit (ms, s, m, h); a bare number keeps the flag's old unit; anything else is refused naming the flag", () => {
   assert.equal(parseDuration("500ms", "--timeout", "s"), 500);
@@ -22,6 +22,26 @@ test("a duration flag takes a unit (ms, s, m, h); a bare number keeps the flag's
       bad,
     );
   }
+});
+
+test("a zero or bare duration is refused saying what is accepted, without a deprecation note; --stall-timeout takes no bare numbers", (t) => {
+  const notes: string[] = [];
+  t.mock.method(process.stderr, "write", (chunk: string) => notes.push(chunk) > 0);
+  const accepted =
+    /^Error: --stall-timeout must be a positive duration with a unit, e\.g\. 500ms, 30s or 2m \(got "(0|30|0s)"\)$/;
+  for (const bad of ["0", "30", "0s"])
+    assert.throws(() => parseDuration(bad, "--stall-timeout"), accepted, bad);
+  assert.throws(() => parseDuration("0", "--timeout", "ms"), /--timeout must be a positive duration/);
+  assert.deepEqual(notes, [], "no note about bare numbers for a value that is refused anyway");
+  assert.equal(parseDuration("2m", "--stall-timeout"), 120_000);
+});
+
+test("limits print as durations a flag takes", () => {
+  assert.equal(formatDuration(300_000), "5m");
+  assert.equal(formatDuration(10_000), "10s");
+  assert.equal(formatDuration(3_600_000), "1h");
+  assert.equal(formatDuration(1500), "1500ms");
+  assert.equal(formatDuration(250), "250ms");
 });
 
 test("service errors are reworded in the CLI's terms: flags, arguments and commands instead of fields and RPCs", () => {
@@ -46,7 +66,7 @@ test("service errors are reworded in the CLI's terms: flags, arguments and comma
       "turn_id is required (the execution id printed by `gatehouse exec`)",
       "<turn-id> is required (the execution id printed by `gatehouse exec`)",
     ],
-    ["limits.wallTimeMs must be at most 300000", "--timeout must be at most 300000ms"],
+    ["limits.wallTimeMs must be at most 300000", "--timeout must be at most 5m"],
     [
       "until_revision: must be a stream revision (0 or more), or absent for the whole stream",
       "--until: must be a stream revision (0 or more), or absent for the whole stream",

@@ -1,7 +1,7 @@
 /**
  * `gatehouse approve <ws> --all` and `approve <ws> <id> <id>…`: a batch, recorded at once and
- * followed to its end with progress (batch-follow.ts, batch-progress.ts), and the `--state` filter
- * of `gatehouse actions` its messages point to.
+ * followed to its end with progress (batch-follow.ts, batch-progress.ts, batch-report.ts), and the
+ * `--state` filter of `gatehouse actions` its messages point to.
  */
 import {
   type ActionRecord,
@@ -9,17 +9,18 @@ import {
   actionStatusFromJSON,
   type DecisionsClient,
 } from "@gatehouse/proto";
-import { followBatch } from "../batch-follow.ts";
-import { countsJson, countsText, progressView } from "../batch-progress.ts";
-import { call } from "../clients.ts";
-import { actionsTable, terminalSafe } from "../output.ts";
+import { status } from "@grpc/grpc-js";
+import { type BatchResult, followBatch } from "../batch-follow.ts";
+import { finished, progressView } from "../batch-progress.ts";
+import { type ReportContext, reportBatch } from "../batch-report.ts";
+import { addresses, call } from "../clients.ts";
 import { who } from "./shared.ts";
 
 /** The states `actions --state` takes, lower case. */
 export const STATE_NAMES = ["pending", "approved", "applying", "applied", "failed", "rejected"];
 
-/** Batches up to this size print their records' table at the end; larger ones a summary only. */
-const TABLE_MAX = 20;
+/** How long the approval service may take to answer the probe after a stall, ms. */
+const PROBE_MS = 5000;
 
 /**
  * `--state <status>` to an ActionStatus ("approved" → ACTION_STATUS_APPROVED).
@@ -43,17 +44,13 @@ export function reportFailed(actions: ActionRecord[]): void {
   process.exitCode = 1;
 }
 
-/** "3, 5, 8" — or the first `max` and "… (N more)". */
-function idList(ids: number[], max = 20): string {
-  const head = ids.slice(0, max).join(", ");
-  return ids.length > max ? `${head}, … (${ids.length - max} more)` : head;
-}
-
 /**
  * Approves `actionIds` (or every pending action, `all`) and shows the batch's progress until each
- * action is final, or nothing happened to the batch for `stallMs`. Prints a summary (with `json`,
- * a last JSON line `{"done", "stalled", counts…, "failedIds", "notFinalIds"}`); exit code 1 when
- * any action failed or the batch stalled.
+ * action is final, nothing happened to the batch for `stallMs`, or Ctrl-C. Prints a summary (with
+ * `json`, a last JSON line `{"done", "stalled", "interrupted", "recorded", counts…, "failedIds",
+ * "outcomeUnknownIds", "notFinalIds"}`); with `all` and nothing pending, "nothing pending in <ws>"
+ * and exit 0. Exit code 130 on Ctrl-C (the recorded approvals go on applying on the server), 1
+ * when any action failed or the batch stalled.
  * @throws the approve call's error (e.g. an unknown workspace or action).
  */
 export async function approveBatch(
@@ -69,8 +66,24 @@ export async function approveBatch(
         (a) => a.id,
       )
     : actionIds;
+  const context: ReportContext = { workspaceId, expected, stallMs, json };
+  if (!expected.length) {
+    if (json) {
+      const zero = { approved: 0, applied: 0, failed: 0, outcomeUnknown: 0, rejected: 0, elapsedMs: 0 };
+      const ids = { failedIds: [], outcomeUnknownIds: [], notFinalIds: [] };
+      process.stdout.write(
+        `${JSON.stringify({ done: true, stalled: false, interrupted: false, recorded: true, ...zero, ...ids })}\n`,
+      );
+    } else process.stdout.write(`nothing pending in ${workspaceId}\n`);
+    return;
+  }
   const view = progressView(json);
-  let result: Awaited<ReturnType<typeof followBatch>>;
+  // Ctrl-C stops following (the bar gives the cursor back) and says what is recorded; a second one
+  // ends the process at once.
+  const interrupt = new AbortController();
+  const onSigint = () => interrupt.abort();
+  process.once("SIGINT", onSigint);
+  let result: BatchResult;
   try {
     result = await followBatch({
       decisions,
@@ -80,63 +93,36 @@ export async function approveBatch(
       decidedBy: who(),
       expected,
       stallMs,
-      onProgress: (c) => view.update(c),
+      signal: interrupt.signal,
+      // Nothing to show for a batch the service found empty (all decided meanwhile).
+      onProgress: (c) => (c.approved > 0 || finished(c) > 0 ? view.update(c) : undefined),
     });
   } finally {
     view.stop();
-  }
-  const records = [...result.records.values()].sort((a, b) => a.id - b.id);
-  const failedIds = records.filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED).map((a) => a.id);
-  const finalStates = new Set([
-    ActionStatus.ACTION_STATUS_APPLIED,
-    ActionStatus.ACTION_STATUS_FAILED,
-    ActionStatus.ACTION_STATUS_REJECTED,
-  ]);
-  const notFinalIds = result.recorded
-    ? records.filter((a) => !finalStates.has(a.status)).map((a) => a.id)
-    : expected.filter(
-        (id) => !finalStates.has(result.records.get(id)?.status ?? ActionStatus.ACTION_STATUS_PENDING),
-      );
-  const c = result.counts;
-  if (json) {
-    const summary = JSON.parse(countsJson(c)) as Record<string, unknown>;
-    process.stdout.write(
-      `${JSON.stringify({ done: !result.stalled, stalled: result.stalled, ...summary, failedIds, notFinalIds })}\n`,
-    );
-  } else {
-    if (records.length && records.length <= TABLE_MAX)
-      process.stdout.write(`${terminalSafe(actionsTable(records))}\n`);
-    process.stdout.write(
-      c.approved === 0 && !result.stalled
-        ? "no pending actions to approve\n"
-        : `approved ${c.approved}: ${countsText(c)}\n`,
-    );
-  }
-  if (failedIds.length) {
-    process.stderr.write(
-      `gatehouse: ${failedIds.length} approved action(s) failed to apply: ${idList(failedIds)}\n`,
-    );
-    process.exitCode = 1;
+    process.removeListener("SIGINT", onSigint);
   }
   if (result.stalled) {
-    const waited = `${Math.round(stallMs / 1000)} s`;
-    const applying = records.filter((a) => a.status === ActionStatus.ACTION_STATUS_APPLYING).map((a) => a.id);
-    const waiting = notFinalIds.filter((id) => !applying.includes(id));
-    const stuck = [
-      waiting.length ? `${waiting.length} approved, waiting for a lifecycle worker (${idList(waiting)})` : "",
-      applying.length
-        ? `${applying.length} applying, their gatekeeper has not answered (${idList(applying)})`
-        : "",
-    ]
-      .filter(Boolean)
-      .join("; ");
-    process.stderr.write(
-      result.recorded
-        ? `gatehouse: nothing happened to the batch for ${waited} (--stall-timeout): ${notFinalIds.length} of ${c.approved} action(s) are not final: ${stuck}. ` +
-            `The approvals are recorded and apply when a worker runs — follow them with \`gatehouse actions ${workspaceId} --state approved\` (and --state applying), or wait longer with --stall-timeout 10m\n`
-        : `gatehouse: the approval service neither answered the approval nor reported a change to the batch for ${waited} (--stall-timeout); ` +
-            `it may still record it — check with \`gatehouse actions ${workspaceId} --state approved\` and \`--pending\`\n`,
-    );
-    process.exitCode = 1;
+    const down = await serviceDown(decisions, workspaceId, expected[0] ?? 0);
+    if (down) context.serviceDown = { address: addresses().approval, error: down };
+  }
+  reportBatch(result, context);
+}
+
+/**
+ * Whether the approval service answers a cheap call (GetAction) within PROBE_MS: undefined when it
+ * answers (any answer, an error status included), else its error ("UNAVAILABLE: …").
+ */
+async function serviceDown(
+  decisions: DecisionsClient,
+  workspaceId: string,
+  actionId: number,
+): Promise<string | undefined> {
+  try {
+    await call(decisions, decisions.getAction, { workspaceId, actionId }, PROBE_MS);
+    return undefined;
+  } catch (err) {
+    const e = err as { code?: number; details?: string };
+    if (e.code !== status.UNAVAILABLE && e.code !== status.DEADLINE_EXCEEDED) return undefined;
+    return `${e.code === status.UNAVAILABLE ? "UNAVAILABLE" : "DEADLINE_EXCEEDED"}: ${e.details ?? "no answer"}`;
   }
 }

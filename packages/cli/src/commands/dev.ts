@@ -19,7 +19,7 @@ export function registerDevCommand(program: Command): void {
     .option("--insecure-no-gvisor", "same as --sandbox none")
     .option(
       "--port-base <n>",
-      "kernel on n, approval n+1, mcp gatekeeper n+2, runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set)",
+      "kernel on n, approval n+1, mcp gatekeeper n+2, sandbox runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set), git gatekeeper n+5",
       "7001",
     )
     .option("--web-port <n>", "the gateway (approver web app and HTTP API) on 127.0.0.1:<n>", "8780")
@@ -44,7 +44,9 @@ export function registerDevCommand(program: Command): void {
         }
         const base = Number(opts.portBase);
         if (!Number.isInteger(base) || base < 1024 || base > 65530) {
-          process.stderr.write("gatehouse: --port-base must be an integer between 1024 and 65530\n");
+          process.stderr.write(
+            `gatehouse: --port-base must be an integer between 1024 and 65530 (it uses n to n+5; got "${opts.portBase}")\n`,
+          );
           process.exit(2);
         }
         const webPort = Number(opts.webPort);
@@ -72,7 +74,8 @@ export function registerDevCommand(program: Command): void {
           ["approval", base + 1],
           ["mcp gatekeeper", base + 2],
           ["sandbox runner", base + 3],
-          // The Temporal dev server's port is checked when it starts: a leftover of ours is stopped first.
+          // The Temporal dev server's port (n+4) is checked when it starts: a leftover of ours is stopped first.
+          ["git gatekeeper", base + 5],
           ["gateway", webPort],
         ]);
         if (busy) {
@@ -93,6 +96,7 @@ export function registerDevCommand(program: Command): void {
               mcp: base + 2,
               runner: base + 3,
               temporal: base + 4,
+              git: base + 5,
               gateway: webPort,
             },
             ...(opts.nats ? { natsUrl: opts.nats } : {}),
@@ -136,7 +140,7 @@ export function registerDevCommand(program: Command): void {
           }
           process.stderr.write(
             /EADDRINUSE|address already in use/i.test(message)
-              ? `gatehouse dev: a port from ${base} to ${base + 4}, or ${webPort}, is already in use; stop what holds it or pass --port-base <n> / --web-port <n>\n`
+              ? `gatehouse dev: a port from ${base} to ${base + 5}, or ${webPort}, is already in use; stop what holds it or pass --port-base <n> / --web-port <n>\n`
               : `gatehouse dev: ${message}\n`,
           );
           process.exit(1);

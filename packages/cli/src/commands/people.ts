@@ -11,17 +11,19 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     .command("actions <workspace>")
     .description("list the workspace's actions (the action-log projection)")
     .option("--pending", "only pending actions (same as --state pending)")
-    .option("--state <status>", `only actions in this state: ${STATE_NAMES.join(", ")}`)
-    .action((ws: string, opts: { pending?: boolean; state?: string }) =>
+    .option(
+      "--state <status>",
+      `only actions in this state: ${STATE_NAMES.join(", ")}; repeat for several (--state approved --state applying)`,
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .action((ws: string, opts: { pending?: boolean; state?: string[] }) =>
       run("approval", async () => {
-        const state = opts.state === undefined ? undefined : parseState(opts.state);
-        if (opts.pending && state !== undefined && state !== ActionStatus.ACTION_STATUS_PENDING) {
-          throw new Error(`give either --pending or --state ${opts.state}, not both`);
-        }
-        const pendingOnly = !!opts.pending || state === ActionStatus.ACTION_STATUS_PENDING;
+        const states = new Set((opts.state ?? []).map(parseState));
+        if (opts.pending) states.add(ActionStatus.ACTION_STATUS_PENDING);
+        const pendingOnly = states.size === 1 && states.has(ActionStatus.ACTION_STATUS_PENDING);
         const c = decisionsClient();
         const res = await call(c, c.listActions, { workspaceId: ws, pendingOnly });
-        const actions = state === undefined ? res.actions : res.actions.filter((a) => a.status === state);
+        const actions = states.size ? res.actions.filter((a) => states.has(a.status)) : res.actions;
         emit(
           globals().json,
           actions.map((a) => ActionRecord.toJSON(a)),
@@ -33,7 +35,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
   program
     .command("approve <workspace> [ids...]")
     .description(
-      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected",
+      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected: a bar on a terminal, a line every 5 s in a pipe, JSON lines with --json",
     )
     .option("--all", "approve every pending action of the workspace")
     .option("--with-deps", "also approve the undecided actions these depend on (one id)")
@@ -47,17 +49,27 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
         if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
         if (!opts.all && !ids.length) throw new Error("give the ids of the actions to approve, or --all");
         const actionIds = ids.map((s) => parseId(s, "action id"));
-        const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout", "s");
+        const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout");
         if (opts.withDeps && actionIds.length !== 1) {
           throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
         }
         const c = decisionsClient();
         if (actionIds.length === 1) {
+          const actionId = actionIds[0]!;
           const res = await call(c, c.approve, {
             workspaceId: ws,
-            actionId: actionIds[0]!,
+            actionId,
             decidedBy: who(),
             includeDependencies: !!opts.withDeps,
+          }).catch((err: { details?: string }) => {
+            // The service's hint names the flag only; give the whole command to copy.
+            if (typeof err.details === "string") {
+              err.details = err.details.replace(
+                "(CLI: gatehouse approve --with-deps)",
+                `(CLI: gatehouse approve ${ws} ${actionId} --with-deps)`,
+              );
+            }
+            throw err;
           });
           emit(
             globals().json,

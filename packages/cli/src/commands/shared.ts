@@ -36,14 +36,18 @@ export function parseId(value: string, what: string): number {
 
 /**
  * Parses a duration flag to milliseconds: a number with a unit — "500ms", "30s", "2m", "1.5h" (the
- * forms of the `ms` package). A bare number is still read in `bareUnit`, the flag's unit before
- * durations took units, with a note on stderr that bare numbers are deprecated.
- * @throws Error naming the flag and the accepted forms.
+ * forms of the `ms` package), greater than 0. With `bareUnit` (a flag that took bare numbers before
+ * durations took units), a bare number is still read in that unit, with a note on stderr that bare
+ * numbers are deprecated; without it, a bare number is refused.
+ * @throws Error naming the flag and what it accepts.
  */
-export function parseDuration(value: string, flag: string, bareUnit: "ms" | "s"): number {
+export function parseDuration(value: string, flag: string, bareUnit?: "ms" | "s"): number {
   const text = value.trim();
+  const refuse = () =>
+    new Error(`${flag} must be a positive duration with a unit, e.g. 500ms, 30s or 2m (got "${value}")`);
   let millis: number;
   if (/^\d+(\.\d+)?$/.test(text)) {
+    if (!bareUnit || Number(text) <= 0) throw refuse();
     millis = Number(text) * (bareUnit === "s" ? 1000 : 1);
     process.stderr.write(
       `gatehouse: ${flag} ${text} has no unit and is read as ${text} ${bareUnit}; write ${text}${bareUnit} (bare numbers are deprecated)\n`,
@@ -53,11 +57,7 @@ export function parseDuration(value: string, flag: string, bareUnit: "ms" | "s")
       ? ((ms(text as ms.StringValue) as number | undefined) ?? Number.NaN)
       : Number.NaN;
   }
-  if (!Number.isFinite(millis) || millis <= 0) {
-    throw new Error(
-      `${flag} must be a positive duration with a unit, e.g. 500ms, 30s or 2m (got "${value}")`,
-    );
-  }
+  if (!Number.isFinite(millis) || millis <= 0) throw refuse();
   return Math.round(millis);
 }
 

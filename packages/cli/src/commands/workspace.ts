@@ -63,7 +63,11 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
         const k = kernelClient();
         const res = await call(k, k.listWorkspaces, { person });
         emit(globals().json, res.workspaces, () =>
-          res.workspaces.map((w) => `${w.id}\t${w.name}\t${membershipText(w)}`).join("\n"),
+          res.workspaces.length
+            ? res.workspaces.map((w) => `${w.id}\t${w.name}\t${membershipText(w)}`).join("\n")
+            : person
+              ? `no workspaces for ${person}`
+              : "no workspaces",
         );
       }),
     );
