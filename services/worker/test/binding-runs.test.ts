@@ -56,6 +56,33 @@ describe("binding runs", () => {
     for (const id of ids) assert.equal(f.gatekeeper.appliesOf(ws, id), 1);
   });
 
+  test("a run's announcement goes on alongside the next run: the next run is scheduled before the announcement ends", async () => {
+    const ws = await workspace();
+    const turnId = uniqueId("exec");
+    const ids: number[] = [];
+    for (let i = 0; i < 4; i++)
+      ids.push(await submit(f.streams, ws, `a${i}`, { await: true, executionId: turnId }));
+    await approve(e, ws, ids, { run: { runMax: 2, idleMs: 300 } });
+    const run = f.env.client.workflow.getHandle(bindingRunWorkflowId(ws, "MEM"));
+    await run.result();
+    const events = (await run.fetchHistory()).events ?? [];
+    const scheduled = events.flatMap((ev) => {
+      const type = ev.activityTaskScheduledEventAttributes?.activityType?.name;
+      return type ? [{ type, id: Number(ev.eventId) }] : [];
+    });
+    const firstAnnounce = scheduled.find((a) => a.type === "announce");
+    const secondRun = scheduled.filter((a) => a.type === "applyNextRun")[1];
+    assert.ok(firstAnnounce && secondRun, "two runs and an announcement");
+    const announceEnded = events.find(
+      (ev) => Number(ev.activityTaskCompletedEventAttributes?.scheduledEventId) === firstAnnounce.id,
+    );
+    assert.ok(
+      secondRun.id < Number(announceEnded?.eventId),
+      "the second run was scheduled before the first announcement completed",
+    );
+    for (const id of ids) assert.equal((await outcome(e, ws, id)).status, "applied");
+  });
+
   test("actions after a failure in a run are handed back unsent (not outcome unknown) and applied by the next run; the failure's dependent cascades", async () => {
     const ws = await workspace();
     const a1 = await submit(f.streams, ws, "a1");

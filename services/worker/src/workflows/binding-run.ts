@@ -2,7 +2,8 @@
  * The binding-run workflow (id `bindingRunWorkflowId(workspaceId, binding)`, contract in
  * @gatehouse/approval-core/lifecycle-contract): one per binding, started by signal-with-start
  * whenever an action of the binding may be claimable. It loops — claim the next run of approved
- * actions and apply it through one ApplyActions call (an activity), announce what became final,
+ * actions and apply it through one ApplyActions call (an activity), announce what became final
+ * (alongside the next run),
  * wake bindings whose dependencies were applied — until nothing is claimable, then waits for a
  * signal; idle for `idleMs`, it completes (the next signal-with-start starts it again). It
  * continues as new before its history grows large. Deterministic: no I/O here.
@@ -20,6 +21,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -35,6 +37,9 @@ const local = proxyLocalActivities<LifecycleLocalActivities>(METRICS_LOCAL_ACTIV
 
 /** Runs per workflow execution before it continues as new (bounds its history). */
 const RUNS_PER_EXECUTION = 200;
+
+/** patched() id: a run's announcement no longer holds up the next run. */
+const ANNOUNCE_ALONGSIDE_RUNS = "announce-alongside-runs";
 
 /** Pause after a run activity failed for good (store down), before trying again, ms. */
 const RETRY_PAUSE_MS = 30_000;
@@ -54,7 +59,7 @@ export async function bindingRun(input: BindingRunInput): Promise<void> {
     pending.push(...actionIds);
   });
 
-  const announce = async () => {
+  const drain = async () => {
     while (pending.length > 0) {
       const actionIds = pending.splice(0);
       try {
@@ -63,6 +68,15 @@ export async function bindingRun(input: BindingRunInput): Promise<void> {
         log.warn("announcements were not delivered", { workspaceId, count: actionIds.length });
       }
     }
+  };
+  // Announcements run one after another (a root before the rejections it cascaded); since
+  // ANNOUNCE_ALONGSIDE_RUNS, a run's announcement goes on while the next run is claimed and applied
+  // (before it, the next run waited for it: an activity round trip between every two runs).
+  const alongside = patched(ANNOUNCE_ALONGSIDE_RUNS);
+  let announcing: Promise<void> = Promise.resolve();
+  const announce = (): Promise<void> => {
+    announcing = announcing.then(drain);
+    return announcing;
   };
 
   for (let n = 1; ; ) {
@@ -95,11 +109,13 @@ export async function bindingRun(input: BindingRunInput): Promise<void> {
           log.warn("bindings were not woken", { workspaceId, bindings: report.wake });
         });
       }
-      await announce();
+      if (alongside) void announce();
+      else await announce();
       // `more` with nothing claimed: the claim only cascaded dead actions; what they blocked is next.
       if (!report.more) break;
     }
     if (n > RUNS_PER_EXECUTION || workflowInfo().continueAsNewSuggested) {
+      if (alongside) await announce(); // the one in flight ends in this execution
       await condition(allHandlersFinished);
       await continueAsNew<typeof bindingRun>({ ...input, announce: pending.splice(0) });
     }
