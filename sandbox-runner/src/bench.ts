@@ -217,7 +217,13 @@ export async function benchSandboxRunner(options: SandboxBenchOptions = {}): Pro
   }
 }
 
-if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
+// Run as a script only when this file itself is the entry: bundled into another entry (the sandbox image's
+// runner bundle), import.meta.url is that entry's and must not start a benchmark.
+if (
+  process.argv[1] &&
+  import.meta.url === `file://${process.argv[1]}` &&
+  import.meta.url.endsWith("/bench.ts")
+) {
   const result = await benchSandboxRunner({ iterations: Number(process.env.BENCH_ITERATIONS ?? 30) });
   console.log(JSON.stringify(result, null, 2));
 }

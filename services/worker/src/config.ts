@@ -24,6 +24,10 @@ const EnvSchema = z.object({
       }
     }),
   WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
+  WORKER_WORKFLOW_BUNDLE: z
+    .string()
+    .startsWith("/", "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows")
+    .optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -37,6 +41,11 @@ export interface WorkerConfig {
   /** Longest wait for one apply by gatekeeper kind, in ms (GATEKEEPER_APPLY_MAX); others: 15 min. */
   applyMaxMs: Record<string, number>;
   metrics: { host: string; port: number };
+  /**
+   * WORKER_WORKFLOW_BUNDLE: absolute path of the pre-built workflow bundle (the images ship one), or
+   * undefined to bundle the workflows from source at start (a few seconds; needs the sources).
+   */
+  workflowBundlePath: string | undefined;
   logLevel: string;
 }
 
@@ -50,6 +59,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
     applyMaxMs: e.GATEKEEPER_APPLY_MAX,
     metrics: splitHostPort(e.WORKER_METRICS_ADDR),
+    workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
     logLevel: e.LOG_LEVEL,
   };
 }

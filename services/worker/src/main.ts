@@ -1,9 +1,10 @@
 /**
  * Process entry of the lifecycle worker (split mode): configuration from the environment
  * (config.ts), the SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, Temporal at
- * $TEMPORAL_ADDRESS, /metrics + /healthz on $WORKER_METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ * $TEMPORAL_ADDRESS, /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
+ * $WORKER_WORKFLOW_BUNDLE when set (else bundled from source), graceful shutdown on SIGTERM/SIGINT.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
 import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
@@ -30,9 +31,20 @@ logger.info(
     gatekeepers: config.gatekeepers,
     applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
+    workflowBundle: config.workflowBundlePath ?? "bundled at start",
   },
   "worker configuration",
 );
+
+let workflowBundle: { code: string } | undefined;
+if (config.workflowBundlePath) {
+  try {
+    workflowBundle = { code: readFileSync(config.workflowBundlePath, "utf8") };
+  } catch (err) {
+    bootLogger.fatal({ event: "config_invalid" }, `WORKER_WORKFLOW_BUNDLE: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
 
 mkdirSync(dirname(config.eventsPath), { recursive: true });
 const store = openSqliteEventStore(config.eventsPath);
@@ -42,6 +54,7 @@ const worker = await startLifecycleWorker({
   gatekeepers: config.gatekeepers,
   applyMaxMs: config.applyMaxMs,
   logger,
+  ...(workflowBundle ? { workflowBundle } : {}),
 });
 let serving = true;
 const ops = await startOpsHttp({

@@ -30,3 +30,15 @@ test("a wrong GATEKEEPER_APPLY_MAX is refused naming the variable, the part and 
     assert.throws(() => loadConfig({ ...base, GATEKEEPER_APPLY_MAX: value }), expected, value);
   }
 });
+
+test("WORKER_WORKFLOW_BUNDLE is an absolute path of a pre-built bundle; unset bundles at start", () => {
+  assert.equal(
+    loadConfig({ ...base, WORKER_WORKFLOW_BUNDLE: "/app/worker/workflow-bundle.js" }).workflowBundlePath,
+    "/app/worker/workflow-bundle.js",
+  );
+  assert.equal(loadConfig(base).workflowBundlePath, undefined);
+  assert.throws(
+    () => loadConfig({ ...base, WORKER_WORKFLOW_BUNDLE: "workflow-bundle.js" }),
+    /WORKER_WORKFLOW_BUNDLE.*absolute path/,
+  );
+});

@@ -1,0 +1,256 @@
+/**
+ * The OCI images (deploy/images): `npm run images` builds both archives; each is unpacked with umoci and
+ * run as a Pod with readOnlyRootFilesystem would run it — root read-only, /tmp and /data as volumes,
+ * uid 65532 — against a real Temporal dev server and a real nats-server: every component answers
+ * /healthz, git and ssh run, the sandbox runner runs a snippet, and refuses to claim gVisor outside it.
+ * Needs root (mount namespaces), apt (Debian's packages), umoci (npm run cluster builds it) and the
+ * Temporal CLI and nats-server (npm run setup).
+ */
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
+import { executeSnippet } from "@gatehouse/sandbox-runner";
+import { freePort, startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
+import type { BuiltImage } from "../images/build.ts";
+import { NONROOT_UID, SANDBOX_IMAGE, SERVICE_COMPONENTS, SERVICES_IMAGE, VERSION } from "../images/spec.ts";
+import {
+  buildImages,
+  execInRootfs,
+  freshVolumes,
+  type RootfsProcess,
+  runInRootfs,
+  stop,
+  type Unpacked,
+  unpack,
+  waitHealthy,
+} from "./rootfs.ts";
+
+/** Size budgets, MiB: what the archive (compressed) and the unpacked root file system may reach. */
+const BUDGET = {
+  services: { archive: 180, rootfs: 420 },
+  sandbox: { archive: 70, rootfs: 170 },
+} as const;
+
+let built: Record<string, BuiltImage>;
+const unpacked: Record<string, Unpacked> = {};
+let temporal: TemporalDevServer | undefined;
+let nats: NatsServerProcess | undefined;
+const running: RootfsProcess[] = [];
+
+before(async () => {
+  built = buildImages();
+  for (const kind of ["services", "sandbox"]) unpacked[kind] = unpack(built[kind]!.archive, VERSION);
+});
+
+after(async () => {
+  await Promise.all(running.map((p) => stop(p)));
+  await nats?.close();
+  await temporal?.close();
+});
+
+test("both archives: named docker.io/gatehouse/<image>:<version>, uid 65532, the documented entrypoint and env, within the size budget", () => {
+  for (const spec of [SERVICES_IMAGE, SANDBOX_IMAGE]) {
+    const b = built[spec.kind]!;
+    assert.equal(b.ref, `docker.io/${spec.repository}:${VERSION}`);
+    const index = JSON.parse(
+      readFileSync(join(unpacked[spec.kind]!.bundle, "..", "layout", "index.json"), "utf8"),
+    ) as { manifests: Array<{ annotations: Record<string, string> }> };
+    assert.equal(index.manifests[0]!.annotations["io.containerd.image.name"], b.ref);
+    const { process: proc } = unpacked[spec.kind]!.config;
+    assert.deepEqual(proc.user, { uid: NONROOT_UID, gid: NONROOT_UID }, "never root");
+    assert.deepEqual(proc.args, [...spec.entrypoint, ...spec.cmd]);
+    for (const e of spec.env) assert.ok(proc.env.includes(e), `${spec.kind}: ${e}`);
+    const rootfs = unpacked[spec.kind]!.rootfs;
+    assert.match(
+      readFileSync(join(rootfs, "etc/passwd"), "utf8"),
+      new RegExp(`^nonroot:x:${NONROOT_UID}:`, "m"),
+    );
+    assert.equal(statSync(join(rootfs, "data")).uid, NONROOT_UID, "/data belongs to the nonroot user");
+    assert.ok(
+      b.archiveBytes / 2 ** 20 < BUDGET[spec.kind].archive,
+      `${spec.kind} archive ${b.archiveBytes} B`,
+    );
+    assert.ok(b.rootfsBytes / 2 ** 20 < BUDGET[spec.kind].rootfs, `${spec.kind} root fs ${b.rootfsBytes} B`);
+  }
+  // The sandbox image carries no shell, git or npm: only what the runner needs.
+  for (const absent of ["bin/sh", "usr/bin/git", "usr/bin/npx"]) {
+    assert.equal(existsSync(join(unpacked.sandbox!.rootfs, absent)), false, absent);
+  }
+});
+
+test("services image: gatehouse-service lists its components, refuses an unknown one; git, ssh and npx run as uid 65532 on the read-only root", async () => {
+  const { rootfs, config } = unpacked.services!;
+  const env = config.process.env;
+  const help = await execInRootfs(rootfs, freshVolumes(), config.process.args, env);
+  assert.equal(help.code, 0, help.output);
+  for (const c of SERVICE_COMPONENTS) assert.match(help.output, new RegExp(`\\b${c}\\b`));
+  const unknown = await execInRootfs(rootfs, freshVolumes(), [...SERVICES_IMAGE.entrypoint, "kernal"], env);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.output, /unknown component "kernal"; expected one of: kernel, approval/);
+
+  const volumes = freshVolumes();
+  const git = await execInRootfs(
+    rootfs,
+    volumes,
+    [
+      "/bin/sh",
+      "-c",
+      "git init -q /data/repo && git -C /data/repo config user.email a@b && git -C /data/repo config user.name a && echo x > /data/repo/f && git -C /data/repo add f && git -C /data/repo commit -qm one && git -C /data/repo log --format=%s && ssh -V && npx --version; echo x > /app/x",
+    ],
+    env,
+  );
+  assert.match(git.output, /^one$/m, git.output);
+  assert.match(git.output, /OpenSSH_/);
+  assert.match(git.output, /^\d+\.\d+\.\d+$/m, "npx answers its version");
+  assert.match(git.output, /Read-only file system/, "the root is read-only");
+  assert.equal(statSync(join(volumes.data, "repo", "f")).uid, NONROOT_UID, "files are written as uid 65532");
+});
+
+test("services image: every component starts on the read-only root as uid 65532 and answers /healthz (real Temporal and NATS)", async () => {
+  temporal = await startTemporalDevServer();
+  nats = await startNatsServer();
+  const { rootfs, config } = unpacked.services!;
+  const volumes = freshVolumes();
+  writeFileSync(join(volumes.tmp, "registry.yaml"), "servers: {}\n");
+  writeFileSync(
+    join(volumes.tmp, "tokens.yaml"),
+    `tokens:\n  - token: ${randomBytes(16).toString("hex")}\n    subject: alice\n    roles: [approver]\n`,
+  );
+  const ports = Object.fromEntries(
+    await Promise.all(
+      [
+        "kernel",
+        "kernelOps",
+        "approval",
+        "approvalOps",
+        "workerOps",
+        "gateway",
+        "mcp",
+        "mcpOps",
+        "git",
+        "gitOps",
+      ].map(async (k) => [k, await freePort()] as const),
+    ),
+  );
+  const secret = randomBytes(32).toString("hex");
+  const gatekeepers = `mcp=127.0.0.1:${ports.mcp},git=127.0.0.1:${ports.git}`;
+  const components: Array<{ c: (typeof SERVICE_COMPONENTS)[number]; health: number; env: string[] }> = [
+    {
+      c: "approval",
+      health: ports.approvalOps!,
+      env: [
+        `APPROVAL_ADDR=0.0.0.0:${ports.approval}`,
+        `METRICS_ADDR=0.0.0.0:${ports.approvalOps}`,
+        `GATEHOUSE_CALLER_TOKEN_SECRET=${secret}`,
+        `TEMPORAL_ADDRESS=${temporal.address}`,
+        `GATEKEEPER_ADDRESSES=${gatekeepers}`,
+        `NATS_URL=${nats.url}`,
+      ],
+    },
+    {
+      c: "worker",
+      health: ports.workerOps!,
+      env: [
+        `WORKER_METRICS_ADDR=0.0.0.0:${ports.workerOps}`,
+        `TEMPORAL_ADDRESS=${temporal.address}`,
+        `GATEKEEPER_ADDRESSES=${gatekeepers}`,
+      ],
+    },
+    {
+      c: "kernel",
+      health: ports.kernelOps!,
+      env: [
+        `KERNEL_ADDR=0.0.0.0:${ports.kernel}`,
+        `KERNEL_METRICS_ADDR=0.0.0.0:${ports.kernelOps}`,
+        `GATEHOUSE_CALLER_TOKEN_SECRET=${secret}`,
+        `TEMPORAL_ADDRESS=${temporal.address}`,
+        `GATEKEEPER_ADDRESSES=${gatekeepers}`,
+      ],
+    },
+    {
+      c: "gateway",
+      health: ports.gateway!,
+      env: [
+        `GATEWAY_ADDR=0.0.0.0:${ports.gateway}`,
+        `APPROVAL_ADDRESS=127.0.0.1:${ports.approval}`,
+        `KERNEL_ADDRESS=127.0.0.1:${ports.kernel}`,
+        `NATS_URL=${nats.url}`,
+        "GATEWAY_DEV_TOKENS_FILE=/tmp/tokens.yaml",
+      ],
+    },
+    {
+      c: "gatekeeper-mcp",
+      health: ports.mcpOps!,
+      env: [
+        `GATEKEEPER_MCP_ADDR=0.0.0.0:${ports.mcp}`,
+        `GATEKEEPER_MCP_METRICS_ADDR=0.0.0.0:${ports.mcpOps}`,
+        `APPROVAL_ADDRESS=127.0.0.1:${ports.approval}`,
+        "GATEKEEPER_MCP_REGISTRY=/tmp/registry.yaml",
+      ],
+    },
+    {
+      c: "gatekeeper-git",
+      health: ports.gitOps!,
+      env: [
+        `GATEKEEPER_GIT_ADDR=0.0.0.0:${ports.git}`,
+        `GATEKEEPER_GIT_METRICS_ADDR=0.0.0.0:${ports.gitOps}`,
+        `APPROVAL_ADDRESS=127.0.0.1:${ports.approval}`,
+        "GATEKEEPER_GIT_ALLOWED_ROOTS=/data/repos",
+        "GATEKEEPER_GIT_CACHE_DIR=/data/git-cache",
+      ],
+    },
+  ];
+  assert.deepEqual(
+    components.map((x) => x.c).sort(),
+    [...SERVICE_COMPONENTS].sort(),
+    "every component is started",
+  );
+  for (const { c, health, env } of components) {
+    const p = runInRootfs(
+      rootfs,
+      volumes,
+      [...SERVICES_IMAGE.entrypoint, c],
+      [...config.process.env, ...env],
+    );
+    running.push(p);
+    await waitHealthy(c, health, p);
+  }
+  // The gateway serves the web app from the image.
+  const page = await fetch(`http://127.0.0.1:${ports.gateway}/`);
+  assert.equal(page.status, 200);
+  assert.match(await page.text(), /<div id="root">/);
+  assert.ok(existsSync(join(volumes.data, "events.sqlite")), "the event store is on the /data volume");
+  for (const p of running.splice(0)) assert.equal(await stop(p), 0, `graceful SIGTERM:\n${p.output()}`);
+});
+
+test("sandbox image: the runner runs a snippet on the read-only root as uid 65532, and refuses SANDBOX_MODE=gvisor-pod outside gVisor", async () => {
+  const { rootfs, config } = unpacked.sandbox!;
+  const [grpc, ops] = [await freePort(), await freePort()];
+  const refused = await execInRootfs(rootfs, freshVolumes(), config.process.args, [
+    ...config.process.env,
+    "SANDBOX_MODE=gvisor-pod",
+  ]);
+  assert.notEqual(refused.code, 0);
+  assert.match(refused.output, /SANDBOX_MODE=gvisor-pod .*kernel is not gVisor's.*runtimeClassName: gvisor/);
+
+  const p = runInRootfs(rootfs, freshVolumes(), config.process.args, [
+    ...config.process.env,
+    "SANDBOX_MODE=none",
+    "SANDBOX_INSECURE_NO_GVISOR=1",
+    `SANDBOX_RUNNER_ADDR=0.0.0.0:${grpc}`,
+    `SANDBOX_RUNNER_METRICS_ADDR=0.0.0.0:${ops}`,
+  ]);
+  running.push(p);
+  await waitHealthy("sandbox-runner", ops, p);
+  const r = await executeSnippet(`127.0.0.1:${grpc}`, {
+    executionId: "image-snippet",
+    workspaceId: "ws-image",
+    code: "export default () => [6 * 7, typeof process]",
+  });
+  assert.equal(r.returnJson, '[42,"undefined"]', JSON.stringify(r));
+  assert.equal(await stop(p), 0, p.output());
+  running.splice(running.indexOf(p), 1);
+});
