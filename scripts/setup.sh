@@ -112,6 +112,7 @@ fi
 if [ -n "$quiet" ]; then
   npx turbo run build --output-logs=errors-only
 else
+  echo "setup: building the generated code (buf generate: proto → TypeScript), the sandbox bundle, the compiled CLI and the web app (turbo restores cached builds)"
   npx turbo run build
   echo "setup: done. Next: npm run demo   (tests: npm test)"
 fi
