@@ -25,6 +25,7 @@ import {
   Server,
   type ServerUnaryCall,
   type ServerWritableStream,
+  type StatusObject,
   type sendUnaryData,
   status,
 } from "@grpc/grpc-js";
@@ -69,7 +70,11 @@ async function startStub(): Promise<{ server: Server; address: string }> {
     ...handlers,
     approveBatch: (call: ServerUnaryCall<ApproveBatchRequest, unknown>, cb: sendUnaryData<unknown>) => {
       approveCalls++;
-      cb(null, { actions: onApproveBatch(call.request) });
+      try {
+        cb(null, { actions: onApproveBatch(call.request) });
+      } catch (err) {
+        cb(err as Partial<StatusObject>, null);
+      }
     },
     listActions: (call: ServerUnaryCall<ListActionsRequest, unknown>, cb: sendUnaryData<unknown>) => {
       listRequests.push(call.request);
@@ -365,4 +370,22 @@ test("actions takes --state more than once and lists the union", async () => {
   assert.deepEqual(await ids("--pending", "--state", "applied"), { ids: [1, 3], pendingOnly: false });
   assert.deepEqual(await ids("--state", "applying"), { ids: [4], pendingOnly: false });
   assert.deepEqual(await ids("--state", "pending"), { ids: [1], pendingOnly: true });
+});
+
+test("a batch refused for an undecided dependency gives the whole --with-deps command to copy", async () => {
+  onApproveBatch = () => {
+    throw {
+      code: status.FAILED_PRECONDITION,
+      // The approval service's DependenciesUndecided text.
+      details:
+        "action 12 depends on undecided action(s) 9; decide them first or set include_dependencies (CLI: gatehouse approve --with-deps) to approve them too",
+    };
+  };
+  onWatch = () => undefined;
+  const out = await gatehouse("approve", "w1", "11", "12");
+  assert.equal(out.code, 1, out.stderr);
+  assert.match(
+    out.stderr,
+    /^gatehouse: action 12 depends on undecided action\(s\) 9; decide them first or use `gatehouse approve w1 12 --with-deps` to approve them too\n$/,
+  );
 });

@@ -61,15 +61,8 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
             actionId,
             decidedBy: who(),
             includeDependencies: !!opts.withDeps,
-          }).catch((err: { details?: string }) => {
-            // The service's hint names the flag only; give the whole command to copy.
-            if (typeof err.details === "string") {
-              err.details = err.details.replace(
-                "(CLI: gatehouse approve --with-deps)",
-                `(CLI: gatehouse approve ${ws} ${actionId} --with-deps)`,
-              );
-            }
-            throw err;
+          }).catch((err) => {
+            throw withDepsCommand(err, ws);
           });
           emit(
             globals().json,
@@ -79,7 +72,9 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
           reportFailed(res.actions);
           return;
         }
-        await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json);
+        await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json).catch((err) => {
+          throw withDepsCommand(err, ws);
+        });
       }),
     );
 
@@ -191,4 +186,22 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
         if (!res.ok) process.exitCode = 1;
       }),
     );
+}
+
+/**
+ * The service's "action 5 depends on undecided action(s) 3; … (CLI: gatehouse approve --with-deps)"
+ * names the flag only: make it the whole command to copy, `gatehouse approve <ws> 5 --with-deps`.
+ * Returns `err` (its `details` rewritten when it is that error).
+ */
+function withDepsCommand(err: unknown, ws: string): unknown {
+  const e = err as { details?: unknown };
+  if (typeof e?.details !== "string") return err;
+  const id = /\baction (\d+) depends on undecided/.exec(e.details)?.[1];
+  if (id) {
+    e.details = e.details.replace(
+      "(CLI: gatehouse approve --with-deps)",
+      `(CLI: gatehouse approve ${ws} ${id} --with-deps)`,
+    );
+  }
+  return err;
 }
