@@ -60,7 +60,28 @@ export interface RssSample {
   temporalKiB: number;
   /** MCP servers, the sandbox runner's children, ... (every descendant but Temporal). */
   childrenKiB: number;
+  /** `childrenKiB` by what runs (see `processLabel`), largest first. */
+  children: { label: string; kib: number; processes: number }[];
   totalKiB: number;
+}
+
+/**
+ * What process `pid` runs, for grouping: the executable's base name, with the script's base name
+ * for node (`node server-memory/dist/index.js` → "node index.js (server-memory)"), the kernel's
+ * name (comm) when the command line is hidden; "" when gone.
+ */
+export function processLabel(pid: number): string {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    const exe = argv[0]?.split("/").at(-1) || readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+    if (exe !== "node") return exe;
+    const script = argv.slice(1).find((a) => !a.startsWith("-") && /\.(m?js|ts)$/.test(a)) ?? "";
+    const parts = script.split("/");
+    const pkg = parts.includes("node_modules") ? parts[parts.lastIndexOf("node_modules") + 1] : parts.at(-3);
+    return `node ${parts.at(-1) ?? ""}${pkg ? ` (${pkg === "@modelcontextprotocol" ? parts[parts.lastIndexOf("node_modules") + 2] : pkg})` : ""}`;
+  } catch {
+    return "";
+  }
 }
 
 /** Samples the RSS of this process, the Temporal server `temporal`, and this process's other descendants. */
@@ -68,8 +89,19 @@ export function sampleRss(temporal: number): RssSample {
   const stackKiB = rssKiB(process.pid);
   const temporalKiB = rssKiB(temporal);
   const others = descendants(process.pid).filter((p) => p !== temporal && !descendants(temporal).includes(p));
-  const childrenKiB = others.reduce((sum, p) => sum + rssKiB(p), 0);
-  return { stackKiB, temporalKiB, childrenKiB, totalKiB: stackKiB + temporalKiB + childrenKiB };
+  const byLabel = new Map<string, { kib: number; processes: number }>();
+  let childrenKiB = 0;
+  for (const p of others) {
+    const kib = rssKiB(p);
+    childrenKiB += kib;
+    const label = processLabel(p) || "(exited)";
+    const g = byLabel.get(label) ?? { kib: 0, processes: 0 };
+    g.kib += kib;
+    g.processes++;
+    byLabel.set(label, g);
+  }
+  const children = [...byLabel].map(([label, g]) => ({ label, ...g })).sort((a, b) => b.kib - a.kib);
+  return { stackKiB, temporalKiB, childrenKiB, children, totalKiB: stackKiB + temporalKiB + childrenKiB };
 }
 
 /**

@@ -12,7 +12,8 @@
  *  3. N approved → all applied (Decisions.ApproveBatch all=true, then Decisions.WatchLog until every
  *     action is final), for BENCH_LIFECYCLE_BATCH (1,000) and BENCH_LIFECYCLE_LARGE (5,000) pending.
  *  4. Memory with BENCH_LIFECYCLE_LARGE pending: VmRSS of this process (the stack), of the Temporal
- *     server and of the other children, before and after submitting, per pending action.
+ *     server and of the other children (also by program), per pending action: from after the large
+ *     workspace's sandbox is warm (one read) to after submitting.
  *     Next to each batch, its floor: the same writes sent one after another by a plain MCP client
  *     straight to a fresh server-memory process (mcpFloor), after the batches, in the same run.
  *  5. CLI start: the `gatehouse` command (see gatehouseCli) with `--help`, `actions` of a small
@@ -41,7 +42,15 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { untilFinal } from "../packages/cli/test/until-final.ts";
-import { gatehouseCli, sampleRss, temporalPid, timeSpawns, workflowTypes } from "./bench-lifecycle-probes.ts";
+import {
+  descendants,
+  gatehouseCli,
+  processLabel,
+  sampleRss,
+  temporalPid,
+  timeSpawns,
+  workflowTypes,
+} from "./bench-lifecycle-probes.ts";
 import {
   envInt,
   envStr,
@@ -207,8 +216,24 @@ async function main() {
     log(`batch of ${BATCH}: ${Math.round(batchMs)} ms`);
 
     // Memory with LARGE pending, then the large batch.
-    const rssBefore = sampleRss(temporal);
+    // The workspace and its warm sandbox first (a snippet with one read), and the runner's warm
+    // spare it replaces: a new workspace's sandbox (runsc, gofer, isolate host: ~100 MiB) is not
+    // memory per pending action.
+    const sandboxesBefore = runscSandboxes();
     const wsLarge = await workspace("bench-large");
+    await unary(
+      kernel,
+      kernel.executeCode,
+      {
+        workspaceId: wsLarge,
+        code: `export default async (env: any) => { await env.MEMORY.open_nodes({ names: ["large-probe"] }); };`,
+        caller: { kind: "user", id: "bench" },
+        limits: { wallTimeMs: 60_000, heapMb: 0, outputBytes: 0 },
+      },
+      70_000,
+    );
+    if (sandboxesBefore > 0) await refilled(sandboxesBefore + 1);
+    const rssBefore = sampleRss(temporal);
     const large = await submit(wsLarge, "large", LARGE);
     const rssSubmitted = sampleRss(temporal);
     const largeActionsMs = await timeSpawns(
@@ -407,6 +432,14 @@ async function main() {
         "MiB",
       ),
       row(
+        "rss.children",
+        `children RSS (MCP servers, sandboxes), ${LARGE} pending`,
+        mib(rssPending.childrenKiB),
+        "before submitting them",
+        mib(rssBefore.childrenKiB),
+        "MiB",
+      ),
+      row(
         "rss.total",
         `stack + Temporal + children RSS, ${LARGE} pending`,
         mib(rssPending.totalKiB),
@@ -481,6 +514,32 @@ async function main() {
     queue.close();
     await stack.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** How many gVisor sandboxes (runsc-sandbox processes) run below this process. */
+function runscSandboxes(): number {
+  return descendants(process.pid).filter((p) => processLabel(p) === "runsc-sandbox").length;
+}
+
+/**
+ * Waits (up to a minute, then goes on with a note) until `n` gVisor sandboxes run — the warm spare
+ * the runner starts after a workspace leased the previous one — and this process's descendants
+ * stayed the same for a second (the spare's isolate host started inside it).
+ */
+async function refilled(n: number): Promise<void> {
+  const until = Date.now() + 60_000;
+  let seen = "";
+  for (;;) {
+    const now = descendants(process.pid).sort().join(",");
+    const enough = runscSandboxes() >= n;
+    if (enough && now === seen) return;
+    if (Date.now() > until) {
+      log("the sandbox runner's warm spare did not settle within a minute; memory is sampled anyway");
+      return;
+    }
+    seen = enough ? now : "";
+    await new Promise((r) => setTimeout(r, 1000));
   }
 }
 
