@@ -7,10 +7,13 @@
  * Temporal CLI and nats-server (npm run setup).
  */
 import assert from "node:assert/strict";
+import { execFile, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join } from "node:path";
 import { after, before, test } from "node:test";
+import { promisify } from "node:util";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { executeSnippet } from "@gatehouse/sandbox-runner";
 import { freePort, startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
@@ -27,6 +30,15 @@ import {
   unpack,
   waitHealthy,
 } from "./rootfs.ts";
+
+const run = promisify(execFile);
+/** runsc on PATH, or null. */
+const RUNSC =
+  (process.env.PATH ?? "")
+    .split(delimiter)
+    .map((d) => join(d, "runsc"))
+    .find((p) => existsSync(p)) ?? null;
+const REQUIRE_GVISOR = process.env.CI === "true" || process.env.GATEHOUSE_REQUIRE_GVISOR === "1";
 
 /** Size budgets, MiB: what the archive (compressed) and the unpacked root file system may reach. */
 const BUDGET = {
@@ -253,4 +265,86 @@ test("sandbox image: the runner runs a snippet on the read-only root as uid 6553
   assert.equal(r.returnJson, '[42,"undefined"]', JSON.stringify(r));
   assert.equal(await stop(p), 0, p.output());
   running.splice(running.indexOf(p), 1);
+});
+
+test("sandbox image under real gVisor (runsc runs the unpacked bundle: read-only root, no network, uid 65532): SANDBOX_MODE=gvisor-pod is verified and reported, and its isolate host starts inside", {
+  skip:
+    RUNSC || REQUIRE_GVISOR ? false : "runsc not on PATH (set GATEHOUSE_REQUIRE_GVISOR=1 to fail instead)",
+}, async () => {
+  assert.ok(RUNSC, "runsc is required: install gVisor (npm run setup)");
+  const { bundle } = unpacked.sandbox!;
+  const configPath = join(bundle, "config.json");
+  const config = JSON.parse(readFileSync(configPath, "utf8")) as Unpacked["config"] & {
+    process: { terminal?: boolean };
+  };
+  config.root.readonly = true;
+  config.process.terminal = false;
+  config.process.env.push("SANDBOX_MODE=gvisor-pod", "SANDBOX_WARM=1");
+  config.mounts.push({
+    destination: "/tmp",
+    type: "tmpfs",
+    source: "tmpfs",
+    options: ["nosuid", "nodev", "mode=1777"],
+  });
+  writeFileSync(configPath, JSON.stringify(config));
+  const state = mkdtempSync(join(tmpdir(), "gatehouse-runsc-"));
+  const id = `gatehouse-image-${process.pid}`;
+  const runsc = (args: string[]) => [RUNSC, "--root", state, ...args];
+  const [cmd, ...args] = runsc(["--network=none", "--ignore-cgroups", "run", "--bundle", bundle, id]);
+  const container = spawn(cmd!, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  container.stdout.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  container.stderr.on("data", (d: Buffer) => {
+    output += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => container.once("exit", (code) => resolve(code)));
+  /** Runs `node -e script` in the running container; its stdout. */
+  const nodeIn = async (script: string) => {
+    const [c, ...a] = runsc([
+      "exec",
+      "--user",
+      `${NONROOT_UID}:${NONROOT_UID}`,
+      id,
+      "/usr/bin/node",
+      "-e",
+      script,
+    ]);
+    return (await run(c!, a, { timeout: 60_000 })).stdout;
+  };
+  try {
+    const deadline = Date.now() + 180_000;
+    let status: { mode?: string; sandboxes?: Array<{ state: string; backend: string }> } = {};
+    for (;;) {
+      assert.equal(container.exitCode, null, `the runner exited:\n${output}`);
+      if (output.includes('"event":"health_listening"')) {
+        status = JSON.parse(
+          await nodeIn('fetch("http://127.0.0.1:9474/status").then((r) => r.text()).then(console.log)'),
+        ) as typeof status;
+        if (status.sandboxes?.some((s) => s.state === "warm")) break;
+      }
+      assert.ok(Date.now() < deadline, `no warm sandbox in 180 s: ${JSON.stringify(status)}\n${output}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.equal(status.mode, "gvisor-pod");
+    assert.equal(status.sandboxes![0]!.backend, "process", "isolate hosts are child processes in the pod");
+    assert.match(output, /"event":"listening".*"mode":"gvisor-pod"/);
+    const kernel = await nodeIn('console.log(require("fs").readFileSync("/proc/version", "utf8"))');
+    assert.match(kernel, /Sun Jan 10 15:06:54 PST 2016|gvisor/, "the kernel the runner verified is gVisor's");
+    // The runner (pid 1 of the sandbox) runs as the image's user.
+    const uid = await nodeIn(
+      'console.log(/^Uid:\\s+(\\d+)/m.exec(require("fs").readFileSync("/proc/1/status", "utf8"))[1])',
+    );
+    assert.equal(uid.trim(), String(NONROOT_UID));
+  } finally {
+    const [k, ...ka] = runsc(["kill", id, "SIGTERM"]);
+    await run(k!, ka).catch(() => undefined);
+    const timer = setTimeout(() => container.kill("SIGKILL"), 20_000);
+    await exited;
+    clearTimeout(timer);
+    const [d, ...da] = runsc(["delete", "-force", id]);
+    await run(d!, da).catch(() => undefined);
+    rmSync(state, { recursive: true, force: true });
+  }
 });
