@@ -71,9 +71,16 @@ export function countsText(c: BatchCounts): string {
 /**
  * Calls `render` at most once per `intervalMs`, with the latest counts; `flush` renders what is left.
  * With `heartbeat`, the latest counts are rendered again (elapsed time brought up to date) when
- * `intervalMs` passed without a render.
+ * `intervalMs` passed without a render, and before the first counts `heartbeat.idle(ms since the
+ * view was made)` is called once per `intervalMs`.
  */
-function throttled(intervalMs: number, render: (c: BatchCounts) => void, heartbeat = false): ProgressView {
+function throttled(
+  intervalMs: number,
+  render: (c: BatchCounts) => void,
+  heartbeat?: { idle(elapsedMs: number): void },
+): ProgressView {
+  const created = Date.now();
+  let idleAt = created;
   let last = Number.NEGATIVE_INFINITY;
   let pending: BatchCounts | undefined;
   /** The last counts given and when (Date.now()), for the heartbeat. */
@@ -88,9 +95,17 @@ function throttled(intervalMs: number, render: (c: BatchCounts) => void, heartbe
   };
   const beat = heartbeat
     ? setInterval(() => {
-        if (!latest || pending || Date.now() - last < intervalMs) return;
-        render({ ...latest.counts, elapsedMs: latest.counts.elapsedMs + (Date.now() - latest.at) });
-        last = Date.now();
+        const now = Date.now();
+        if (!latest) {
+          // Before the first counts (which are then rendered at once): a line per interval.
+          if (now - idleAt < intervalMs) return;
+          heartbeat.idle(now - created);
+          idleAt = now;
+          return;
+        }
+        if (pending || now - last < intervalMs) return;
+        render({ ...latest.counts, elapsedMs: latest.counts.elapsedMs + (now - latest.at) });
+        last = now;
       }, intervalMs / 5)
     : undefined;
   return {
@@ -110,12 +125,22 @@ function throttled(intervalMs: number, render: (c: BatchCounts) => void, heartbe
 
 /**
  * The view for this output: `json` (from --json), else a bar when stdout is a terminal, else plain
- * lines. `out` is where it writes (stdout).
+ * lines. `out` is where it writes (stdout); `expected` how many actions the batch should hold, for
+ * the plain lines while the approval service has not answered yet.
  */
-export function progressView(json: boolean, out: NodeJS.WriteStream = process.stdout): ProgressView {
+export function progressView(
+  json: boolean,
+  out: NodeJS.WriteStream = process.stdout,
+  expected = 0,
+): ProgressView {
   if (json) return throttled(JSON_INTERVAL_MS, (c) => out.write(`${countsJson(c)}\n`));
   if (!out.isTTY) {
-    return throttled(PLAIN_INTERVAL_MS, (c) => out.write(`approving: ${countsText(c)}\n`), true);
+    return throttled(PLAIN_INTERVAL_MS, (c) => out.write(`approving: ${countsText(c)}\n`), {
+      idle: (elapsedMs) =>
+        out.write(
+          `approving: waiting for the approval service to record ${expected} approval(s) (${Math.round(elapsedMs / 1000)} s)\n`,
+        ),
+    });
   }
   const bar = new cliProgress.SingleBar(
     {

@@ -54,6 +54,22 @@ test("in a pipe a line is printed at least every 5 s while nothing changes, with
   assert.equal(lines.length, 3, "nothing after stop");
 });
 
+test("in a pipe a line is printed every 5 s while the approval service has not recorded the approvals", (t) => {
+  t.mock.timers.enable({ apis: ["setInterval", "setTimeout", "Date"] });
+  const { stream, lines } = pipe();
+  const view = progressView(false, stream, 5000);
+  t.mock.timers.tick(PLAIN_INTERVAL_MS - 1000);
+  assert.deepEqual(lines, [], "not before 5 s");
+  t.mock.timers.tick(1000);
+  assert.deepEqual(lines, ["approving: waiting for the approval service to record 5000 approval(s) (5 s)"]);
+  t.mock.timers.tick(PLAIN_INTERVAL_MS);
+  assert.equal(lines.at(-1), "approving: waiting for the approval service to record 5000 approval(s) (10 s)");
+  view.update(counts({ approved: 5000, elapsedMs: 10_500 }));
+  assert.match(lines.at(-1)!, /^approving: 0\/5000 final/);
+  assert.equal(lines.length, 3);
+  view.stop();
+});
+
 test("in a pipe changes are printed at most once per 5 s, the latest counts", (t) => {
   t.mock.timers.enable({ apis: ["setInterval", "setTimeout", "Date"] });
   const { stream, lines } = pipe();

@@ -77,7 +77,7 @@ export async function approveBatch(
     } else process.stdout.write(`nothing pending in ${workspaceId}\n`);
     return;
   }
-  const view = progressView(json);
+  const view = progressView(json, process.stdout, expected.length);
   // Ctrl-C stops following (the bar gives the cursor back) and says what is recorded; a second one
   // ends the process at once.
   const interrupt = new AbortController();
