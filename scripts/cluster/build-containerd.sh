@@ -5,6 +5,7 @@
 # (go install refuses modules with exclude/replace directives).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock containerd
 go_env
 
 components=(containerd ctr containerd-shim-runc-v2)

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Extracts runc and the CNI plugins from Debian's packages into $CACHE/bin (runc, cni/{bridge,
-# host-local,loopback,portmap,...}) with `apt-get download` + `dpkg-deb -x`: nothing is installed, no
+# Extracts runc, the CNI plugins and a static busybox (the tests' and helm tests' small image) from
+# Debian's packages into $CACHE/bin (runc, busybox, cni/{bridge,host-local,loopback,portmap,...}) with `apt-get download` + `dpkg-deb -x`: nothing is installed, no
 # service starts. Also installs the host tools kube-proxy and the CNI plugins call when they are
 # missing (iptables, nftables, conntrack) — those need a real install (alternatives, shared libraries).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock debian
 mkdir -p "$BIN" "$SRC"
 
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -25,7 +26,7 @@ for p in $DEBIAN_PACKAGES; do
   command -v apt-cache >/dev/null 2>&1 || die "apt-cache missing: runc and the CNI plugins are extracted from Debian packages"
   ver="$(apt-cache policy "$p" | sed -n 's/^  Candidate: //p')"
   [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "Debian package $p is not available (run apt-get update?)"
-  case "$p" in runc) name=runc ;; containernetworking-plugins) name=cni ;; *) die "no extraction rule for $p" ;; esac
+  case "$p" in runc) name=runc ;; containernetworking-plugins) name=cni ;; busybox-static) name=busybox ;; *) die "no extraction rule for $p" ;; esac
   if [ "$name" = cni ]; then [ -x "$BIN/cni/bridge" ] && [ "$(cat "$(marker cni)" 2>/dev/null)" = "$ver" ] && continue
   else have "$name" "$ver" && continue; fi
   [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
@@ -36,6 +37,8 @@ for p in $DEBIAN_PACKAGES; do
   dpkg-deb -x "$work"/*.deb "$work/root"
   if [ "$name" = runc ]; then
     install -m 0755 "$work/root/usr/sbin/runc" "$BIN/runc"
+  elif [ "$name" = busybox ]; then
+    install -m 0755 "$work/root/bin/busybox" "$BIN/busybox"
   else
     rm -rf "$BIN/cni" && mkdir -p "$BIN/cni" && cp -a "$work/root/usr/lib/cni/." "$BIN/cni/"
     [ -x "$BIN/cni/bridge" ] || die "$p $ver has no usr/lib/cni/bridge"

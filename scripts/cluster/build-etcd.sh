@@ -4,6 +4,7 @@
 # go.etcd.io/etcd/server/v3 and its main calls etcdmain.Main, as etcd's own main does.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock etcd
 go_env
 have etcd "$ETCD_VERSION" && exit 0
 [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing

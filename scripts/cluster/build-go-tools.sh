@@ -6,6 +6,7 @@
 # Usage: build-go-tools.sh [NAME...]   (default: all three)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock go-tools
 go_env
 
 declare -A pkg=(

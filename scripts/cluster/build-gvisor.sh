@@ -2,32 +2,36 @@
 # Builds gVisor's runsc and containerd-shim-runsc-v1 at $GVISOR_VERSION into $CACHE/bin when missing
 # (~3-5 min cold). Debian's runsc has no containerd shim; both come from the Go proxy's copy of gVisor's
 # go branch. This VM's root lacks CAP_SYS_RESOURCE and the shim's hard-coded SetOOMScore(pid, -999)
-# then fails with EPERM, so the build uses a copy of the module patched to ignore EPERM there
+# then fails (EACCES/EPERM), so the build uses a copy of the module patched to ignore that error there
 # ($CACHE/src/gvisor-<version>-patched), wired in with a `replace` in a wrapper module.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock gvisor
 go_env
 
 components=(runsc containerd-shim-runsc-v1)
+# the marker names the patch too, so a changed patch rebuilds
+marker_version="$GVISOR_VERSION+oom-eacces-eperm"
 todo=()
-for c in "${components[@]}"; do have "$c" "$GVISOR_VERSION" || todo+=("$c"); done
+for c in "${components[@]}"; do have "$c" "$marker_version" || todo+=("$c"); done
 [ "${#todo[@]}" -eq 0 ] && exit 0
 [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: something is missing
 
 ver="$GVISOR_VERSION"
 patched="$SRC/gvisor-$ver-patched"
 mod="$SRC/gvisor-$ver"
-if [ ! -f "$patched/.patched" ]; then
-  log "patching a copy of gvisor.dev/gvisor@$ver (shim: ignore EPERM from SetOOMScore)"
+if [ "$(cat "$patched/.patched" 2>/dev/null)" != "$marker_version" ]; then
+  log "patching a copy of gvisor.dev/gvisor@$ver (shim: ignore EPERM/EACCES from SetOOMScore)"
   orig="$(cd "$SRC" && go mod download -json "gvisor.dev/gvisor@$ver" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
   [ -d "$orig" ] || die "could not download gvisor.dev/gvisor@$ver from the Go proxy"
   rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
   f="$patched/pkg/shim/v1/manager.go"
+  # the write to /proc/<pid>/oom_score_adj fails with EACCES or EPERM (os.ErrPermission matches both)
   sed -i -e 's|^\t"encoding/json"$|\t"encoding/json"\n\t"errors"|' \
-    -e 's|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil \&\& !errors.Is(err, unix.EPERM) {|' "$f"
-  grep -q '!errors.Is(err, unix.EPERM)' "$f" && grep -q '^	"errors"$' "$f" \
+    -e 's|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil {|if err := sys.SetOOMScore(cmd.Process.Pid, oomScoreMax); err != nil \&\& !errors.Is(err, os.ErrPermission) {|' "$f"
+  grep -q '!errors.Is(err, os.ErrPermission)' "$f" && grep -q '^	"errors"$' "$f" \
     || die "the SetOOMScore patch no longer applies to $f (gVisor $ver changed it): update build-gvisor.sh"
-  touch "$patched/.patched"
+  echo "$marker_version" >"$patched/.patched"
 fi
 if [ ! -f "$mod/go.sum" ]; then
   rm -rf "$mod" && mkdir -p "$mod"
@@ -41,6 +45,6 @@ for c in "${todo[@]}"; do
   start=$SECONDS
   (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$c.tmp" "$pkg") \
     || die "building $c $ver failed (see above)"
-  mv "$BIN/$c.tmp" "$BIN/$c" && mark "$c" "$ver"
+  mv "$BIN/$c.tmp" "$BIN/$c" && mark "$c" "$marker_version"
   log "built $c in $((SECONDS - start)) s"
 done

@@ -6,6 +6,7 @@
 # (./staging/src/k8s.io/X) at the published k8s.io/X v0.<minor>.<patch>.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock kubernetes
 go_env
 
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)

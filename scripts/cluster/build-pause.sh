@@ -3,6 +3,7 @@
 # (static, seconds); rebuilt when the source changes (its sha256 is the version marker).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+[ -n "${CLUSTER_CHECK:-}" ] || build_lock pause
 go_env
 ver="src-$(sha256sum "$CLUSTER_DIR/pause/main.go" | cut -c1-16)"
 have pause "$ver" && exit 0

@@ -25,11 +25,19 @@ APISERVER_PORT="${GATEHOUSE_CLUSTER_APISERVER_PORT:-6443}"
 ETCD_CLIENT_PORT="${GATEHOUSE_CLUSTER_ETCD_PORT:-2379}"
 ETCD_PEER_PORT="${GATEHOUSE_CLUSTER_ETCD_PEER_PORT:-2380}"
 KUBELET_PORT="${GATEHOUSE_CLUSTER_KUBELET_PORT:-10250}"
+CONTROLLER_MANAGER_PORT="${GATEHOUSE_CLUSTER_CONTROLLER_MANAGER_PORT:-10257}"
+SCHEDULER_PORT="${GATEHOUSE_CLUSTER_SCHEDULER_PORT:-10259}"
+KUBE_PROXY_METRICS_PORT="${GATEHOUSE_CLUSTER_KUBE_PROXY_METRICS_PORT:-10249}"
+KUBE_PROXY_HEALTHZ_PORT="${GATEHOUSE_CLUSTER_KUBE_PROXY_HEALTHZ_PORT:-10256}"
 SERVICE_CIDR="10.96.0.0/16"
 SERVICE_FIRST_IP="10.96.0.1"
 CLUSTER_DNS_IP="10.96.0.10"
 POD_CIDR="${GATEHOUSE_CLUSTER_POD_CIDR:-10.244.0.0/24}"
 CNI_BRIDGE="gh-cni0"
+KUBELET_HEALTHZ_PORT="${GATEHOUSE_CLUSTER_KUBELET_HEALTHZ_PORT:-10248}"
+PAUSE_IMAGE="gatehouse.local/pause:3.10"
+COREDNS_IMAGE="gatehouse.local/coredns:${COREDNS_VERSION#v}"
+BUSYBOX_IMAGE="gatehouse.local/busybox:1.35"
 NODE_NAME="localhost"
 
 export PATH="$BIN:$PATH"
@@ -55,4 +63,55 @@ go_env() {
 pid_alive() {
   local f="$PIDS/$1.pid"
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
+}
+
+# component list, in start order (down stops them in reverse). kube-network-policies would join here.
+COMPONENTS=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler kubelet kube-proxy)
+
+# start_proc NAME CMD... — starts CMD in its own session (setsid: down kills the whole group), output
+# appended to $LOGS/NAME.log, pid in $PIDS/NAME.pid.
+start_proc() {
+  local name="$1"; shift
+  mkdir -p "$LOGS" "$PIDS"
+  echo "=== $(date -u +%FT%TZ) starting: $*" >>"$LOGS/$name.log"
+  # fds 8 and 9 hold the build and up/down locks: the component must not keep them
+  setsid "$@" >>"$LOGS/$name.log" 2>&1 </dev/null 8>&- 9>&- &
+  echo "$!" >"$PIDS/$name.pid"
+}
+
+# wait_until DESCRIPTION SECONDS NAME CMD... — polls CMD every 0.5 s until it succeeds; fails naming
+# DESCRIPTION and the tail of NAME's log when SECONDS pass or NAME's process exits.
+wait_until() {
+  local what="$1" secs="$2" name="$3"; shift 3
+  local deadline=$((SECONDS + secs))
+  until "$@" >/dev/null 2>&1; do
+    if [ -n "$name" ] && ! pid_alive "$name"; then
+      tail -n 20 "$LOGS/$name.log" >&2 || true
+      die "$name exited while waiting for $what (log: $LOGS/$name.log, last lines above)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      [ -z "$name" ] || tail -n 20 "$LOGS/$name.log" >&2 || true
+      die "timed out after ${secs}s waiting for $what${name:+ (log: $LOGS/$name.log)}"
+    fi
+    sleep 0.5
+  done
+}
+
+# port_free PORT NAME — fails naming the process that holds 127.0.0.1/0.0.0.0:PORT (needed by NAME).
+port_free() {
+  local holder
+  holder="$(ss -Hltnp "sport = :$1" 2>/dev/null | head -1)"
+  [ -z "$holder" ] && return 0
+  die "port $1 (for $2) is taken: $(echo "$holder" | sed -n 's/.*users:((\(.*\)))$/\1/p') — stop it, or set the port variable for $2 (docs/cluster.md)"
+}
+
+# kubectl with the admin kubeconfig
+k() { kubectl --kubeconfig="$KUBECONFIG_FILE" "$@"; }
+readyz() { curl -fsS --max-time 3 --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" "https://127.0.0.1:$APISERVER_PORT/readyz" >/dev/null; }
+
+# build_lock NAME — one build of NAME at a time on this machine (a second waits, then finds it built).
+build_lock() {
+  mkdir -p "$SRC"
+  exec 8>"$SRC/.build-$1.lock"
+  flock 8
 }

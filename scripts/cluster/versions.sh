@@ -10,6 +10,6 @@ GVISOR_VERSION=v0.0.0-20260905035102-160fafc42237
 COREDNS_VERSION=v1.14.7
 HELM_VERSION=v3.22.0
 UMOCI_VERSION=v0.6.0
-# Debian packages extracted (apt-get download + dpkg-deb -x), never installed: runc and the CNI plugins.
-# Their version is whatever the configured Debian release ships; the marker records it.
-DEBIAN_PACKAGES="runc containernetworking-plugins"
+# Debian packages extracted (apt-get download + dpkg-deb -x), never installed: runc, the CNI plugins and
+# a static busybox. Their version is whatever the configured Debian release ships; the marker records it.
+DEBIAN_PACKAGES="runc containernetworking-plugins busybox-static"
