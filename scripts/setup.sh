@@ -6,7 +6,7 @@
 #   - the Temporal CLI (its dev server), built with `go install` when missing
 #   - the Python MCP SDK (PyPI mcp) in a venv under ${XDG_CACHE_HOME:-~/.cache}/gatehouse/python-mcp, outside
 #     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
-#   - the local Kubernetes cluster's tools in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
+#   - the local Kubernetes cluster's binaries in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
 #     (scripts/cluster/build.sh, docs/cluster.md)
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
@@ -92,7 +92,7 @@ fi
 # tests run on that cluster. GATEHOUSE_SKIP_CLUSTER_BUILD=1 skips it (then those tests build on first use).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
 if [ -z "${GATEHOUSE_SKIP_CLUSTER_BUILD:-}" ] && ! bash scripts/cluster/build.sh --check; then
-  echo "setup: building the local Kubernetes cluster's binaries (about 25 minutes the first time on 2 idle cores, 45 on a busy machine; cached after)"
+  echo "setup: building the local Kubernetes cluster's binaries (about 30 minutes the first time on 2 idle cores, over an hour on a busy machine; cached after)"
   bash scripts/cluster/build.sh
 fi
 

@@ -22,13 +22,15 @@ if [ "${#host[@]}" -gt 0 ]; then
     || die "apt-get install ${host[*]} failed (see above)"
 fi
 
+# Extracted once: a present binary with its marker is kept (apt-cache is slow; delete
+# $CACHE/bin/.versions/<name> to extract the release's current version again).
 for p in $DEBIAN_PACKAGES; do
+  case "$p" in runc) name=runc ;; containernetworking-plugins) name=cni ;; busybox-static) name=busybox ;; *) die "no extraction rule for $p" ;; esac
+  if [ "$name" = cni ]; then [ -x "$BIN/cni/bridge" ] && [ -f "$(marker cni)" ] && continue
+  else [ -x "$BIN/$name" ] && [ -f "$(marker "$name")" ] && continue; fi
   command -v apt-cache >/dev/null 2>&1 || die "apt-cache missing: runc and the CNI plugins are extracted from Debian packages"
   ver="$(apt-cache policy "$p" | sed -n 's/^  Candidate: //p')"
   [ -n "$ver" ] && [ "$ver" != "(none)" ] || die "Debian package $p is not available (run apt-get update?)"
-  case "$p" in runc) name=runc ;; containernetworking-plugins) name=cni ;; busybox-static) name=busybox ;; *) die "no extraction rule for $p" ;; esac
-  if [ "$name" = cni ]; then [ -x "$BIN/cni/bridge" ] && [ "$(cat "$(marker cni)" 2>/dev/null)" = "$ver" ] && continue
-  else have "$name" "$ver" && continue; fi
   [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
   log "extracting $p $ver from Debian (seconds)"
   work="$SRC/debian/$p"
