@@ -24,6 +24,7 @@ import {
   execInRootfs,
   freshVolumes,
   type RootfsProcess,
+  removeTempDirs,
   runInRootfs,
   stop,
   type Unpacked,
@@ -61,6 +62,7 @@ after(async () => {
   await Promise.all(running.map((p) => stop(p)));
   await nats?.close();
   await temporal?.close();
+  removeTempDirs();
 });
 
 test("both archives: named docker.io/gatehouse/<image>:<version>, uid 65532, the documented entrypoint and env, within the size budget", () => {

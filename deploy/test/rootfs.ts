@@ -6,11 +6,26 @@
  * network namespace is the host's, so a process inside reaches servers the test starts on loopback.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { BuiltImage } from "../images/build.ts";
 import { clusterBinDir, NONROOT_UID, REPO_ROOT } from "../images/spec.ts";
+
+/** Temp directories the helpers made (archives, unpacked bundles, volumes): removeTempDirs deletes them. */
+const made: string[] = [];
+
+/** A fresh temp directory, removed by removeTempDirs. */
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+/** Removes every temp directory the helpers made (hundreds of MiB per build); call once at the end. */
+export function removeTempDirs(): void {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
 
 /** umoci from the cluster's tool folder, else PATH. */
 export function umoci(): string {
@@ -24,9 +39,7 @@ export function umoci(): string {
 }
 
 /** Runs `npm run images` into `out` (a fresh temp dir by default); returns images.json's entries by kind. */
-export function buildImages(
-  out = mkdtempSync(join(tmpdir(), "gatehouse-images-")),
-): Record<string, BuiltImage> {
+export function buildImages(out = tempDir("gatehouse-images-")): Record<string, BuiltImage> {
   execFileSync(
     process.execPath,
     ["--no-node-snapshot", "--import", "tsx", join(REPO_ROOT, "deploy/images/build.ts"), "--out", out],
@@ -50,7 +63,7 @@ export interface Unpacked {
 
 /** Untars `archive` and `umoci unpack`s its `tag` into a fresh directory. */
 export function unpack(archive: string, tag: string): Unpacked {
-  const dir = mkdtempSync(join(tmpdir(), "gatehouse-unpack-"));
+  const dir = tempDir("gatehouse-unpack-");
   const layout = join(dir, "layout");
   mkdirSync(layout);
   execFileSync("tar", ["-xf", archive, "-C", layout]);
@@ -71,7 +84,7 @@ export interface Volumes {
 
 /** Fresh host directories for /tmp and /data, writable by uid 65532 (as an emptyDir and a PVC are). */
 export function freshVolumes(): Volumes {
-  const base = mkdtempSync(join(tmpdir(), "gatehouse-volumes-"));
+  const base = tempDir("gatehouse-volumes-");
   const v = { tmp: join(base, "tmp"), data: join(base, "data") };
   for (const d of Object.values(v)) {
     mkdirSync(d);
