@@ -3,13 +3,14 @@
 # than versions.sh pins (~20-25 min cold on 2 idle cores, seconds when cached). Go builds keep their
 # caches in $CACHE/go. One line per component being built.
 # Usage: build.sh [--check] [GROUP...]   groups: tools (helm, umoci), debian (runc, CNI plugins,
-#        iptables), kube, etcd, containerd, gvisor, coredns, pause; default: all of them.
+#        iptables), kube, etcd, containerd, gvisor, coredns, pause, netpol
+#        (kube-network-policies); default: all of them.
 #        --check builds nothing: exit 0 when every binary of the groups is present at its pinned
 #        version, 1 when something would be built.
 set -euo pipefail
 here="$(dirname "$0")"
 . "$here/lib.sh"
-all=(tools debian kube etcd containerd gvisor coredns pause)
+all=(tools debian kube etcd containerd gvisor coredns pause netpol)
 if [ "${1:-}" = "--check" ]; then export CLUSTER_CHECK=1; shift; fi
 [ "$#" -gt 0 ] || set -- "${all[@]}"
 start=$SECONDS
@@ -23,6 +24,7 @@ for g in "$@"; do
     gvisor) bash "$here/build-gvisor.sh" ;;
     coredns) bash "$here/build-go-tools.sh" coredns ;;
     pause) bash "$here/build-pause.sh" ;;
+    netpol) bash "$here/build-netpol.sh" ;;
     *) die "build.sh: unknown group $g (one of: ${all[*]})" ;;
   esac
 done

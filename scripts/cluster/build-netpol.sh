@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Builds sigs.k8s.io/kube-network-policies (the SIG's NetworkPolicy agent that kind ships) into
+# $CACHE/bin/kube-network-policies when missing or at another version than versions.sh pins. The
+# bridge CNI does not enforce NetworkPolicy; this agent does, from the host (netpol.sh starts it).
+#
+# Patched: the agent sends packets to its nfqueue with nftables' native `queue` expression, which
+# needs CONFIG_NFT_QUEUE; these VMs' kernels lack it (and load no modules), so the rule is refused
+# ("netlink receive: no such file or directory", `nft add rule … queue num 100` fails the same way).
+# The kernel has nft_compat and xt_NFQUEUE (CONFIG_NFT_COMPAT, CONFIG_NETFILTER_XT_TARGET_NFQUEUE),
+# so a copy of the module ($CACHE/src/kube-network-policies-<version>-patched) queues with the xt
+# NFQUEUE target (revision 3: queue number, one queue, bypass flag when --fail-open) instead — the
+# same verdicts from the same queue. It is built as its own main module (its main package is cmd/).
+# It talks to nftables over netlink: no nft binary at run time (build-debian.sh installs nft for
+# inspecting its table).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+name=kube-network-policies
+ver="$KUBE_NETWORK_POLICIES_VERSION"
+have "$name" "$ver+xtqueue" && exit 0
+[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
+go_env
+log "building $name $ver (~3 min cold)"
+start=$SECONDS
+patched="$SRC/$name-$ver-patched"
+if [ ! -f "$patched/.patched" ]; then
+  orig="$(cd "$SRC" && go mod download -json "sigs.k8s.io/kube-network-policies@$ver" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$orig" ] || die "could not download sigs.k8s.io/kube-network-policies@$ver from the Go proxy"
+  rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
+  f="$patched/pkg/networkpolicy/controller.go"
+  perl -0pi -e 's/queue := &expr\.Queue\{Num: uint16\(c\.config\.QueueID\)\}\n\tif c\.config\.FailOpen \{\n\t\tqueue\.Flag = expr\.QueueFlagBypass\n\t\}/queue := xtNFQueue(uint16(c.config.QueueID), c.config.FailOpen)/g' "$f"
+  [ "$(grep -c 'xtNFQueue(' "$f")" = 2 ] && ! grep -q 'expr\.Queue{' "$f" \
+    || die "the queue patch no longer applies to $f ($name $ver changed it): update build-netpol.sh"
+  cat >"$patched/pkg/networkpolicy/xtqueue.go" <<'GO'
+package networkpolicy
+
+import (
+	"encoding/binary"
+
+	"github.com/google/nftables/expr"
+	"github.com/google/nftables/xt"
+)
+
+// xtNFQueue is the iptables NFQUEUE target (revision 3) as an nftables expression through
+// nft_compat, for kernels built without CONFIG_NFT_QUEUE. Its info is struct xt_NFQ_info_v3
+// {queuenum, queues_total, flags uint16} in host byte order, padded to 8 bytes (XT_ALIGN).
+func xtNFQueue(num uint16, bypass bool) expr.Any {
+	info := make(xt.Unknown, 8)
+	binary.NativeEndian.PutUint16(info[0:], num)
+	binary.NativeEndian.PutUint16(info[2:], 1)
+	if bypass {
+		binary.NativeEndian.PutUint16(info[4:], 1) // NFQ_FLAG_BYPASS
+	}
+	return &expr.Target{Name: "NFQUEUE", Rev: 3, Info: &info}
+}
+GO
+  touch "$patched/.patched"
+fi
+(cd "$patched" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$name.tmp" ./cmd) \
+  || die "building $name $ver failed (see above)"
+mv "$BIN/$name.tmp" "$BIN/$name"
+mark "$name" "$ver+xtqueue"
+log "built $name in $((SECONDS - start)) s"
