@@ -32,6 +32,8 @@ stop_pids() {
   done
 }
 
+# kube-network-policies first (SIGINT: it removes its nftables table), then the components
+bash "$here/netpol.sh" stop
 for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
   name="${COMPONENTS[$i]}"
   f="$PIDS/$name.pid"

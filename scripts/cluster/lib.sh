@@ -65,7 +65,8 @@ pid_alive() {
   [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null
 }
 
-# component list, in start order (down stops them in reverse). kube-network-policies would join here.
+# component list, in start order (down stops them in reverse). kube-network-policies is started and
+# stopped by netpol.sh (it must get SIGINT to remove its nftables table).
 COMPONENTS=(etcd kube-apiserver containerd kube-controller-manager kube-scheduler kubelet kube-proxy)
 
 # start_proc NAME CMD... — starts CMD in its own session (setsid: down kills the whole group), output

@@ -27,7 +27,6 @@ metrics_port="${GATEHOUSE_CLUSTER_NETPOL_METRICS_PORT:-10262}"
 sa="$RUN/netpol/serviceaccount"
 pidfile="$PIDS/$name.pid"
 log_file="$LOGS/$name.log"
-kc() { kubectl --kubeconfig="$KUBECONFIG_FILE" "$@"; }
 healthy() {
   pid_alive "$name" && nft list table $table >/dev/null 2>&1 \
     && curl -fsS --max-time 3 "http://127.0.0.1:$metrics_port/metrics" >/dev/null 2>&1
@@ -46,7 +45,7 @@ wait_for() {
     sleep 0.5
   done
 }
-token_ready() { [ -n "$(kc -n kube-system get secret "$name-token" -o 'jsonpath={.data.token}' 2>/dev/null)" ]; }
+token_ready() { [ -n "$(k -n kube-system get secret "$name-token" -o 'jsonpath={.data.token}' 2>/dev/null)" ]; }
 
 start() {
   [ "$(id -u)" -eq 0 ] || die "netpol.sh start needs root (the agent writes nftables rules and reads an nfqueue)"
@@ -57,11 +56,11 @@ start() {
     log "$name: pid $(cat "$pidfile") is running but not healthy; restarting it"
     stop
   fi
-  kc apply -f "$here/manifests/kube-network-policies.yaml" >/dev/null
+  k apply -f "$here/manifests/kube-network-policies.yaml" >/dev/null
   wait_for 120 "the token of ServiceAccount kube-system/$name (kube-controller-manager fills it in)" token_ready || exit 1
   mkdir -p "$sa" "$LOGS" "$PIDS"
   chmod 0700 "$RUN/netpol"
-  kc -n kube-system get secret "$name-token" -o 'jsonpath={.data.token}' | base64 -d >"$sa/token"
+  k -n kube-system get secret "$name-token" -o 'jsonpath={.data.token}' | base64 -d >"$sa/token"
   cp "$PKI/ca.crt" "$sa/ca.crt"
   echo kube-system >"$sa/namespace"
   local holder

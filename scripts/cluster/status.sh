@@ -9,6 +9,8 @@ for name in "${COMPONENTS[@]}"; do
   if pid_alive "$name"; then printf '%-24s up    pid %s\n' "$name" "$(cat "$PIDS/$name.pid")"
   else printf '%-24s down\n' "$name"; ok=0; fi
 done
+if pid_alive kube-network-policies; then printf '%-24s up    pid %s\n' kube-network-policies "$(cat "$PIDS/kube-network-policies.pid")"
+else printf '%-24s down\n' kube-network-policies; ok=0; fi
 node="unknown (apiserver down)"; dns="unknown"
 if pid_alive kube-apiserver && [ -f "$PKI/admin.crt" ] && readyz; then
   ready="$(k get node "$NODE_NAME" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null || true)"

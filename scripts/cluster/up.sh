@@ -3,7 +3,8 @@
 # it is not already running (pid file + health check), and waits until each is healthy:
 #   etcd (TLS, 127.0.0.1) → kube-apiserver (Node,RBAC, PodSecurity admission, services 10.96.0.0/16)
 #   → containerd v2 (runc + runsc shim) → kube-controller-manager, kube-scheduler → kubelet (bridge CNI)
-#   → kube-proxy (iptables) → RuntimeClass gvisor, CoreDNS (Service 10.96.0.10) Ready.
+#   → kube-proxy (iptables) → RuntimeClass gvisor, CoreDNS (Service 10.96.0.10) Ready
+#   → kube-network-policies (NetworkPolicy enforcement, netpol.sh).
 # Then prints how to use it. A second up reuses what runs and starts only what is down. Serialized with
 # down and other ups by a lock ($CACHE/run/.lock). Deadlines are generous (busy 2-core CI machines).
 set -euo pipefail
@@ -113,6 +114,8 @@ sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_
   | k apply -f - >/dev/null
 coredns_ready() { [ "$(k -n kube-system get deploy coredns -o 'jsonpath={.status.readyReplicas}')" = 1 ]; }
 wait_until "CoreDNS to be Ready (kubectl -n kube-system describe pod -l k8s-app=kube-dns)" 300 "" coredns_ready
+
+bash "$here/netpol.sh" start
 
 log "up in $((SECONDS - started)) s: node $NODE_NAME Ready, CoreDNS Ready, RuntimeClass gvisor (handler runsc)"
 log "use it: export KUBECONFIG=$KUBECONFIG_FILE   (or: eval \"\$(npm run --silent cluster -- env)\")"

@@ -172,6 +172,7 @@ test("a second up reuses the running cluster and status reports every component 
     "kube-scheduler",
     "kubelet",
     "kube-proxy",
+    "kube-network-policies",
   ]) {
     const pid = new RegExp(`^${c} +up +pid (\\d+)$`, "m").exec(before.stdout)?.[1];
     assert.ok(pid, `status did not report ${c} up:\n${before.stdout}`);
@@ -197,6 +198,11 @@ test("down stops every component it started and removes the bridge (only when th
   assert.equal(status.status, 3);
   assert.doesNotMatch(status.stdout, / up +pid/);
   assert.notEqual(spawnSync("ip", ["link", "show", "gh-cni0"]).status, 0, "the CNI bridge is still there");
+  assert.notEqual(
+    spawnSync("nft", ["list", "table", "inet", "kube-network-policies"]).status,
+    0,
+    "kube-network-policies' nftables table is still there",
+  );
   const run = dirname(kubeconfig);
   const mounts = readFileSync("/proc/self/mountinfo", "utf8")
     .split("\n")
