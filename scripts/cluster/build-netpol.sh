@@ -9,14 +9,17 @@
 # The kernel has nft_compat and xt_NFQUEUE (CONFIG_NFT_COMPAT, CONFIG_NETFILTER_XT_TARGET_NFQUEUE),
 # so a copy of the module ($CACHE/src/kube-network-policies-<version>-patched) queues with the xt
 # NFQUEUE target (revision 3: queue number, one queue, bypass flag when --fail-open) instead — the
-# same verdicts from the same queue. It is built as its own main module (its main package is cmd/).
+# same verdicts from the same queue. The copy also adds an `input` chain queueing new connections from
+# policy-selected Pods to the node's own addresses (upstream filters only at postrouting, which locally
+# delivered traffic never passes: a default-deny Pod could reach the API server on the node).
+# It is built as its own main module (its main package is cmd/).
 # It talks to nftables over netlink: no nft binary at run time (build-debian.sh installs nft for
 # inspecting its table).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 name=kube-network-policies
 ver="$KUBE_NETWORK_POLICIES_VERSION"
-have "$name" "$ver+xtqueue" && exit 0
+have "$name" "$ver+xtqueue+input" && exit 0
 [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
 go_env
 log "building $name $ver (~3 min cold)"
@@ -28,7 +31,8 @@ if [ ! -f "$patched/.patched" ]; then
   rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
   f="$patched/pkg/networkpolicy/controller.go"
   perl -0pi -e 's/queue := &expr\.Queue\{Num: uint16\(c\.config\.QueueID\)\}\n\tif c\.config\.FailOpen \{\n\t\tqueue\.Flag = expr\.QueueFlagBypass\n\t\}/queue := xtNFQueue(uint16(c.config.QueueID), c.config.FailOpen)/g' "$f"
-  [ "$(grep -c 'xtNFQueue(' "$f")" = 2 ] && ! grep -q 'expr\.Queue{' "$f" \
+  perl -0pi -e 's/(\n\tif c\.config\.NetfilterBug1766Fix \{\n\t\tc\.addDNSRacersWorkaroundRules\(nft, table\))/\n\tif !c.config.AdminNetworkPolicy && !c.config.BaselineAdminNetworkPolicy {\n\t\taddHostInputRules(nft, table, queue)\n\t}\n$1/' "$f"
+  [ "$(grep -c 'xtNFQueue(' "$f")" = 2 ] && ! grep -q 'expr\.Queue{' "$f" && grep -q 'addHostInputRules(nft' "$f" \
     || die "the queue patch no longer applies to $f ($name $ver changed it): update build-netpol.sh"
   cat >"$patched/pkg/networkpolicy/xtqueue.go" <<'GO'
 package networkpolicy
@@ -53,10 +57,53 @@ func xtNFQueue(num uint16, bypass bool) expr.Any {
 	return &expr.Target{Name: "NFQUEUE", Rev: 3, Info: &info}
 }
 GO
+  cat >"$patched/pkg/networkpolicy/hostinput.go" <<'GO'
+package networkpolicy
+
+import (
+	"github.com/google/nftables"
+	"github.com/google/nftables/binaryutil"
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+)
+
+// addHostInputRules queues new connections from policy-selected local Pods to the node's own
+// addresses (input hook) too: those are delivered locally and never pass the postrouting hook, so
+// without this an egress policy does not cover e.g. an API server listening on the node.
+func addHostInputRules(nft *nftables.Conn, table *nftables.Table, queue expr.Any) {
+	chain := nft.AddChain(&nftables.Chain{
+		Name:     "input",
+		Table:    table,
+		Type:     nftables.ChainTypeFilter,
+		Hooknum:  nftables.ChainHookInput,
+		Priority: nftables.ChainPriorityFilter,
+	})
+	nft.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: []expr.Any{
+		&expr.Ct{Register: 0x1, Key: expr.CtKeySTATE},
+		&expr.Bitwise{SourceRegister: 0x1, DestRegister: 0x1, Len: 0x4, Mask: binaryutil.NativeEndian.PutUint32(expr.CtStateBitESTABLISHED | expr.CtStateBitRELATED), Xor: []byte{0x0, 0x0, 0x0, 0x0}},
+		&expr.Cmp{Op: expr.CmpOpNeq, Register: 0x1, Data: []byte{0x0, 0x0, 0x0, 0x0}},
+		&expr.Verdict{Kind: expr.VerdictAccept},
+	}})
+	nft.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 0x1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 0x1, Data: []uint8{unix.NFPROTO_IPV4}},
+		&expr.Payload{DestRegister: 0x1, Base: expr.PayloadBaseNetworkHeader, Offset: 12, Len: 4},
+		&expr.Lookup{SourceRegister: 0x1, SetName: podV4IPsSet},
+		queue,
+	}})
+	nft.AddRule(&nftables.Rule{Table: table, Chain: chain, Exprs: []expr.Any{
+		&expr.Meta{Key: expr.MetaKeyNFPROTO, Register: 0x1},
+		&expr.Cmp{Op: expr.CmpOpEq, Register: 0x1, Data: []uint8{unix.NFPROTO_IPV6}},
+		&expr.Payload{DestRegister: 0x1, Base: expr.PayloadBaseNetworkHeader, Offset: 8, Len: 16},
+		&expr.Lookup{SourceRegister: 0x1, SetName: podV6IPsSet},
+		queue,
+	}})
+}
+GO
   touch "$patched/.patched"
 fi
 (cd "$patched" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$name.tmp" ./cmd) \
   || die "building $name $ver failed (see above)"
 mv "$BIN/$name.tmp" "$BIN/$name"
-mark "$name" "$ver+xtqueue"
+mark "$name" "$ver+xtqueue+input"
 log "built $name in $((SECONDS - start)) s"
