@@ -25,7 +25,7 @@ import {
   type Started,
   stopStarted,
   waitFor,
-} from "./cluster.ts";
+} from "./netpol-cluster.ts";
 import { type K8sObject, parseManifests, template } from "./helm.ts";
 
 const REQUIRE = Boolean(process.env.CI || process.env.GATEHOUSE_REQUIRE_CLUSTER);

@@ -1,7 +1,7 @@
 /**
  * Test helpers for the real local cluster (scripts/cluster): reuse a running cluster or start one with
  * `npm run cluster -- up` (and stop only what was started), kubectl against its admin kubeconfig,
- * fresh namespaces, and waiting on conditions.
+ * fresh namespaces, and waiting on conditions. Used by netpol.test.ts.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
