@@ -17,6 +17,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
+import { type K8sObject, parseManifests, template } from "./helm.ts";
 import {
   ensureCluster,
   ensureNetpol,
@@ -26,7 +27,6 @@ import {
   stopStarted,
   waitFor,
 } from "./netpol-cluster.ts";
-import { type K8sObject, parseManifests, template } from "./helm.ts";
 
 const REQUIRE = Boolean(process.env.CI || process.env.GATEHOUSE_REQUIRE_CLUSTER);
 const ROOT = process.getuid?.() === 0;
