@@ -55,10 +55,11 @@ export interface CommandResult {
 export async function command(
   file: string,
   args: string[],
-  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  opts: { input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CommandResult> {
   const child = run(file, args, {
     env: { ...process.env, ...opts.env },
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
     maxBuffer: 64 * 1024 * 1024,
     timeout: opts.timeoutMs ?? 120_000,
   });
