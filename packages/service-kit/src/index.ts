@@ -13,6 +13,6 @@ export { callUnary, listenGrpc, stopGrpc, type UnaryMethod } from "./grpc.ts";
 export { hostPort, splitHostPort } from "./host-port.ts";
 export { startOpsHttp } from "./ops-http.ts";
 export { leftoverOf, type PidFileRecord, reapPidFile, removePidFile, writePidFile } from "./pid-file.ts";
-export { canConnect, freePort, waitForPort } from "./ports.ts";
+export { canConnect, FREE_PORT_RANGE, freePort, waitForPort } from "./ports.ts";
 export { stopOnSignals } from "./shutdown.ts";
 export { type WaitUntilOptions, waitUntil } from "./wait.ts";
