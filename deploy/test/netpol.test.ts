@@ -18,6 +18,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import { type K8sObject, parseManifests, template } from "./helm.ts";
+import { ensureImages } from "./install.ts";
 import {
   ensureCluster,
   ensureNetpol,
@@ -264,9 +265,14 @@ test("the chart's sandbox runner (gVisor, its NetworkPolicies enforced): no DNS 
     "templates/networkpolicy-default-deny.yaml",
     "templates/serviceaccount.yaml",
   ];
+  // The node's containerd must hold the sandbox image (a cluster this file started has none yet).
+  const images = await ensureImages();
   const r = await template(
     ["minimal.yaml"],
-    [],
+    [
+      "global.image.pullPolicy=Never",
+      ...(images.registry ? [`global.image.registry=${images.registry}`] : []),
+    ],
     shown.flatMap((s) => ["--show-only", s]),
   );
   assert.ok(r.ok, r.stderr);
