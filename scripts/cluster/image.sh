@@ -90,7 +90,10 @@ if [ "$import" = 1 ]; then
   [ -S "$sock" ] || die "containerd is not running ($sock missing): start the cluster with npm run cluster -- up, or pass --no-import"
   ctr --address "$sock" -n "$ns" images import --local "$out" >/dev/null \
     || die "ctr images import of $out failed (see above)"
-  ctr --address "$sock" -n "$ns" images ls -q | grep -qxF "$ref" \
+  # The listing is read whole before grep: `ctr … | grep -q` under pipefail fails when grep exits at the
+  # first match and ctr, still writing, dies of SIGPIPE.
+  listed="$(ctr --address "$sock" -n "$ns" images ls -q)"
+  grep -qxF "$ref" <<<"$listed" \
     || die "ctr imported $out but no image named $ref is in namespace $ns"
   echo "image.sh: imported $ref into containerd namespace $ns"
 fi

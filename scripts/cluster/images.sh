@@ -14,7 +14,7 @@ for name in "$@"; do
     busybox) ref="$BUSYBOX_IMAGE" bin=bin/busybox user=65534:65534 ;;
     *) die "images.sh: unknown image $name (pause, coredns or busybox)" ;;
   esac
-  ctr --address "$RUN/containerd/containerd.sock" -n k8s.io images ls -q | grep -qxF "$ref" && continue
+  grep -qxF "$ref" <<<"$(ctr --address "$RUN/containerd/containerd.sock" -n k8s.io images ls -q)" && continue
   rootfs="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-rootfs.XXXXXX")"
   args=(--entrypoint "/$bin")
   if [ "$name" = busybox ]; then
