@@ -1,11 +1,13 @@
 /**
  * Test helpers for the local cluster (`npm run cluster -- up|down`, scripts/cluster/): bring it up or
- * reuse a running one, run kubectl against it, wait on conditions, port-forward to a Service.
+ * reuse a running one (and its NetworkPolicy agent), run kubectl against it, wait on conditions,
+ * port-forward to a Service. Each `ensure…` stops only what it started.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { waitUntil } from "@gatehouse/service-kit";
 import { type CommandResult, clusterCache, command } from "./helm.ts";
 
 /** The repository root. */
@@ -80,23 +82,59 @@ export async function ensureCluster(): Promise<TestCluster> {
 }
 
 /**
- * Polls `check` until it returns a value (not undefined) or `timeoutMs` passes.
- * @throws Error naming `what` and the last state `check` reported through `last`.
+ * Polls `check` every second (service-kit's waitUntil) until it returns a value other than undefined.
+ * @param last what to add to the error: the state seen last (e.g. the outcomes of the last try).
+ * @throws Error "timed out after N ms waiting for <what>" followed by `last()`, or check's own error.
  */
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
   timeoutMs: number,
-  last: () => Promise<string> = async () => "",
+  last: () => string | Promise<string> = () => "",
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}\n${await last()}`);
-    await new Promise((r) => setTimeout(r, 1000));
+  try {
+    const found = await waitUntil(
+      what,
+      async () => {
+        const v = await check();
+        return v === undefined ? undefined : { v };
+      },
+      { timeoutMs, intervalMs: 1000 },
+    );
+    return found.v;
+  } catch (e) {
+    const seen = await last();
+    throw seen ? new Error(`${(e as Error).message}\n${seen}`) : e;
   }
+}
+
+/** The kube-network-policies agent the tests use: `stop()` stops it only when this process started it. */
+export interface TestAgent {
+  startedHere: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Reuses the running kube-network-policies agent (`netpol.sh status`; `npm run cluster -- up` starts
+ * it), else starts it (`netpol.sh start`).
+ * @throws Error with netpol.sh's output when the start fails.
+ */
+export async function ensureNetpol(): Promise<TestAgent> {
+  const netpol = join(REPO, "scripts", "cluster", "netpol.sh");
+  const status = await command("bash", [netpol, "status"]);
+  const running = status.ok && status.stdout.includes(": up");
+  if (!running) {
+    const r = await command("bash", [netpol, "start"], { timeoutMs: 10 * 60_000 });
+    if (!r.ok) throw new Error(`netpol.sh start failed:\n${r.stdout}\n${r.stderr}`);
+  }
+  return {
+    startedHere: !running,
+    async stop() {
+      if (running) return;
+      const r = await command("bash", [netpol, "stop"], { timeoutMs: 120_000 });
+      if (!r.ok) throw new Error(`netpol.sh stop failed:\n${r.stdout}\n${r.stderr}`);
+    },
+  };
 }
 
 /** A running `kubectl port-forward` to a Service: `local` is "127.0.0.1:<port>". */

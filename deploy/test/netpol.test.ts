@@ -17,17 +17,17 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
-import { type K8sObject, parseManifests, template } from "./helm.ts";
-import { ensureImages } from "./install.ts";
 import {
   ensureCluster,
   ensureNetpol,
   kubectl,
   kubectlOk,
-  type Started,
-  stopStarted,
+  type TestAgent,
+  type TestCluster,
   waitFor,
-} from "./netpol-cluster.ts";
+} from "./cluster.ts";
+import { type K8sObject, parseManifests, template } from "./helm.ts";
+import { ensureImages } from "./install.ts";
 
 const REQUIRE = Boolean(process.env.CI || process.env.GATEHOUSE_REQUIRE_CLUSTER);
 const ROOT = process.getuid?.() === 0;
@@ -43,7 +43,8 @@ const RUNNER_NS = `netpol-runner-${suffix}`;
 /** A policy change reaches the agent through a watch; generous for 2 busy cores. */
 const POLICY_DEADLINE_MS = 90_000;
 
-const started: Started = { cluster: false, netpol: false };
+let cluster: TestCluster | undefined;
+let agent: TestAgent | undefined;
 const namespaces: string[] = [];
 
 const restricted = {
@@ -136,8 +137,8 @@ let serviceIp = "";
 
 before(async () => {
   if (skip) return;
-  started.cluster = await ensureCluster();
-  started.netpol = await ensureNetpol();
+  cluster = await ensureCluster();
+  agent = await ensureNetpol();
   await createNamespace(PLAIN_NS);
   await apply(PLAIN_NS, [
     busyboxPod(
@@ -170,7 +171,8 @@ before(async () => {
 
 after(async () => {
   for (const ns of namespaces.reverse()) await kubectl(["delete", "namespace", ns, "--wait=false"]);
-  await stopStarted(started);
+  await agent?.stop();
+  await cluster?.stop();
 });
 
 const denyEgress: K8sObject = {

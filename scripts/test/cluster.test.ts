@@ -12,6 +12,7 @@ import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
+import { waitUntil } from "@gatehouse/service-kit";
 
 const CLUSTER = join(import.meta.dirname, "../cluster/cluster.sh");
 const NS = `cluster-test-${process.pid}`;
@@ -37,17 +38,6 @@ function kubectlOk(args: string[], input?: string): string {
   return r.out;
 }
 
-/** Polls `check` every 500 ms until it returns a value, failing with `what` after `ms`. */
-async function until<T>(what: string, ms: number, check: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 /** Runs a Pod to completion and returns its log. */
 async function runPod(name: string, spec: Record<string, unknown>): Promise<string> {
   const pod = {
@@ -57,10 +47,14 @@ async function runPod(name: string, spec: Record<string, unknown>): Promise<stri
     spec: { restartPolicy: "Never", ...spec },
   };
   kubectlOk(["apply", "-f", "-"], JSON.stringify(pod));
-  const phase = await until(`pod ${name} to finish`, 180_000, () => {
-    const p = kubectl(["-n", NS, "get", "pod", name, "-o", "jsonpath={.status.phase}"]).out;
-    return p === "Succeeded" || p === "Failed" ? p : undefined;
-  });
+  const phase = await waitUntil(
+    `pod ${name} to finish`,
+    () => {
+      const p = kubectl(["-n", NS, "get", "pod", name, "-o", "jsonpath={.status.phase}"]).out;
+      return p === "Succeeded" || p === "Failed" ? p : undefined;
+    },
+    { timeoutMs: 180_000, intervalMs: 500 },
+  );
   const log = kubectlOk(["-n", NS, "logs", name]);
   assert.equal(
     phase,
@@ -136,10 +130,10 @@ test("a Pod resolves a Service's name through CoreDNS and reaches it over its Se
     ["apply", "-f", "-"],
     JSON.stringify({ apiVersion: "v1", kind: "List", items: [deployment, service] }),
   );
-  await until("deployment web to be Ready", 180_000, () =>
-    kubectl(["-n", NS, "get", "deploy", "web", "-o", "jsonpath={.status.readyReplicas}"]).out === "1"
-      ? true
-      : undefined,
+  await waitUntil(
+    "deployment web to be Ready",
+    () => kubectl(["-n", NS, "get", "deploy", "web", "-o", "jsonpath={.status.readyReplicas}"]).out === "1",
+    { timeoutMs: 180_000, intervalMs: 500 },
   );
   const clusterIP = kubectlOk(["-n", NS, "get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"]);
   assert.match(clusterIP, /^10\.96\.\d+\.\d+$/);
