@@ -27,21 +27,12 @@ import {
 } from "./cluster.ts";
 import { ensureDeps } from "./deps.ts";
 import { Gateway, type McpSession } from "./gateway-client.ts";
-import { CHART, helm, KUBE_VERSION, valuesFile } from "./helm.ts";
+import { CHART, COMPONENTS, helm, KUBE_VERSION, valuesFile } from "./helm.ts";
 import { cleanNamespace, ensureImages, prepareNamespace } from "./install.ts";
 
 const NS = "gh-chart";
 const RELEASE = "gh";
 const TOKEN = "helm-install-approver-token-0123";
-const COMPONENTS = [
-  "kernel",
-  "approval",
-  "worker",
-  "gateway",
-  "gatekeeper-mcp",
-  "gatekeeper-git",
-  "sandbox-runner",
-];
 const run = promisify(execFile);
 
 let cluster: TestCluster | undefined;

@@ -5,17 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CHART, find, helm, type K8sObject, KUBE_VERSION, render, valuesFile } from "./helm.ts";
+import { CHART, COMPONENTS, find, helm, type K8sObject, KUBE_VERSION, render, valuesFile } from "./helm.ts";
 
-const COMPONENTS = [
-  "kernel",
-  "approval",
-  "worker",
-  "gateway",
-  "gatekeeper-mcp",
-  "gatekeeper-git",
-  "sandbox-runner",
-];
 const name = (c: string) => `t-gatehouse-${c}`;
 
 test("helm lint passes on the chart with the minimal values", async () => {

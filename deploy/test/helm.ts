@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { parseAllDocuments } from "yaml";
+import { SERVICE_COMPONENTS } from "../images/spec.ts";
 
 const run = promisify(execFile);
 
@@ -22,6 +23,9 @@ export const valuesFile = (name: string): string =>
 
 /** The Kubernetes version `helm template` renders for (the local cluster's). */
 export const KUBE_VERSION = "1.34.4";
+
+/** Every component the chart deploys: the services image's components, then the sandbox runner. */
+export const COMPONENTS: readonly string[] = [...SERVICE_COMPONENTS, "sandbox-runner"];
 
 /** The cluster cache folder agreed with scripts/cluster (binaries in bin/, runtime state in run/). */
 export function clusterCache(): string {
