@@ -9,17 +9,14 @@ set -euo pipefail
 go_env
 
 components=(containerd ctr containerd-shim-runc-v2)
-todo=()
-for c in "${components[@]}"; do have "$c" "$CONTAINERD_VERSION" || todo+=("$c"); done
-[ "${#todo[@]}" -eq 0 ] && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: something is missing
+need_build "$CONTAINERD_VERSION" "${components[@]}"
 
 ver="$CONTAINERD_VERSION"
 mod="$SRC/containerd-$ver"
 if [ ! -f "$mod/go.sum" ]; then
   log "preparing the containerd $ver wrapper module in $mod"
   rm -rf "$mod" && mkdir -p "$mod"
-  gomod="$(cd "$mod" && go mod download -json "github.com/containerd/containerd/v2@$ver" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+  gomod="$(cd "$mod" && module_field "github.com/containerd/containerd/v2@$ver" GoMod)"
   [ -f "$gomod" ] || die "could not download containerd $ver's go.mod from the Go proxy"
   {
     printf 'module gatehouse.local/cluster/containerd\n\ngo 1.23.0\n\nrequire github.com/containerd/containerd/v2 %s\n\n' "$ver"
@@ -34,10 +31,6 @@ if [ ! -f "$mod/go.sum" ]; then
 fi
 for c in "${todo[@]}"; do
   log "building $c $ver (~1 min cold)"
-  start=$SECONDS
-  (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -tags "no_btrfs no_devmapper no_zfs" \
-    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$ver" \
-    -o "$BIN/$c.tmp" "github.com/containerd/containerd/v2/cmd/$c") || die "building $c $ver failed (see above)"
-  mv "$BIN/$c.tmp" "$BIN/$c" && mark "$c" "$ver"
-  log "built $c in $((SECONDS - start)) s"
+  go_build_bin "$c" "$ver" "$mod" "github.com/containerd/containerd/v2/cmd/$c" -tags "no_btrfs no_devmapper no_zfs" \
+    -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$ver"
 done

@@ -6,12 +6,10 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ -n "${CLUSTER_CHECK:-}" ] || build_lock etcd
 go_env
-have etcd "$ETCD_VERSION" && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
+need_build "$ETCD_VERSION" etcd
 
 mod="$SRC/etcd-$ETCD_VERSION"
 log "building etcd $ETCD_VERSION (~1 min cold)"
-start=$SECONDS
 if [ ! -f "$mod/go.sum" ]; then
   rm -rf "$mod" && mkdir -p "$mod"
   cat >"$mod/go.mod" <<GOMOD
@@ -35,6 +33,4 @@ func main() { etcdmain.Main(os.Args) }
 GO
   (cd "$mod" && go mod tidy) || die "go mod tidy failed in $mod (see above); delete $mod to retry"
 fi
-(cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/etcd.tmp" .) || die "building etcd $ETCD_VERSION failed (see above)"
-mv "$BIN/etcd.tmp" "$BIN/etcd" && mark etcd "$ETCD_VERSION"
-log "built etcd in $((SECONDS - start)) s"
+go_build_bin etcd "$ETCD_VERSION" "$mod" . -ldflags "-s -w"

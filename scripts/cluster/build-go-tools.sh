@@ -21,7 +21,7 @@ wrapped_build() {
   local name="$1" module="$2" ver="$3" package="$4" mod="$SRC/$1-$3" gomod
   if [ ! -f "$mod/go.sum" ]; then
     rm -rf "$mod" && mkdir -p "$mod"
-    gomod="$(cd "$mod" && go mod download -json "$module@$ver" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+    gomod="$(cd "$mod" && module_field "$module@$ver" GoMod)"
     [ -f "$gomod" ] || die "could not download $module@$ver's go.mod from the Go proxy"
     {
       printf 'module gatehouse.local/cluster/%s\n\ngo %s\n\nrequire %s %s\n\n' "$name" "$(sed -n 's/^go //p' "$gomod")" "$module" "$ver"
@@ -40,7 +40,7 @@ for name in "$@"; do
   want="${pkg[$name]##*@}"
   have "$name" "$want" && continue
   # A binary installed by hand (or by a previous layout) at the pinned version counts once checked.
-  if [ -x "$BIN/$name" ] && [ ! -f "$(marker "$name")" ] && go version -m "$BIN/$name" 2>/dev/null | grep -q "[[:space:]]$want[[:space:]]"; then
+  if [ -x "$BIN/$name" ] && [ ! -f "$(marker "$name")" ] && grep -q "[[:space:]]$want[[:space:]]" <<<"$(go version -m "$BIN/$name" 2>/dev/null)"; then
     mark "$name" "$want"; continue
   fi
   [ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing

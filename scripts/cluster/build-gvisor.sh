@@ -12,17 +12,14 @@ go_env
 components=(runsc containerd-shim-runsc-v1)
 # the marker names the patch too, so a changed patch rebuilds
 marker_version="$GVISOR_VERSION+oom-eacces-eperm"
-todo=()
-for c in "${components[@]}"; do have "$c" "$marker_version" || todo+=("$c"); done
-[ "${#todo[@]}" -eq 0 ] && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: something is missing
+need_build "$marker_version" "${components[@]}"
 
 ver="$GVISOR_VERSION"
 patched="$SRC/gvisor-$ver-patched"
 mod="$SRC/gvisor-$ver"
 if [ "$(cat "$patched/.patched" 2>/dev/null)" != "$marker_version" ]; then
   log "patching a copy of gvisor.dev/gvisor@$ver (shim: ignore EPERM/EACCES from SetOOMScore)"
-  orig="$(cd "$SRC" && go mod download -json "gvisor.dev/gvisor@$ver" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  orig="$(cd "$SRC" && module_field "gvisor.dev/gvisor@$ver" Dir)"
   [ -d "$orig" ] || die "could not download gvisor.dev/gvisor@$ver from the Go proxy"
   rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
   f="$patched/pkg/shim/v1/manager.go"
@@ -42,9 +39,5 @@ fi
 for c in "${todo[@]}"; do
   pkg=gvisor.dev/gvisor/runsc; [ "$c" = containerd-shim-runsc-v1 ] && pkg=gvisor.dev/gvisor/shim
   log "building $c $ver (~2-4 min cold)"
-  start=$SECONDS
-  (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$c.tmp" "$pkg") \
-    || die "building $c $ver failed (see above)"
-  mv "$BIN/$c.tmp" "$BIN/$c" && mark "$c" "$marker_version"
-  log "built $c in $((SECONDS - start)) s"
+  go_build_bin "$c" "$marker_version" "$mod" "$pkg" -ldflags "-s -w"
 done

@@ -10,10 +10,7 @@ set -euo pipefail
 go_env
 
 components=(kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy)
-todo=()
-for c in "${components[@]}"; do have "$c" "$KUBERNETES_VERSION" || todo+=("$c"); done
-[ "${#todo[@]}" -eq 0 ] && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: something is missing
+need_build "$KUBERNETES_VERSION" "${components[@]}"
 
 ver="$KUBERNETES_VERSION"
 staging="v0.${ver#v1.}"   # v1.34.4 -> v0.34.4
@@ -21,7 +18,7 @@ mod="$SRC/kubernetes-$ver"
 if [ ! -f "$mod/go.sum" ]; then
   log "preparing the kubernetes $ver wrapper module in $mod (module downloads, ~1-3 min cold)"
   rm -rf "$mod" && mkdir -p "$mod"
-  gomod="$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$ver" | sed -n 's/^\t"GoMod": "\(.*\)",$/\1/p')"
+  gomod="$(cd "$mod" && module_field "k8s.io/kubernetes@$ver" GoMod)"
   [ -f "$gomod" ] || die "could not download k8s.io/kubernetes@$ver's go.mod from the Go proxy ($(go env GOPROXY))"
   {
     echo "module gatehouse.local/cluster/kubernetes"
@@ -58,9 +55,5 @@ done
 estimate() { case "$1" in kube-apiserver) echo "~12 min cold";; *) echo "~1-2 min after kube-apiserver";; esac; }
 for c in "${todo[@]}"; do
   log "building $c $ver ($(estimate "$c"))"
-  start=$SECONDS
-  (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "$ldflags" -o "$BIN/$c.tmp" "k8s.io/kubernetes/cmd/$c") \
-    || die "building $c $ver failed (see above)"
-  mv "$BIN/$c.tmp" "$BIN/$c" && mark "$c" "$ver"
-  log "built $c in $((SECONDS - start)) s"
+  go_build_bin "$c" "$ver" "$mod" "k8s.io/kubernetes/cmd/$c" -ldflags "$ldflags"
 done

@@ -19,14 +19,12 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 name=kube-network-policies
 ver="$KUBE_NETWORK_POLICIES_VERSION"
-have "$name" "$ver+xtqueue+input" && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
 go_env
+need_build "$ver+xtqueue+input" "$name"
 log "building $name $ver (~3 min cold)"
-start=$SECONDS
 patched="$SRC/$name-$ver-patched"
 if [ ! -f "$patched/.patched" ]; then
-  orig="$(cd "$SRC" && go mod download -json "sigs.k8s.io/kube-network-policies@$ver" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
+  orig="$(cd "$SRC" && module_field "sigs.k8s.io/kube-network-policies@$ver" Dir)"
   [ -d "$orig" ] || die "could not download sigs.k8s.io/kube-network-policies@$ver from the Go proxy"
   rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
   f="$patched/pkg/networkpolicy/controller.go"
@@ -102,8 +100,4 @@ func addHostInputRules(nft *nftables.Conn, table *nftables.Table, queue expr.Any
 GO
   touch "$patched/.patched"
 fi
-(cd "$patched" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/$name.tmp" ./cmd) \
-  || die "building $name $ver failed (see above)"
-mv "$BIN/$name.tmp" "$BIN/$name"
-mark "$name" "$ver+xtqueue+input"
-log "built $name in $((SECONDS - start)) s"
+go_build_bin "$name" "$ver+xtqueue+input" "$patched" ./cmd -ldflags "-s -w"

@@ -6,8 +6,6 @@ set -euo pipefail
 [ -n "${CLUSTER_CHECK:-}" ] || build_lock pause
 go_env
 ver="src-$(sha256sum "$CLUSTER_DIR/pause/main.go" | cut -c1-16)"
-have pause "$ver" && exit 0
-[ -z "${CLUSTER_CHECK:-}" ] || exit 1   # build.sh --check: missing
+need_build "$ver" pause
 log "building pause (seconds)"
-(cd "$CLUSTER_DIR/pause" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$BIN/pause.tmp" .) || die "building pause failed (see above)"
-mv "$BIN/pause.tmp" "$BIN/pause" && mark pause "$ver"
+go_build_bin pause "$ver" "$CLUSTER_DIR/pause" . -ldflags "-s -w"

@@ -52,6 +52,30 @@ have() { # have NAME VERSION — true when $BIN/NAME exists and was built at VER
 }
 mark() { mkdir -p "$BIN/.versions" && echo "$2" >"$(marker "$1")"; }
 
+# need_build VERSION NAME... — sets todo=(the NAMEs not built at VERSION). Ends the calling build script
+# when there is nothing to do (exit 0), and in build.sh --check mode when something is missing (exit 1).
+need_build() {
+  local ver="$1" c; shift
+  todo=()
+  for c in "$@"; do have "$c" "$ver" || todo+=("$c"); done
+  [ "${#todo[@]}" -gt 0 ] || exit 0
+  [ -z "${CLUSTER_CHECK:-}" ] || exit 1
+}
+
+# module_field MODULE@VERSION Dir|GoMod — downloads the module from the Go proxy and prints where
+# `go mod download -json` put its source tree (Dir) or its go.mod (GoMod).
+module_field() { go mod download -json "$1" | sed -n "s/^\t\"$2\": \"\(.*\)\",\$/\1/p"; }
+
+# go_build_bin NAME VERSION DIR PACKAGE [go build flags...] — a static, trimmed `go build -p 2` of
+# PACKAGE in module DIR into $BIN/NAME (written aside, then moved in place), marked as built at VERSION.
+go_build_bin() {
+  local name="$1" ver="$2" dir="$3" package="$4" start=$SECONDS; shift 4
+  (cd "$dir" && CGO_ENABLED=0 go build -p 2 -trimpath "$@" -o "$BIN/$name.tmp" "$package") \
+    || die "building $name $ver failed (see above)"
+  mv "$BIN/$name.tmp" "$BIN/$name" && mark "$name" "$ver"
+  log "built $name in $((SECONDS - start)) s"
+}
+
 # Go environment of every build: caches in $CACHE/go so later runs skip the ~20 min cold build.
 go_env() {
   command -v go >/dev/null 2>&1 || die "go is not on PATH (install Go >= 1.24: the cluster is built from the Go module proxy)"
