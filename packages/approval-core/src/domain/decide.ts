@@ -5,17 +5,14 @@
  * (expected revision), so the i-th event gets revision `state.revision + 1 + i`.
  */
 import { ActionDescription, ActionStatus, ObservationDescription } from "@gatehouse/proto";
+import { claimApply, recordApplied, recordApplyFailed, releaseClaim } from "./apply-claims.ts";
 import { CASCADE_ACTOR, cascadeReason, cascadeRejections, expireDue } from "./cascade.ts";
 import type {
   Approve,
   AutoApproveNext,
-  ClaimApply,
   Command,
-  RecordApplied,
-  RecordApplyFailed,
   RecordObservation,
   Reject,
-  ReleaseClaim,
   RequestRevert,
   SetAutoApprovalRule,
   SubmitAction,
@@ -23,10 +20,8 @@ import type {
 import {
   ActionKindNotAutoApprovable,
   ActionKindsNotPublished,
-  ActionNotFound,
   ActionNotPending,
   ActionNotRevertible,
-  ActionStateConflict,
   DependenciesUndecided,
   DuplicateLocalId,
   DuplicateObservationRequest,
@@ -39,6 +34,7 @@ import {
   WorkspaceNotFound,
 } from "./errors.ts";
 import { type PlannedEvent, planned } from "./events.ts";
+import { describeDecided, requireAction, SERVICE_ACTOR } from "./guards.ts";
 import { removeBinding } from "./remove-binding.ts";
 import { claimRun } from "./run-plan.ts";
 import {
@@ -48,9 +44,6 @@ import {
   ruleKey,
   type WorkspaceState,
 } from "./state.ts";
-
-/** Actor of events the service appends on a gatekeeper's behalf. */
-export const SERVICE_ACTOR = "service:approval";
 
 /**
  * Decides a command against the folded state.
@@ -131,32 +124,6 @@ function requireBinding(state: WorkspaceState, binding: string, grant?: number):
   const current = state.bindings.get(binding);
   if (grant !== undefined && current?.grant !== grant) throw new UnknownBinding(binding, grant);
   if (!current) throw new UnknownBinding(binding);
-}
-
-function requireAction(state: WorkspaceState, id: number): ActionState {
-  const a = state.actions.get(id);
-  if (!a) throw new ActionNotFound(state.workspaceId, id);
-  return a;
-}
-
-/** Human account of a decided action: who decided it and how. */
-export function describeDecided(a: ActionState): string {
-  switch (a.status) {
-    case ActionStatus.ACTION_STATUS_APPROVED:
-      return `was already approved by ${a.decidedBy}`;
-    case ActionStatus.ACTION_STATUS_APPLYING:
-      return `was already approved by ${a.decidedBy} and is being applied`;
-    case ActionStatus.ACTION_STATUS_APPLIED:
-      return `was already approved by ${a.decidedBy} and applied`;
-    case ActionStatus.ACTION_STATUS_FAILED:
-      return `was already approved by ${a.decidedBy} and its apply failed${a.outcomeUnknown ? " (outcome unknown)" : ""}`;
-    case ActionStatus.ACTION_STATUS_REJECTED:
-      return a.cascadedFrom
-        ? `was already rejected by ${a.decidedBy} because it needed action ${a.cascadedFrom}, which did not complete`
-        : `was already rejected by ${a.decidedBy}`;
-    default:
-      return "is not pending";
-  }
 }
 
 const APPROVED_STATES = new Set([
@@ -409,71 +376,6 @@ function autoApproveNext(c: AutoApproveNext, state: WorkspaceState): PlannedEven
     return [planned("ActionApproved", { actionId: a.id, decidedBy: by }, by)];
   }
   return [];
-}
-
-function claimApply(c: ClaimApply, state: WorkspaceState): PlannedEvent[] {
-  const a = requireAction(state, c.actionId);
-  if (a.status !== ActionStatus.ACTION_STATUS_APPROVED) {
-    throw new ActionStateConflict(`action ${a.id} cannot be claimed for apply: it ${describeDecided(a)}`);
-  }
-  // The grant is re-checked here, at apply time: an action of a removed grant never applies, even
-  // through a binding of the same name introduced again (a new grant).
-  const grant = state.bindings.get(a.binding)?.grant;
-  if (grant !== a.grant) {
-    throw new ActionStateConflict(
-      `action ${a.id} cannot be applied: binding ${a.binding} was removed${grant === undefined ? "" : " and introduced again as a new grant"} after it was submitted; the request was not sent`,
-    );
-  }
-  const notApplied = a.dependsOn.filter(
-    (d) => state.actions.get(d)?.status !== ActionStatus.ACTION_STATUS_APPLIED,
-  );
-  if (notApplied.length > 0) {
-    throw new ActionStateConflict(
-      `action ${a.id} cannot be applied before its dependencies ${notApplied.join(", ")} are applied`,
-    );
-  }
-  return [planned("ActionApplying", { actionId: a.id, claimedBy: c.claimedBy }, SERVICE_ACTOR)];
-}
-
-function requireApplying(state: WorkspaceState, id: number): ActionState {
-  const a = requireAction(state, id);
-  if (a.status !== ActionStatus.ACTION_STATUS_APPLYING) {
-    throw new ActionStateConflict(`action ${a.id} has no apply claim to complete: it ${describeDecided(a)}`);
-  }
-  return a;
-}
-
-function releaseClaim(c: ReleaseClaim, state: WorkspaceState): PlannedEvent[] {
-  const a = requireApplying(state, c.actionId);
-  if (a.claimedBy !== c.claimedBy) {
-    throw new ActionStateConflict(
-      `action ${a.id}'s apply claim is held by ${a.claimedBy}, not ${c.claimedBy}; only its holder may hand it back`,
-    );
-  }
-  return [
-    planned(
-      "ActionClaimReleased",
-      { actionId: a.id, claimedBy: c.claimedBy, reason: c.reason },
-      SERVICE_ACTOR,
-    ),
-  ];
-}
-
-function recordApplied(c: RecordApplied, state: WorkspaceState): PlannedEvent[] {
-  const a = requireApplying(state, c.actionId);
-  return [planned("ActionApplied", { actionId: a.id, resultJson: c.resultJson }, SERVICE_ACTOR)];
-}
-
-function recordApplyFailed(c: RecordApplyFailed, state: WorkspaceState): PlannedEvent[] {
-  const a = requireApplying(state, c.actionId);
-  return [
-    planned(
-      "ActionApplyFailed",
-      { actionId: a.id, message: c.message, outcomeUnknown: c.outcomeUnknown },
-      SERVICE_ACTOR,
-    ),
-    ...cascadeRejections(state, [a.id]),
-  ];
 }
 
 function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] {

@@ -4,6 +4,7 @@ export * from "./commands.ts";
 export * from "./decide.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
+export { describeDecided, SERVICE_ACTOR } from "./guards.ts";
 export * from "./projection.ts";
 export * from "./remove-binding.ts";
 export * from "./run-plan.ts";
