@@ -8,6 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client, Connection } from "@temporalio/client";
+import { log } from "./bench-support.ts";
 
 /** VmRSS of `pid` in KiB (from /proc/<pid>/status); 0 when the process is gone or not Linux. */
 export function rssKiB(pid: number): number {
@@ -197,4 +198,30 @@ export async function timeSpawns(
     samples.push(ms);
   }
   return samples;
+}
+
+/** How many gVisor sandboxes (runsc) run below this process. */
+export function runscSandboxes(): number {
+  return descendants(process.pid).filter((p) => processLabel(p) === "runsc-sandbox").length;
+}
+
+/**
+ * Waits (up to a minute, then goes on with a note) until `n` gVisor sandboxes run — the warm spare
+ * the runner starts after a workspace leased the previous one — and this process's descendants
+ * stayed the same for a second (the spare's isolate host started inside it).
+ */
+export async function refilled(n: number): Promise<void> {
+  const until = Date.now() + 60_000;
+  let seen = "";
+  for (;;) {
+    const now = descendants(process.pid).sort().join(",");
+    const enough = runscSandboxes() >= n;
+    if (enough && now === seen) return;
+    if (Date.now() > until) {
+      log("the sandbox runner's warm spare did not settle within a minute; memory is sampled anyway");
+      return;
+    }
+    seen = enough ? now : "";
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }

@@ -1,34 +1,3 @@
-/**
- * `npm run bench:lifecycle`: issue 13's "Measure" figures, in one run, through `gatehouse dev`'s stack
- * (startDevStack: every service in this process, a `temporal server start-dev`, the real server-memory
- * MCP server behind gatekeeper-mcp), each next to a baseline measured in the same run:
- *
- *  1. SubmitAction as the agent sees it: Date.now() around each `await env.MEMORY.create_entities(...)`
- *     inside a snippet (1 ms resolution, the isolate has no finer clock), next to a read
- *     (`open_nodes`, an observation) timed the same way in the same snippets; and
- *     ApprovalQueue.SubmitAction called directly over gRPC, next to a direct MCP call on its own
- *     server-memory process.
- *  2. approve → applied of single actions (Decisions.Approve returns once applied), p50/p99.
- *  3. N approved → all applied (Decisions.ApproveBatch all=true, then Decisions.WatchLog until every
- *     action is final), for BENCH_LIFECYCLE_BATCH (1,000) and BENCH_LIFECYCLE_LARGE (5,000) pending.
- *  4. Memory with BENCH_LIFECYCLE_LARGE pending: VmRSS of this process (the stack), of the Temporal
- *     server and of the other children (also by program), per pending action: from after the large
- *     workspace's sandbox is warm (one read) to after submitting.
- *     Next to each batch, its floor: the same writes sent one after another by a plain MCP client
- *     straight to a fresh server-memory process (mcpFloor), after the batches, in the same run.
- *  5. CLI start: the `gatehouse` command (see gatehouseCli) with `--help`, `actions` of a small
- *     workspace and of the large one, next to `node -e ''`.
- *
- * The results name what ran: the lifecycle engine as Temporal reports it (workflow executions by
- * type), the git commit, cores, load average at start and end, the Node version. Writes
- * bench-results/lifecycle.json and prints a table.
- *
- * Env (positive integers unless said): BENCH_LIFECYCLE_SINGLE single approvals (50),
- * BENCH_LIFECYCLE_BATCH (1000), BENCH_LIFECYCLE_LARGE (5000), BENCH_LIFECYCLE_GRPC direct
- * SubmitAction calls (200), BENCH_LIFECYCLE_CLI_RUNS spawns per CLI figure (5), BENCH_SANDBOX
- * auto | gvisor | none (auto). A quick run: BENCH_LIFECYCLE_BATCH=100 BENCH_LIFECYCLE_LARGE=200.
- */
-import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
@@ -38,14 +7,13 @@ import { fileURLToPath } from "node:url";
 import { mintCallerToken } from "@gatehouse/caller-token";
 import { ActionStatus, ApprovalQueueClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { untilFinal } from "../packages/cli/test/until-final.ts";
+import { directMcp, mcpFloor } from "./bench-lifecycle-direct.ts";
 import {
-  descendants,
   gatehouseCli,
-  processLabel,
+  refilled,
+  runscSandboxes,
   sampleRss,
   temporalPid,
   timeSpawns,
@@ -54,12 +22,12 @@ import {
 import {
   envInt,
   envStr,
+  gitCommit,
   log,
   printTable,
   type Row,
   returned,
   round,
-  type Stats,
   stats,
   unary,
 } from "./bench-support.ts";
@@ -161,7 +129,7 @@ async function main() {
 
     // Direct baselines: an MCP client on its own server-memory process; SubmitAction over gRPC.
     log("direct MCP calls");
-    const direct = await directMcp(dir, SINGLE + WARMUP);
+    const direct = await directMcp(join(dir, "direct-memory.jsonl"), SINGLE + WARMUP, WARMUP);
     const wsGrpc = await workspace("bench-grpc");
     const grant = (await unary(kernel, kernel.describeBindings, { workspaceId: wsGrpc })).revision;
     const token = mintCallerToken(secret, {
@@ -248,7 +216,7 @@ async function main() {
     log(`batch of ${LARGE}: ${Math.round(largeMs)} ms`);
     const rssApplied = sampleRss(temporal);
     log(`floor: ${BATCH} then ${LARGE} writes by a plain MCP client on a fresh server-memory`);
-    const [floorBatchMs = 0, floorLargeMs = 0] = await mcpFloor(dir, [
+    const [floorBatchMs = 0, floorLargeMs = 0] = await mcpFloor(join(dir, "floor-memory.jsonl"), [
       { prefix: "batch", n: BATCH },
       { prefix: "large", n: LARGE },
     ]);
@@ -461,7 +429,7 @@ async function main() {
       bench: "lifecycle",
       at: new Date().toISOString(),
       engine,
-      commit: gitCommit(),
+      commit: gitCommit(ROOT),
       machine: {
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model ?? "",
@@ -518,31 +486,6 @@ async function main() {
 }
 
 /** How many gVisor sandboxes (runsc-sandbox processes) run below this process. */
-function runscSandboxes(): number {
-  return descendants(process.pid).filter((p) => processLabel(p) === "runsc-sandbox").length;
-}
-
-/**
- * Waits (up to a minute, then goes on with a note) until `n` gVisor sandboxes run — the warm spare
- * the runner starts after a workspace leased the previous one — and this process's descendants
- * stayed the same for a second (the spare's isolate host started inside it).
- */
-async function refilled(n: number): Promise<void> {
-  const until = Date.now() + 60_000;
-  let seen = "";
-  for (;;) {
-    const now = descendants(process.pid).sort().join(",");
-    const enough = runscSandboxes() >= n;
-    if (enough && now === seen) return;
-    if (Date.now() > until) {
-      log("the sandbox runner's warm spare did not settle within a minute; memory is sampled anyway");
-      return;
-    }
-    seen = enough ? now : "";
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
-
 /** A table row; `ratio` is value / baseline. */
 function row(
   id: string,
@@ -603,85 +546,6 @@ function benchDescription(i: number) {
     classifiedBy: "bench",
     egress: false,
   };
-}
-
-/** `n` create_entities and `n` open_nodes calls by an MCP SDK client on its own server-memory process; ms each. */
-async function directMcp(dir: string, n: number): Promise<{ write: Stats; read: Stats }> {
-  const client = new Client({ name: "gatehouse-bench", version: "0.1.0" });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
-    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: join(dir, "direct-memory.jsonl") },
-    stderr: "ignore",
-  });
-  await client.connect(transport);
-  try {
-    const write: number[] = [];
-    const read: number[] = [];
-    for (let i = 0; i < n; i++) {
-      let t = performance.now();
-      await client.callTool({
-        name: "create_entities",
-        arguments: { entities: [{ name: `direct-${i}`, entityType: "bench", observations: [] }] },
-      });
-      if (i >= WARMUP) write.push(performance.now() - t);
-      t = performance.now();
-      await client.callTool({ name: "open_nodes", arguments: { names: ["direct-probe"] } });
-      if (i >= WARMUP) read.push(performance.now() - t);
-    }
-    return { write: stats(write), read: stats(read) };
-  } finally {
-    await client.close();
-  }
-}
-
-/**
- * The floor of the batch figures: the same writes the batches apply (`create_entities` of one entity
- * each, `<prefix>-<i>`), sent one after another by a plain MCP SDK client straight to a fresh
- * server-memory process (its own file), batch after batch in the bench's order, so the server's file
- * grows as the stack's server's does (server-memory reads and rewrites its whole file per call).
- * @returns wall ms of each batch, in order. @throws when a call answers isError.
- */
-async function mcpFloor(dir: string, batches: { prefix: string; n: number }[]): Promise<number[]> {
-  const client = new Client({ name: "gatehouse-bench-floor", version: "0.1.0" });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [join(ROOT, "node_modules/@modelcontextprotocol/server-memory/dist/index.js")],
-    env: { ...getDefaultEnvironment(), MEMORY_FILE_PATH: join(dir, "floor-memory.jsonl") },
-    stderr: "ignore",
-  });
-  await client.connect(transport);
-  try {
-    const wall: number[] = [];
-    for (const { prefix, n } of batches) {
-      const t = performance.now();
-      for (let i = 0; i < n; i++) {
-        const r = await client.callTool({
-          name: "create_entities",
-          arguments: { entities: [{ name: `${prefix}-${i}`, entityType: "bench", observations: [] }] },
-        });
-        if (r.isError) throw new Error(`floor: create_entities of ${prefix}-${i} failed`);
-      }
-      wall.push(performance.now() - t);
-    }
-    return wall;
-  } finally {
-    await client.close();
-  }
-}
-
-/** The checked-out commit, with "+dirty" when the tree has changes ("" outside git). */
-function gitCommit(): string {
-  try {
-    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
-    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    }).trim();
-    return dirty ? `${sha}+dirty` : sha;
-  } catch {
-    return "";
-  }
 }
 
 main().then(

@@ -1,4 +1,5 @@
 /** What every part of `npm run bench` shares: env knobs, percentile stats, the table row, gRPC and snippet helpers. */
+import { execFileSync } from "node:child_process";
 import type { ExecuteResult } from "@gatehouse/proto";
 import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
 
@@ -122,4 +123,18 @@ export function returned(r: ExecuteResult): unknown {
 /** A progress line on stderr. */
 export function log(msg: string) {
   process.stderr.write(`[bench] ${msg}\n`);
+}
+
+/** The commit checked out in `cwd`, with "+dirty" when the tree has changes ("" outside git). */
+export function gitCommit(cwd: string): string {
+  try {
+    const sha = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd, encoding: "utf8" }).trim();
+    const dirty = execFileSync("git", ["status", "--porcelain", "--untracked-files=no"], {
+      cwd,
+      encoding: "utf8",
+    }).trim();
+    return dirty ? `${sha}+dirty` : sha;
+  } catch {
+    return "";
+  }
 }
