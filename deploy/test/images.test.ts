@@ -16,6 +16,7 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { executeSnippet } from "@gatehouse/sandbox-runner";
+import { waitUntil } from "@gatehouse/service-kit";
 import { freePort, startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 import type { BuiltImage } from "../images/build.ts";
 import { NONROOT_UID, SANDBOX_IMAGE, SERVICE_COMPONENTS, SERVICES_IMAGE, VERSION } from "../images/spec.ts";
@@ -316,19 +317,22 @@ test("sandbox image under real gVisor (runsc runs the unpacked bundle: read-only
     return (await run(c!, a, { timeout: 60_000 })).stdout;
   };
   try {
-    const deadline = Date.now() + 180_000;
-    let status: { mode?: string; sandboxes?: Array<{ state: string; backend: string }> } = {};
-    for (;;) {
-      assert.equal(container.exitCode, null, `the runner exited:\n${output}`);
-      if (output.includes('"event":"health_listening"')) {
+    type RunnerStatus = { mode?: string; sandboxes?: Array<{ state: string; backend: string }> };
+    let status: RunnerStatus = {};
+    await waitUntil(
+      "a warm sandbox in the runner under runsc",
+      async () => {
+        assert.equal(container.exitCode, null, `the runner exited:\n${output}`);
+        if (!output.includes('"event":"health_listening"')) return false;
         status = JSON.parse(
           await nodeIn('fetch("http://127.0.0.1:9474/status").then((r) => r.text()).then(console.log)'),
-        ) as typeof status;
-        if (status.sandboxes?.some((s) => s.state === "warm")) break;
-      }
-      assert.ok(Date.now() < deadline, `no warm sandbox in 180 s: ${JSON.stringify(status)}\n${output}`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+        ) as RunnerStatus;
+        return status.sandboxes?.some((s) => s.state === "warm") ?? false;
+      },
+      { timeoutMs: 180_000, intervalMs: 500 },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last status ${JSON.stringify(status)}\n${output}`);
+    });
     assert.equal(status.mode, "gvisor-pod");
     assert.equal(status.sandboxes![0]!.backend, "process", "isolate hosts are child processes in the pod");
     assert.match(output, /"event":"listening".*"mode":"gvisor-pod"/);
