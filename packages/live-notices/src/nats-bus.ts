@@ -1,6 +1,7 @@
 /** The NATS implementation of the notice bus (split mode, Kubernetes, and `gatehouse dev --nats`). */
 import type { LogNotice } from "@gatehouse/gateway-contract";
-import { connect, Events, type NatsConnection, type Subscription } from "nats";
+import type { NatsTlsOptions } from "@gatehouse/service-kit";
+import { connect, ErrorCode, Events, type NatsConnection, type Subscription } from "nats";
 import type { NoticeBus, NoticeListener } from "./bus.ts";
 import { ALL_LOG_SUBJECTS, LogNoticeSchema, logSubject } from "./subjects.ts";
 
@@ -8,6 +9,12 @@ import { ALL_LOG_SUBJECTS, LogNoticeSchema, logSubject } from "./subjects.ts";
 export interface NatsNoticeBusOptions {
   /** NATS server URL(s), e.g. "nats://127.0.0.1:4222" (comma-separated list allowed). */
   servers: string;
+  /**
+   * TLS (tls:// servers or NATS_TLS_*: see service-kit's `natsTls`): CA, client certificate and key
+   * files, re-read on every reconnect. Set, the client refuses a server that does not offer TLS.
+   * Absent: plaintext unless the server requires TLS.
+   */
+  tls?: NatsTlsOptions;
   /** Connection name shown by the server's monitoring (e.g. "gatehouse-gateway"). */
   name: string;
   /** Wait between reconnect attempts, ms (default 500). Reconnects are attempted forever. */
@@ -19,11 +26,26 @@ export interface NatsNoticeBusOptions {
 /** NATS could not be reached at start-up. */
 export class NatsUnreachable extends Error {
   override name = "NatsUnreachable";
-  constructor(servers: string, cause: unknown) {
-    super(
-      `cannot connect to NATS at ${servers}: ${cause instanceof Error ? cause.message : String(cause)}; start nats-server or fix NATS_URL`,
-    );
+  constructor(servers: string, cause: unknown, tls?: NatsTlsOptions) {
+    const fix = tls
+      ? "start nats-server with TLS or fix NATS_URL, NATS_TLS_CA_FILE (the CA that signed the server's certificate) or NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE"
+      : "start nats-server or fix NATS_URL";
+    super(`cannot connect to NATS at ${servers}: ${natsCause(cause, tls)}; ${fix}`);
   }
+}
+
+/** The message of a connect failure, with the TLS error nats.js wraps (e.g. "self-signed certificate in certificate chain"). */
+function natsCause(cause: unknown, tls: NatsTlsOptions | undefined): string {
+  if (!(cause instanceof Error)) return String(cause);
+  const code = (cause as Error & { code?: string }).code;
+  if (tls && code === ErrorCode.ServerOptionNotAvailable && cause.message === "tls")
+    return "the server does not offer TLS (the client never falls back to plaintext)";
+  if (tls && !tls.certFile && code === ErrorCode.Timeout)
+    return "timed out during the TLS handshake (a server that verifies clients needs NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE)";
+  const inner = (cause as Error & { chainedError?: Error }).chainedError ?? cause.cause;
+  return inner instanceof Error && !cause.message.includes(inner.message)
+    ? `${cause.message} (${inner.message})`
+    : cause.message;
 }
 
 /**
@@ -41,9 +63,10 @@ export async function connectNatsNoticeBus(options: NatsNoticeBusOptions): Promi
       maxReconnectAttempts: -1,
       reconnectTimeWait: options.reconnectTimeWaitMs ?? 500,
       timeout: 5000,
+      ...(options.tls ? { tls: options.tls } : {}),
     });
   } catch (err) {
-    throw new NatsUnreachable(options.servers, err);
+    throw new NatsUnreachable(options.servers, err, options.tls);
   }
   return new NatsNoticeBus(nc, options.onStatus);
 }

@@ -7,7 +7,7 @@ import { freePort, spawnTiedToParent, waitForPort } from "@gatehouse/service-kit
 
 /** A running nats-server. */
 export interface NatsServerProcess {
-  /** "nats://127.0.0.1:<port>". */
+  /** "nats://127.0.0.1:<port>" ("tls://…" when started with `tls`). */
   url: string;
   port: number;
   /** Kills it (SIGKILL) and waits for exit — a crash, as far as clients can tell. */
@@ -18,13 +18,37 @@ export interface NatsServerProcess {
   close(): Promise<void>;
 }
 
-/** Starts nats-server on `port` (0 = a free one) and resolves once it accepts TCP connections (≤ 60 s). */
-export async function startNatsServer(options: { port?: number } = {}): Promise<NatsServerProcess> {
+/** TLS of a test nats-server: its certificate and key, and (for mTLS) the CA its clients' certificates must chain to. */
+export interface NatsServerTls {
+  certFile: string;
+  keyFile: string;
+  /** With it the server requires and verifies client certificates (--tlsverify). */
+  clientCaFile?: string;
+}
+
+/**
+ * Starts nats-server on `port` (0 = a free one) and resolves once it accepts TCP connections (≤ 60 s).
+ * With `tls` the server requires TLS (--tls, and --tlsverify when `clientCaFile` is given).
+ */
+export async function startNatsServer(
+  options: { port?: number; tls?: NatsServerTls } = {},
+): Promise<NatsServerProcess> {
   const port = options.port || (await freePort());
+  const tls = options.tls;
+  const tlsArgs = tls
+    ? [
+        "--tls",
+        "--tlscert",
+        tls.certFile,
+        "--tlskey",
+        tls.keyFile,
+        ...(tls.clientCaFile ? ["--tlscacert", tls.clientCaFile, "--tlsverify"] : []),
+      ]
+    : [];
   let child: ChildProcess | undefined;
   const start = async () => {
     // Tied to this process: a test or bench killed midway leaves no nats-server behind.
-    const proc = spawnTiedToParent("nats-server", ["-a", "127.0.0.1", "-p", String(port)], {
+    const proc = spawnTiedToParent("nats-server", ["-a", "127.0.0.1", "-p", String(port), ...tlsArgs], {
       stdio: "ignore",
     });
     child = proc;
@@ -49,5 +73,11 @@ export async function startNatsServer(options: { port?: number } = {}): Promise<
     await exited;
   };
   await start();
-  return { url: `nats://127.0.0.1:${port}`, port, kill: stop, restart: start, close: stop };
+  return {
+    url: `${tls ? "tls" : "nats"}://127.0.0.1:${port}`,
+    port,
+    kill: stop,
+    restart: start,
+    close: stop,
+  };
 }

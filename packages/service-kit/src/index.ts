@@ -11,8 +11,27 @@ export {
 export { InvalidConfiguration, parseEnv } from "./env.ts";
 export { callUnary, listenGrpc, stopGrpc, type UnaryMethod } from "./grpc.ts";
 export { hostPort, splitHostPort } from "./host-port.ts";
+export {
+  checkNatsTlsEnv,
+  NATS_TLS_ENV,
+  type NatsTlsEnv,
+  type NatsTlsOptions,
+  natsTls,
+  natsUrlField,
+} from "./nats-tls.ts";
 export { startOpsHttp } from "./ops-http.ts";
+export { keyMatchesCertificate, type PemFile, type PemKind, pemFileField, readPemFile } from "./pem-file.ts";
 export { leftoverOf, type PidFileRecord, reapPidFile, removePidFile, writePidFile } from "./pid-file.ts";
 export { canConnect, FREE_PORT_RANGE, freePort, waitForPort } from "./ports.ts";
 export { stopOnSignals } from "./shutdown.ts";
+export {
+  checkTemporalTlsEnv,
+  describeTemporalSecurity,
+  TEMPORAL_TLS_ENV,
+  type TemporalSecurity,
+  type TemporalTlsConfig,
+  type TemporalTlsEnv,
+  temporalSecurity,
+} from "./temporal-tls.ts";
+export { probeTemporalTls, TemporalUnreachable, temporalUnreachable } from "./temporal-unreachable.ts";
 export { type WaitUntilOptions, waitUntil } from "./wait.ts";

@@ -2,44 +2,67 @@
 import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
-import { hostPort, InvalidConfiguration, parseEnv, splitHostPort } from "@gatehouse/service-kit";
+import {
+  checkNatsTlsEnv,
+  checkTemporalTlsEnv,
+  hostPort,
+  InvalidConfiguration,
+  NATS_TLS_ENV,
+  type NatsTlsOptions,
+  natsTls,
+  natsUrlField,
+  parseEnv,
+  splitHostPort,
+  TEMPORAL_TLS_ENV,
+  type TemporalSecurity,
+  temporalSecurity,
+} from "@gatehouse/service-kit";
 import { z } from "zod";
 import { parseDurationMs } from "./duration.ts";
 
 const address = hostPort("127.0.0.1:7002");
 
-const EnvSchema = z.object({
-  APPROVAL_ADDR: address.default("127.0.0.1:7002"),
-  GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
-  GATEHOUSE_CALLER_TOKEN_SECRET: z
-    .string()
-    .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
-  TEMPORAL_ADDRESS: z
-    .string({ error: "set the Temporal frontend address, e.g. 127.0.0.1:7233" })
-    .regex(/^[^\s:]+:\d{1,5}$/, "expected host:port of the Temporal frontend, e.g. 127.0.0.1:7233"),
-  TEMPORAL_NAMESPACE: z.string().min(1, "set a namespace or leave it unset for default").default("default"),
-  GATEHOUSE_ACTION_TTL: z
-    .string()
-    .optional()
-    .refine(
-      (s) => s === undefined || parseDurationMs(s) !== undefined,
-      'expected a duration such as "7d", "12h", "90s" or milliseconds',
-    ),
-  APPLY_RUN_MAX: z.coerce
-    .number({ error: "expected a whole number of actions, e.g. 100" })
-    .int("expected a whole number of actions, e.g. 100")
-    .min(1, "at least 1 action per run")
-    .max(10_000, "at most 10000 actions per run (a retried run marks its unanswered claims outcome unknown)")
-    .optional(),
-  /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
-  GATEKEEPER_ADDRESSES: z.string().default(""),
-  METRICS_ADDR: address.optional(),
-  NATS_URL: z
-    .string()
-    .regex(/^nats:\/\/[^\s]+$/, "expected nats://host:port (comma-separate several servers)")
-    .optional(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-});
+const EnvSchema = z
+  .object({
+    APPROVAL_ADDR: address.default("127.0.0.1:7002"),
+    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
+    GATEHOUSE_CALLER_TOKEN_SECRET: z
+      .string()
+      .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
+    TEMPORAL_ADDRESS: z
+      .string({ error: "set the Temporal frontend address, e.g. 127.0.0.1:7233" })
+      .regex(/^[^\s:]+:\d{1,5}$/, "expected host:port of the Temporal frontend, e.g. 127.0.0.1:7233"),
+    TEMPORAL_NAMESPACE: z.string().min(1, "set a namespace or leave it unset for default").default("default"),
+    ...TEMPORAL_TLS_ENV,
+    GATEHOUSE_ACTION_TTL: z
+      .string()
+      .optional()
+      .refine(
+        (s) => s === undefined || parseDurationMs(s) !== undefined,
+        'expected a duration such as "7d", "12h", "90s" or milliseconds',
+      ),
+    APPLY_RUN_MAX: z.coerce
+      .number({ error: "expected a whole number of actions, e.g. 100" })
+      .int("expected a whole number of actions, e.g. 100")
+      .min(1, "at least 1 action per run")
+      .max(
+        10_000,
+        "at most 10000 actions per run (a retried run marks its unanswered claims outcome unknown)",
+      )
+      .optional(),
+    /** "kind=host:port,..." — parsed (and its errors named) by parseGatekeeperAddresses below. */
+    GATEKEEPER_ADDRESSES: z.string().default(""),
+    METRICS_ADDR: address.optional(),
+    NATS_URL: natsUrlField(
+      "set NATS_URL to the NATS server(s) for live notices, or leave it unset",
+    ).optional(),
+    ...NATS_TLS_ENV,
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .superRefine((e, ctx) => {
+    checkTemporalTlsEnv(e, ctx);
+    checkNatsTlsEnv(e, ctx);
+  });
 
 /** The validated configuration of `main.ts`. */
 export interface ApprovalConfig {
@@ -47,7 +70,8 @@ export interface ApprovalConfig {
   port: number;
   eventsPath: string;
   callerTokenSecret: string;
-  temporal: { address: string; namespace: string };
+  /** Temporal frontend and namespace, with TLS/API key from TEMPORAL_TLS_* (log it via describeTemporalSecurity). */
+  temporal: { address: string; namespace: string } & TemporalSecurity;
   /** Pending time-to-live of actions, in ms (GATEHOUSE_ACTION_TTL, default 7 days). */
   actionTtlMs: number;
   /** Most actions one ApplyActions run carries (APPLY_RUN_MAX); undefined: DEFAULT_APPLY_RUN_MAX (100). */
@@ -57,6 +81,8 @@ export interface ApprovalConfig {
   metrics: { host: string; port: number } | undefined;
   /** NATS server(s) for live change notices (NATS_URL); undefined = no notices. */
   natsUrl: string | undefined;
+  /** nats.js `tls` option from tls:// URLs and NATS_TLS_*; undefined = plaintext. */
+  natsTls: NatsTlsOptions | undefined;
   logLevel: string;
 }
 
@@ -75,7 +101,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     port,
     eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
     callerTokenSecret: e.GATEHOUSE_CALLER_TOKEN_SECRET,
-    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE },
+    temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, ...temporalSecurity(e) },
     actionTtlMs:
       e.GATEHOUSE_ACTION_TTL === undefined
         ? DEFAULT_ACTION_TTL_MS
@@ -84,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     gatekeepers,
     metrics: e.METRICS_ADDR ? splitHostPort(e.METRICS_ADDR) : undefined,
     natsUrl: e.NATS_URL,
+    natsTls: natsTls(e),
     logLevel: e.LOG_LEVEL,
   };
 }

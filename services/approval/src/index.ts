@@ -12,7 +12,7 @@ import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contra
 import type { EventStore, Subscription } from "@gatehouse/event-store";
 import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
-import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { listenGrpc, probeTemporalTls, stopGrpc, type TemporalSecurity } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
@@ -30,8 +30,8 @@ export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecyc
 export { TemporalLifecycle } from "./lifecycle/temporal.ts";
 export { RevertNotPrepared, RevertRequests } from "./revert.ts";
 
-/** Where the Temporal server is. */
-export interface TemporalTarget {
+/** Where the Temporal server is, and how the connection is secured (TLS, API key; absent: plaintext). */
+export interface TemporalTarget extends TemporalSecurity {
   /** "host:port" of the frontend, e.g. "127.0.0.1:7233". */
   address: string;
   /** Default "default". */
@@ -104,9 +104,11 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const namespace = options.temporal.namespace ?? "default";
   let connection: Connection;
   try {
-    connection = await Connection.connect({ address: options.temporal.address });
+    const { address, tls, apiKey } = options.temporal;
+    connection = await Connection.connect({ address, tls, apiKey });
   } catch {
-    throw new LifecycleEngineUnavailable(options.temporal.address, "be reached at start-up");
+    const tlsProblem = await probeTemporalTls(options.temporal.address, options.temporal);
+    throw new LifecycleEngineUnavailable(options.temporal.address, "be reached at start-up", tlsProblem);
   }
   const streams = new WorkspaceStreams(options.store);
   const metrics = createMetrics();

@@ -1,16 +1,16 @@
 /**
  * Process entry of the approval service: configuration from the environment (config.ts), the
  * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, the Temporal client to
- * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE, gRPC on $APPROVAL_ADDR, gatekeepers for RequestRevert
+ * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE (TLS from $TEMPORAL_TLS_*), gRPC on $APPROVAL_ADDR, gatekeepers for RequestRevert
  * from $GATEKEEPER_ADDRESSES ("mcp=host:port,git=host:port"), optional
- * /healthz + /metrics on $METRICS_ADDR, live change notices to NATS at $NATS_URL (optional),
+ * /healthz + /metrics on $METRICS_ADDR, live change notices to NATS at $NATS_URL (optional; TLS from tls:// or $NATS_TLS_*),
  * graceful shutdown on SIGTERM/SIGINT.
  */
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
 import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
-import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
 import { startApprovalService } from "./index.ts";
@@ -30,12 +30,17 @@ logger.info(
     event: "config",
     addr: `${config.host}:${config.port}`,
     eventsPath: config.eventsPath,
-    temporal: config.temporal,
+    temporal: {
+      address: config.temporal.address,
+      namespace: config.temporal.namespace,
+      ...describeTemporalSecurity(config.temporal),
+    },
     actionTtlMs: config.actionTtlMs,
     ...(config.applyRunMax ? { applyRunMax: config.applyRunMax } : {}),
     gatekeepers: config.gatekeepers,
     metrics: config.metrics ? `${config.metrics.host}:${config.metrics.port}` : "off",
     nats: config.natsUrl ?? "off",
+    natsTls: config.natsTls ?? "off",
   },
   "approval configuration",
 );
@@ -48,6 +53,7 @@ try {
   if (config.natsUrl) {
     notices = await connectNatsNoticeBus({
       servers: config.natsUrl,
+      ...(config.natsTls ? { tls: config.natsTls } : {}),
       name: "gatehouse-approval",
       onStatus: (s) => logger.info({ component: "approval", event: "nats_status", status: s.type }),
     });

@@ -1,7 +1,11 @@
 /** Configuration from the environment: Temporal target, action TTL, and errors naming the variable. */
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
+import { makeTestPki } from "@gatehouse/service-kit/test-pki";
 import { loadConfig } from "../src/config.ts";
 import { parseDurationMs } from "../src/duration.ts";
 
@@ -61,4 +65,36 @@ test("APPLY_RUN_MAX sets the longest batch-apply run; a value that is not a posi
   for (const bad of ["0", "-3", "2.5", "lots"]) {
     assert.throws(() => loadConfig({ ...base, APPLY_RUN_MAX: bad }), /APPLY_RUN_MAX/, bad);
   }
+});
+
+test("TEMPORAL_TLS_* give the Temporal target its tls option; tls:// and NATS_TLS_* the NATS client's; bad files are named", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "gh-approval-tls-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const pki = makeTestPki(dir);
+  const c = loadConfig({
+    ...base,
+    TEMPORAL_TLS_CA_FILE: pki.caFile,
+    TEMPORAL_TLS_CERT_FILE: pki.clientCertFile,
+    TEMPORAL_TLS_KEY_FILE: pki.clientKeyFile,
+    NATS_URL: "tls://nats-1:4222,tls://nats-2:4222",
+    NATS_TLS_CA_FILE: pki.caFile,
+  });
+  assert.deepEqual(c.temporal, {
+    address: "127.0.0.1:7233",
+    namespace: "default",
+    tls: {
+      serverRootCACertificate: readFileSync(pki.caFile),
+      clientCertPair: { crt: readFileSync(pki.clientCertFile), key: readFileSync(pki.clientKeyFile) },
+    },
+  });
+  assert.deepEqual(c.natsTls, { caFile: pki.caFile });
+  assert.equal(loadConfig({ ...base, NATS_URL: "nats://127.0.0.1:4222" }).natsTls, undefined);
+  assert.throws(
+    () => loadConfig({ ...base, TEMPORAL_TLS_CERT_FILE: pki.clientCertFile }),
+    /invalid approval configuration:\n {2}TEMPORAL_TLS_KEY_FILE: set it to the private key of TEMPORAL_TLS_CERT_FILE/,
+  );
+  assert.throws(
+    () => loadConfig({ ...base, NATS_URL: "tls://n:4222", NATS_TLS_CA_FILE: join(dir, "none.crt") }),
+    /NATS_TLS_CA_FILE: \S+none\.crt does not exist/,
+  );
 });

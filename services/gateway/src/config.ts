@@ -1,5 +1,15 @@
 /** Process configuration of the gateway from environment variables, validated with zod (names the wrong variable). */
-import { hostPort, InvalidConfiguration, parseEnv, splitHostPort } from "@gatehouse/service-kit";
+import {
+  checkNatsTlsEnv,
+  hostPort,
+  InvalidConfiguration,
+  NATS_TLS_ENV,
+  type NatsTlsOptions,
+  natsTls,
+  natsUrlField,
+  parseEnv,
+  splitHostPort,
+} from "@gatehouse/service-kit";
 import { z } from "zod";
 import type { DevToken } from "./auth/dev-tokens.ts";
 import { loadDevTokensFile } from "./auth/dev-tokens.ts";
@@ -10,11 +20,10 @@ const EnvSchema = z
     GATEWAY_ADDR: hostPort("127.0.0.1:8780").default("127.0.0.1:8780"),
     APPROVAL_ADDRESS: hostPort("127.0.0.1:7002").default("127.0.0.1:7002"),
     KERNEL_ADDRESS: hostPort("127.0.0.1:7001").default("127.0.0.1:7001"),
-    NATS_URL: z
-      .string({
-        error: "set NATS_URL to the NATS server(s) carrying live notices, e.g. nats://127.0.0.1:4222",
-      })
-      .regex(/^nats:\/\/\S+$/, "expected nats://host:port (comma-separate several servers)"),
+    NATS_URL: natsUrlField(
+      "set NATS_URL to the NATS server(s) carrying live notices, e.g. nats://127.0.0.1:4222",
+    ),
+    ...NATS_TLS_ENV,
     OIDC_ISSUER: z.url("expected the issuer URL exactly as in the tokens' iss").optional(),
     OIDC_AUDIENCE: z.string().min(1, "set the audience (client id) the tokens are issued for").optional(),
     OIDC_JWKS_URL: z.url("expected the JWKS URL").optional(),
@@ -72,7 +81,8 @@ const EnvSchema = z
   .refine((e) => !!e.OIDC_ISSUER || !!e.GATEWAY_DEV_TOKENS_FILE, {
     message: "configure OIDC (OIDC_ISSUER + OIDC_AUDIENCE) or dev tokens (GATEWAY_DEV_TOKENS_FILE)",
     path: ["OIDC_ISSUER"],
-  });
+  })
+  .superRefine(checkNatsTlsEnv);
 
 /** The validated configuration of `main.ts`. */
 export interface GatewayConfig {
@@ -81,6 +91,8 @@ export interface GatewayConfig {
   approvalAddress: string;
   kernelAddress: string;
   natsUrl: string;
+  /** nats.js `tls` option from tls:// URLs and NATS_TLS_*; undefined = plaintext. */
+  natsTls: NatsTlsOptions | undefined;
   oidc: OidcOptions | undefined;
   devTokens: DevToken[] | undefined;
   webDist: string | undefined;
@@ -113,6 +125,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     approvalAddress: e.APPROVAL_ADDRESS,
     kernelAddress: e.KERNEL_ADDRESS,
     natsUrl: e.NATS_URL,
+    natsTls: natsTls(e),
     oidc:
       e.OIDC_ISSUER && e.OIDC_AUDIENCE
         ? {

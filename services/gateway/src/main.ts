@@ -1,6 +1,6 @@
 /**
  * Process entry of the gateway: configuration from the environment (config.ts) — GATEWAY_ADDR,
- * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL, OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
+ * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL (+ NATS_TLS_CA_FILE/NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE), OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
  * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR, GATEWAY_PUBLIC_URL,
  * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS — live notices from NATS,
  * optional /healthz + /metrics on METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
@@ -28,6 +28,7 @@ logger.info(
     approval: config.approvalAddress,
     kernel: config.kernelAddress,
     nats: config.natsUrl,
+    natsTls: config.natsTls ?? "off",
     oidcIssuer: config.oidc?.issuer ?? "off",
     devTokens: config.devTokens?.length ?? 0,
     webDist: config.webDist ?? "none",
@@ -51,6 +52,7 @@ let notices: Awaited<ReturnType<typeof connectNatsNoticeBus>>;
 try {
   notices = await connectNatsNoticeBus({
     servers: config.natsUrl,
+    ...(config.natsTls ? { tls: config.natsTls } : {}),
     name: "gatehouse-gateway",
     onStatus: (s) => logger.info({ component: "gateway", event: "nats_status", status: s.type }),
   });

@@ -5,7 +5,7 @@
 import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
-import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { listenGrpc, stopGrpc, type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { credentials, Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
@@ -43,14 +43,27 @@ export interface KernelOptions {
   port?: number;
   logger?: Logger;
   metrics?: KernelMetrics;
-  /** Temporal server for await-decision turns ("host:port"); without it executions never suspend. */
-  temporal?: { address: string; namespace?: string };
+  /**
+   * Temporal server for await-decision turns ("host:port"), with `tls`/`apiKey` from service-kit's
+   * `temporalSecurity` (absent: plaintext); without it executions never suspend.
+   */
+  temporal?: { address: string; namespace?: string } & TemporalSecurity;
 }
 
 export interface RunningKernel {
   port: number;
   metrics: KernelMetrics;
   close(): Promise<void>;
+}
+
+/** @throws TemporalUnreachable naming the address and, with TLS, what the handshake found. */
+async function connectTemporal(target: { address: string } & TemporalSecurity): Promise<Connection> {
+  const { address, tls, apiKey } = target;
+  try {
+    return await Connection.connect({ address, tls, apiKey });
+  } catch (err) {
+    throw await temporalUnreachable(address, target, err);
+  }
 }
 
 /** Starts the Kernel gRPC server. Resolves once it listens. */
@@ -60,9 +73,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
   const workspaces = new Workspaces(options.store, gatekeepers);
   const metrics = options.metrics ?? createKernelMetrics();
-  const connection = options.temporal
-    ? await Connection.connect({ address: options.temporal.address })
-    : undefined;
+  const connection = options.temporal ? await connectTemporal(options.temporal) : undefined;
   const temporal = connection
     ? new Client({ connection, namespace: options.temporal?.namespace ?? "default" })
     : undefined;

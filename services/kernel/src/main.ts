@@ -7,48 +7,60 @@
  *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
  *   TEMPORAL_ADDRESS               Temporal frontend host:port (await-decision turns); required
  *   TEMPORAL_NAMESPACE             default "default"
+ *   TEMPORAL_TLS, TEMPORAL_TLS_CA_FILE, TEMPORAL_TLS_CERT_FILE, TEMPORAL_TLS_KEY_FILE,
+ *   TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY_FILE   TLS / API key of the Temporal client (service-kit)
  *   KERNEL_METRICS_ADDR            /metrics and /healthz, default 127.0.0.1:9401
  *   LOG_LEVEL                      pino level, default info
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { parseEnv, startOpsHttp } from "@gatehouse/service-kit";
+import {
+  checkTemporalTlsEnv,
+  describeTemporalSecurity,
+  parseEnv,
+  startOpsHttp,
+  TEMPORAL_TLS_ENV,
+  temporalSecurity,
+} from "@gatehouse/service-kit";
 import pino from "pino";
 import { z } from "zod";
 import { startKernel } from "./index.ts";
 
-const Config = z.object({
-  KERNEL_ADDR: z
-    .string()
-    .regex(/^[^:]+:\d+$/, "must be host:port")
-    .default("127.0.0.1:7001"),
-  GATEHOUSE_DATA_DIR: z.string().default(".gatehouse"),
-  GATEHOUSE_CALLER_TOKEN_SECRET: z.string().min(32, "must be at least 32 bytes"),
-  GATEKEEPER_ADDRESSES: z
-    .string()
-    .default("mcp=127.0.0.1:7003")
-    .transform((s, ctx) => {
-      const out: Record<string, string> = {};
-      for (const pair of s.split(",").filter(Boolean)) {
-        const m = /^([a-z]+)=([^=]+:\d+)$/.exec(pair.trim());
-        if (!m) {
-          ctx.addIssue({ code: "custom", message: `"${pair}" is not kind=host:port` });
-          return z.NEVER;
+const Config = z
+  .object({
+    KERNEL_ADDR: z
+      .string()
+      .regex(/^[^:]+:\d+$/, "must be host:port")
+      .default("127.0.0.1:7001"),
+    GATEHOUSE_DATA_DIR: z.string().default(".gatehouse"),
+    GATEHOUSE_CALLER_TOKEN_SECRET: z.string().min(32, "must be at least 32 bytes"),
+    GATEKEEPER_ADDRESSES: z
+      .string()
+      .default("mcp=127.0.0.1:7003")
+      .transform((s, ctx) => {
+        const out: Record<string, string> = {};
+        for (const pair of s.split(",").filter(Boolean)) {
+          const m = /^([a-z]+)=([^=]+:\d+)$/.exec(pair.trim());
+          if (!m) {
+            ctx.addIssue({ code: "custom", message: `"${pair}" is not kind=host:port` });
+            return z.NEVER;
+          }
+          out[m[1]!] = m[2]!;
         }
-        out[m[1]!] = m[2]!;
-      }
-      return out;
-    }),
-  SANDBOX_RUNNER_ADDRESS: z.string().default("127.0.0.1:7004"),
-  TEMPORAL_ADDRESS: z.string().regex(/^[^:]+:\d+$/, "must be host:port of the Temporal frontend"),
-  TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
-  KERNEL_METRICS_ADDR: z
-    .string()
-    .regex(/^[^:]+:\d+$/, "must be host:port")
-    .default("127.0.0.1:9401"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-});
+        return out;
+      }),
+    SANDBOX_RUNNER_ADDRESS: z.string().default("127.0.0.1:7004"),
+    TEMPORAL_ADDRESS: z.string().regex(/^[^:]+:\d+$/, "must be host:port of the Temporal frontend"),
+    TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
+    ...TEMPORAL_TLS_ENV,
+    KERNEL_METRICS_ADDR: z
+      .string()
+      .regex(/^[^:]+:\d+$/, "must be host:port")
+      .default("127.0.0.1:9401"),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .superRefine(checkTemporalTlsEnv);
 
 let config: z.output<typeof Config>;
 try {
@@ -58,6 +70,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.LOG_LEVEL }).child({ component: "kernel" });
+const temporalTls = temporalSecurity(config);
 const dataDir = resolve(config.GATEHOUSE_DATA_DIR);
 mkdirSync(dataDir, { recursive: true });
 const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
@@ -67,7 +80,7 @@ const kernel = await startKernel({
   callerTokenSecret: config.GATEHOUSE_CALLER_TOKEN_SECRET,
   gatekeepers: config.GATEKEEPER_ADDRESSES,
   sandboxRunnerAddress: config.SANDBOX_RUNNER_ADDRESS,
-  temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE },
+  temporal: { address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE, ...temporalTls },
   host,
   port: Number(port),
   logger,
@@ -81,7 +94,14 @@ const ops = await startOpsHttp({
   healthy: () => healthy,
 });
 logger.info(
-  { event: "config", addr: config.KERNEL_ADDR, dataDir, gatekeepers: config.GATEKEEPER_ADDRESSES },
+  {
+    event: "config",
+    addr: config.KERNEL_ADDR,
+    dataDir,
+    gatekeepers: config.GATEKEEPER_ADDRESSES,
+    temporal: config.TEMPORAL_ADDRESS,
+    temporalSecurity: describeTemporalSecurity(temporalTls),
+  },
   "kernel started",
 );
 for (const sig of ["SIGINT", "SIGTERM"] as const) {

@@ -1,40 +1,53 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
 import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
-import { hostPort, parseEnv, splitHostPort } from "@gatehouse/service-kit";
+import {
+  checkTemporalTlsEnv,
+  hostPort,
+  parseEnv,
+  splitHostPort,
+  TEMPORAL_TLS_ENV,
+  type TemporalSecurity,
+  temporalSecurity,
+} from "@gatehouse/service-kit";
 import { z } from "zod";
 import { parseApplyMax } from "./apply-max.ts";
 
 const address = hostPort("127.0.0.1:7233");
 
-const EnvSchema = z.object({
-  TEMPORAL_ADDRESS: address,
-  TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
-  GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
-  GATEKEEPER_ADDRESSES: z.string().default(""),
-  GATEKEEPER_APPLY_MAX: z
-    .string()
-    .default("")
-    .transform((text, ctx) => {
-      try {
-        return parseApplyMax(text);
-      } catch (err) {
-        ctx.addIssue({ code: "custom", message: (err as Error).message });
-        return z.NEVER;
-      }
-    }),
-  WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
-  WORKER_WORKFLOW_BUNDLE: z
-    .string()
-    .startsWith("/", "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows")
-    .optional(),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-});
+const EnvSchema = z
+  .object({
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
+    ...TEMPORAL_TLS_ENV,
+    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
+    GATEKEEPER_ADDRESSES: z.string().default(""),
+    GATEKEEPER_APPLY_MAX: z
+      .string()
+      .default("")
+      .transform((text, ctx) => {
+        try {
+          return parseApplyMax(text);
+        } catch (err) {
+          ctx.addIssue({ code: "custom", message: (err as Error).message });
+          return z.NEVER;
+        }
+      }),
+    WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
+    WORKER_WORKFLOW_BUNDLE: z
+      .string()
+      .startsWith("/", "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows")
+      .optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  })
+  .superRefine(checkTemporalTlsEnv);
 
 /** The validated configuration of `main.ts`. */
 export interface WorkerConfig {
   temporalAddress: string;
   temporalNamespace: string;
+  /** TLS and API key of both Temporal connections (TEMPORAL_TLS_*, TEMPORAL_API_KEY_FILE); `{}` = plaintext. */
+  temporalSecurity: TemporalSecurity;
   /** `$GATEHOUSE_DATA_DIR/events.sqlite`. */
   eventsPath: string;
   gatekeepers: Record<string, string>;
@@ -55,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
   return {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
+    temporalSecurity: temporalSecurity(e),
     eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
     applyMaxMs: e.GATEKEEPER_APPLY_MAX,

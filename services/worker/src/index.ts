@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
+import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { Client, Connection } from "@temporalio/client";
 import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
@@ -42,8 +43,11 @@ const quietBundlerLogger = {
 export interface LifecycleWorkerOptions {
   /** The event store holding the workspace streams (the source of truth). */
   store: EventStore;
-  /** Temporal frontend, e.g. `{ address: "127.0.0.1:7233" }`; namespace defaults to "default". */
-  temporal: { address: string; namespace?: string };
+  /**
+   * Temporal frontend, e.g. `{ address: "127.0.0.1:7233" }`; namespace defaults to "default"; `tls`
+   * and `apiKey` (service-kit's `temporalSecurity`) secure both connections; absent: plaintext.
+   */
+  temporal: { address: string; namespace?: string } & TemporalSecurity;
   /** Gatekeeper addresses by kind (`{ mcp: "127.0.0.1:7003" }`), or an applier to use as is. */
   gatekeepers: Record<string, string> | GatekeeperApplier;
   /**
@@ -72,7 +76,8 @@ function isApplier(g: LifecycleWorkerOptions["gatekeepers"]): g is GatekeeperApp
 
 /**
  * Connects to Temporal and starts polling the lifecycle task queue.
- * @throws when Temporal cannot be reached or the workflow bundle fails to build.
+ * @throws TemporalUnreachable (naming the address, and with TLS what the handshake found) when
+ *   Temporal cannot be reached; Error when the workflow bundle fails to build.
  */
 export async function startLifecycleWorker(options: LifecycleWorkerOptions): Promise<LifecycleWorker> {
   const logger = (options.logger ?? pino({ level: "info" })).child({ component: "worker" });
@@ -83,8 +88,16 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     ? options.gatekeepers
     : new GrpcGatekeeperApplier(options.gatekeepers, { applyMaxMs: options.applyMaxMs ?? {} });
   const metrics = createWorkerMetrics();
-  const clientConnection = await Connection.connect({ address: options.temporal.address });
-  const workerConnection = await NativeConnection.connect({ address: options.temporal.address });
+  const { address, tls, apiKey } = options.temporal;
+  const clientConnection = await Connection.connect({ address, tls, apiKey }).catch(async (err: unknown) => {
+    throw await temporalUnreachable(address, options.temporal, err);
+  });
+  const workerConnection = await NativeConnection.connect({ address, tls, apiKey }).catch(
+    async (err: unknown) => {
+      await clientConnection.close();
+      throw await temporalUnreachable(address, options.temporal, err);
+    },
+  );
   const client = new Client({ connection: clientConnection, namespace });
   const activities = createLifecycleActivities({
     store: options.store,

@@ -1,13 +1,13 @@
 /**
  * Process entry of the lifecycle worker (split mode): configuration from the environment
  * (config.ts), the SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, Temporal at
- * $TEMPORAL_ADDRESS, /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
+ * $TEMPORAL_ADDRESS (TLS and API key from $TEMPORAL_TLS_*, $TEMPORAL_API_KEY_FILE), /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
  * $WORKER_WORKFLOW_BUNDLE when set (else bundled from source), graceful shutdown on SIGTERM/SIGINT.
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
 import { startLifecycleWorker } from "./index.ts";
@@ -27,6 +27,7 @@ logger.info(
     event: "config",
     temporal: config.temporalAddress,
     namespace: config.temporalNamespace,
+    temporalSecurity: describeTemporalSecurity(config.temporalSecurity),
     eventsPath: config.eventsPath,
     gatekeepers: config.gatekeepers,
     applyMaxMs: config.applyMaxMs,
@@ -50,7 +51,11 @@ mkdirSync(dirname(config.eventsPath), { recursive: true });
 const store = openSqliteEventStore(config.eventsPath);
 const worker = await startLifecycleWorker({
   store,
-  temporal: { address: config.temporalAddress, namespace: config.temporalNamespace },
+  temporal: {
+    address: config.temporalAddress,
+    namespace: config.temporalNamespace,
+    ...config.temporalSecurity,
+  },
   gatekeepers: config.gatekeepers,
   applyMaxMs: config.applyMaxMs,
   logger,

@@ -6,12 +6,16 @@
 /** The Temporal server cannot be reached (or refused the call for a reason that is not ours). */
 export class LifecycleEngineUnavailable extends Error {
   override name = "LifecycleEngineUnavailable";
+  /** @param tlsProblem what a TLS handshake with the server found (service-kit's probeTemporalTls), if anything. */
   constructor(
     readonly address: string,
     readonly operation: string,
+    tlsProblem?: string,
   ) {
     super(
-      `the lifecycle engine (Temporal at ${address}, TEMPORAL_ADDRESS) could not ${operation}; start the Temporal server (gatehouse dev starts one) or fix TEMPORAL_ADDRESS, then retry`,
+      tlsProblem
+        ? `the lifecycle engine (Temporal at ${address}, TEMPORAL_ADDRESS, over TLS) could not ${operation}: ${tlsProblem}; fix the TEMPORAL_TLS_* settings, then retry`
+        : `the lifecycle engine (Temporal at ${address}, TEMPORAL_ADDRESS) could not ${operation}; start the Temporal server (gatehouse dev starts one) or fix TEMPORAL_ADDRESS, then retry`,
     );
   }
 }
