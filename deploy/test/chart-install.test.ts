@@ -212,6 +212,40 @@ test("helm install: every pod Ready; helm test; a workspace end to end; upgrade 
     },
   );
 
+  await t.test(
+    "the chart's NetworkPolicies are enforced between its pods: listed flows connect, others are dropped",
+    async () => {
+      const svc = (c: string) => `${RELEASE}-gatehouse-${c}.${NS}.svc.cluster.local`;
+      // [from component, to Service, port, wanted]: docs/helm.md's flow table. The names resolve through
+      // the cluster DNS, so each probe also shows the DNS rule letting lookups through.
+      const flows: [string, string, number, "connected" | "timeout"][] = [
+        ["gateway", "kernel", 7001, "connected"],
+        ["gateway", "approval", 7002, "connected"],
+        ["kernel", "sandbox-runner", 7004, "connected"],
+        ["worker", "gateway", 80, "timeout"],
+        ["gatekeeper-mcp", "kernel", 7001, "timeout"],
+        ["gateway", "sandbox-runner", 7004, "timeout"],
+      ];
+      const byComponent = new Map((await pods()).map((p) => [p.component, p.name]));
+      const seen = await Promise.all(
+        flows.map(async ([from, to, port]) => {
+          const probe = `const s=require("net").connect({host:${JSON.stringify(svc(to))},port:${port},timeout:5000});
+s.on("connect",()=>{console.log("connected");process.exit(0)});
+s.on("timeout",()=>{console.log("timeout");process.exit(0)});
+s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
+          const r = await kubectl(["-n", NS, "exec", byComponent.get(from)!, "--", "node", "-e", probe], {
+            timeoutMs: 60_000,
+          });
+          return `${from} -> ${to}:${port} ${r.stdout.trim() || r.stderr.trim()}`;
+        }),
+      );
+      assert.deepEqual(
+        seen,
+        flows.map(([from, to, port, want]) => `${from} -> ${to}:${port} ${want}`),
+      );
+    },
+  );
+
   const gw = await portForward(NS, `${RELEASE}-gatehouse-gateway`, 80);
   const kernel = await portForward(NS, `${RELEASE}-gatehouse-kernel`, 7001);
   const approval = await portForward(NS, `${RELEASE}-gatehouse-approval`, 7002);

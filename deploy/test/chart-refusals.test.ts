@@ -46,6 +46,15 @@ test("a missing required value fails the render naming it", async () => {
   await refused([], ["auth.oidc.issuer=https://sso.example.com"], /auth\.oidc\.audience/);
 });
 
+test("every missing required value is named in one render, not one per run", async () => {
+  const none = await template([], []);
+  assert.equal(none.ok, false);
+  assert.match(none.stderr, /4 required value\(s\) missing or incomplete/);
+  for (const key of ["temporal.address", "nats.url", "auth.oidc.issuer", "tests.snippet.tokenSecret.name"]) {
+    assert.match(none.stderr, new RegExp(`\\n {2}- ${key.replaceAll(".", "\\.")}: `), key);
+  }
+});
+
 test("a missing required secret fails the render naming the value", async () => {
   await refused(
     [],

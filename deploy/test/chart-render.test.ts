@@ -154,6 +154,23 @@ test("NetworkPolicies: default deny, then exactly the flows between services; th
   assert.ok(ports.includes(7233) && ports.includes(4222), `approval reaches Temporal and NATS: ${ports}`);
 });
 
+test("networkPolicy.dns.ports names the DNS pods' own port in every DNS rule (UDP and TCP)", async () => {
+  const objects = await render(["minimal.yaml"], ["networkPolicy.dns.ports={5353}"]);
+  const kernel = find(objects, "NetworkPolicy", name("kernel"));
+  const dnsRule = kernel.spec.egress.find((r: { ports?: { port: number }[] }) =>
+    r.ports?.some((p) => p.port === 5353),
+  );
+  assert.deepEqual(dnsRule?.ports, [
+    { port: 5353, protocol: "UDP" },
+    { port: 5353, protocol: "TCP" },
+  ]);
+  const all = objects
+    .filter((o) => o.kind === "NetworkPolicy")
+    .flatMap((o) => (o.spec.egress ?? []) as { ports?: { port: number }[] }[])
+    .flatMap((r) => (r.ports ?? []).map((p) => p.port));
+  assert.equal(all.includes(53), false, `no rule left on 53: ${all}`);
+});
+
 test("the caller-token secret is generated (48 characters) or taken from an existing Secret", async () => {
   const objects = await render(["minimal.yaml"]);
   const secret = find(objects, "Secret", "t-gatehouse-caller-token") as K8sObject & {

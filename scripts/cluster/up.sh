@@ -112,7 +112,9 @@ bash "$here/images.sh" coredns busybox
 k apply -f "$here/manifests/runtimeclass.yaml" >/dev/null
 sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_IP|g" "$here/manifests/coredns.yaml" \
   | k apply -f - >/dev/null
-coredns_ready() { [ "$(k -n kube-system get deploy coredns -o 'jsonpath={.status.readyReplicas}')" = 1 ]; }
+# rollout status, not readyReplicas: on a reused cluster a changed manifest rolls the pod, and the old
+# one is still Ready while the new one starts.
+coredns_ready() { k -n kube-system rollout status deploy/coredns --timeout=5s >/dev/null 2>&1; }
 wait_until "CoreDNS to be Ready (kubectl -n kube-system describe pod -l k8s-app=kube-dns)" 300 "" coredns_ready
 
 bash "$here/netpol.sh" start

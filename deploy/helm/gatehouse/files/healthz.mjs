@@ -22,7 +22,7 @@ for (const [name, url] of targets) {
   if (last && Date.now() > deadline) {
     failed++;
     console.log(
-      `FAIL ${name}: ${url} -> ${last} (kubectl describe pod -l app.kubernetes.io/component=${name}; kubectl logs deploy/<release>-gatehouse-${name})`,
+      `FAIL ${name}: ${url} -> ${last} (kubectl describe pod -l app.kubernetes.io/component=${name}: ErrImagePull/ErrImageNeverPull = its image is missing on the node; kubectl logs deploy/<release>-gatehouse-${name}: a service names the wrong setting)`,
     );
   } else {
     console.log(`ok   ${name}: ${url}`);

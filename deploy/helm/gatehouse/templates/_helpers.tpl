@@ -127,23 +127,27 @@ app.kubernetes.io/part-of: gatehouse
 
 {{/* Required values, checked once per render (templates/validate.yaml). */}}
 {{- define "gatehouse.required" -}}
+{{- $missing := list -}}
 {{- if not .Values.temporal.address -}}
-{{- fail "temporal.address: set the Temporal frontend as host:port, e.g. --set temporal.address=temporal-frontend.temporal:7233 (Gatehouse uses an external Temporal)" -}}
+{{- $missing = append $missing "temporal.address: set the Temporal frontend as host:port, e.g. --set temporal.address=temporal-frontend.temporal:7233 (Gatehouse uses an external Temporal)" -}}
 {{- end -}}
 {{- if not .Values.nats.url -}}
-{{- fail "nats.url: set the NATS server(s) for live notices, e.g. --set nats.url=nats://nats.nats:4222 (the gateway needs it)" -}}
+{{- $missing = append $missing "nats.url: set the NATS server(s) for live notices, e.g. --set nats.url=nats://nats.nats:4222 (the gateway needs it)" -}}
 {{- end -}}
 {{- if and (not .Values.callerToken.existingSecret) (not .Values.callerToken.value) (not .Values.callerToken.generate) -}}
-{{- fail "callerToken.value: the caller-token secret is required: set callerToken.value (at least 32 characters), callerToken.existingSecret, or callerToken.generate=true" -}}
+{{- $missing = append $missing "callerToken.value: the caller-token secret is required: set callerToken.value (at least 32 characters), callerToken.existingSecret, or callerToken.generate=true" -}}
 {{- end -}}
 {{- if and (not .Values.auth.oidc.issuer) (not .Values.auth.devTokens.existingSecret) (not .Values.auth.devTokens.tokens) -}}
-{{- fail "auth.oidc.issuer: people cannot sign in: set auth.oidc.issuer and auth.oidc.audience (SSO), or auth.devTokens.tokens / auth.devTokens.existingSecret (static tokens, for trials)" -}}
+{{- $missing = append $missing "auth.oidc.issuer: people cannot sign in: set auth.oidc.issuer and auth.oidc.audience (SSO), or auth.devTokens.tokens / auth.devTokens.existingSecret (static tokens, for trials)" -}}
 {{- end -}}
 {{- if and .Values.auth.oidc.issuer (not .Values.auth.oidc.audience) -}}
-{{- fail "auth.oidc.audience: set the audience (client id) the tokens are issued for, together with auth.oidc.issuer" -}}
+{{- $missing = append $missing "auth.oidc.audience: set the audience (client id) the tokens are issued for, together with auth.oidc.issuer" -}}
 {{- end -}}
 {{- if and .Values.tests.enabled .Values.tests.snippet.enabled (not .Values.tests.snippet.tokenSecret.name) (not .Values.auth.devTokens.tokens) -}}
-{{- fail "tests.snippet.tokenSecret.name: the end-to-end helm test signs in with a token: name a Secret holding one (tests.snippet.tokenSecret.name/key), give auth.devTokens.tokens, or set tests.snippet.enabled=false" -}}
+{{- $missing = append $missing "tests.snippet.tokenSecret.name: the end-to-end helm test signs in with a token: name a Secret holding one (tests.snippet.tokenSecret.name/key), give auth.devTokens.tokens, or set tests.snippet.enabled=false" -}}
+{{- end -}}
+{{- if $missing -}}
+{{- fail (printf "%d required value(s) missing or incomplete:\n  - %s" (len $missing) (join "\n  - " $missing)) -}}
 {{- end -}}
 {{- end -}}
 

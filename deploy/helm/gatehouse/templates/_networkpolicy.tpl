@@ -52,10 +52,12 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
 - to:
     {{- toYaml .Values.networkPolicy.dns.to | nindent 4 }}
   ports:
-    - port: 53
+    {{- range .Values.networkPolicy.dns.ports }}
+    - port: {{ . }}
       protocol: UDP
-    - port: 53
+    - port: {{ . }}
       protocol: TCP
+    {{- end }}
 {{- end -}}
 
 {{/* Egress to the external Temporal frontend: its port, to networkPolicy.temporal.to (any destination when empty). */}}

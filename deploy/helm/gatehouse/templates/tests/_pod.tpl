@@ -14,6 +14,9 @@ metadata:
     helm.sh/hook-output-log-policy: hook-succeeded,hook-failed
 spec:
   restartPolicy: Never
+  # A test pod that cannot start (its image missing on the node, say) ends Failed at this deadline
+  # instead of holding `helm test` until its --timeout; `kubectl describe pod` then names the cause.
+  activeDeadlineSeconds: {{ add $root.Values.tests.deadlineSeconds 60 }}
   automountServiceAccountToken: false
   enableServiceLinks: false
   serviceAccountName: {{ include "gatehouse.serviceAccountName" $root }}
