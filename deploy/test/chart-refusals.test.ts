@@ -73,3 +73,28 @@ test("a missing required secret fails the render naming the value", async () => 
   );
   assert.ok(given.ok, given.stderr);
 });
+
+test("TLS enabled without its Secret, or half a client pair, fails the render naming the value", async () => {
+  await refused(
+    [],
+    ["temporal.tls.enabled=true"],
+    /temporal\.tls\.existingSecret: TLS is enabled: name the Secret/,
+  );
+  await refused([], ["nats.tls.enabled=true"], /nats\.tls\.existingSecret: TLS is enabled/);
+  await refused(
+    [],
+    ["nats.tls.enabled=true", "nats.tls.existingSecret=n", "nats.tls.keyKey="],
+    /nats\.tls\.certKey and nats\.tls\.keyKey: set both/,
+  );
+  await refused(
+    [],
+    ["temporal.tls.enable=true"],
+    /\/temporal\/tls.*additional properties 'enable' not allowed/,
+  );
+  await refused([], ["temporal.tls.serverName=bad name"], /\/temporal\/tls\/serverName/);
+  await refused(
+    [],
+    ["nats.tls.serverName=n.example"],
+    /\/nats\/tls.*additional properties 'serverName' not allowed/,
+  );
+});

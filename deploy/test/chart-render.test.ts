@@ -186,3 +186,96 @@ test("the caller-token secret is generated (48 characters) or taken from an exis
   const ref = kernel.env.find((e: { name: string }) => e.name === "GATEHOUSE_CALLER_TOKEN_SECRET");
   assert.equal(ref.valueFrom.secretKeyRef.name, "company-caller-token");
 });
+
+/** A Deployment's container env (name -> value) and its volumes by mount path. */
+function podFiles(objects: K8sObject[], c: string) {
+  const pod = find(objects, "Deployment", name(c)).spec.template.spec;
+  const container = pod.containers[0];
+  const env: Record<string, string> = Object.fromEntries(
+    container.env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+  );
+  const mounts = container.volumeMounts as { name: string; mountPath: string; readOnly?: boolean }[];
+  const volumes = pod.volumes as {
+    name: string;
+    secret?: { secretName: string; items: { key: string; path: string }[] };
+  }[];
+  /** The Secret and key a mounted file comes from (undefined: no such file is mounted). */
+  const source = (file: string) => {
+    const m = mounts.find((x) => file.startsWith(`${x.mountPath}/`));
+    const v = m && volumes.find((x) => x.name === m.name);
+    const item = v?.secret?.items.find((i) => `${m?.mountPath}/${i.path}` === file);
+    return item && v?.secret
+      ? { secret: v.secret.secretName, key: item.key, readOnly: m?.readOnly }
+      : undefined;
+  };
+  return { env, source, volumes: volumes.map((v) => v.name) };
+}
+
+test("TLS off (the default): no TEMPORAL_TLS*/NATS_TLS* variables and no TLS volumes in any pod", async () => {
+  const objects = await render(["minimal.yaml"]);
+  for (const c of COMPONENTS) {
+    const { env, volumes } = podFiles(objects, c);
+    assert.deepEqual(
+      Object.keys(env).filter((k) => /^(TEMPORAL_TLS|TEMPORAL_API_KEY|NATS_TLS)/.test(k)),
+      [],
+      c,
+    );
+    assert.deepEqual(
+      volumes.filter((v) => /tls|api-key/.test(v)),
+      [],
+      c,
+    );
+  }
+});
+
+test("temporal.tls and nats.tls mount the named Secrets read-only into the pods that talk to Temporal / NATS and point the variables at the files", async () => {
+  const objects = await render(["minimal.yaml", "tls.yaml"]);
+  for (const c of ["kernel", "approval", "worker"]) {
+    const { env, source } = podFiles(objects, c);
+    assert.equal(env.TEMPORAL_TLS, "true", c);
+    assert.equal(env.TEMPORAL_TLS_SERVER_NAME, "temporal.example.com", c);
+    const secret = "temporal-client-tls";
+    assert.deepEqual(
+      source(env.TEMPORAL_TLS_CA_FILE as string),
+      { secret, key: "ca.crt", readOnly: true },
+      c,
+    );
+    assert.deepEqual(
+      source(env.TEMPORAL_TLS_CERT_FILE as string),
+      { secret, key: "tls.crt", readOnly: true },
+      c,
+    );
+    assert.deepEqual(
+      source(env.TEMPORAL_TLS_KEY_FILE as string),
+      { secret, key: "tls.key", readOnly: true },
+      c,
+    );
+    assert.deepEqual(
+      source(env.TEMPORAL_API_KEY_FILE as string),
+      { secret: "temporal-cloud-key", key: "api-key", readOnly: true },
+      c,
+    );
+  }
+  for (const c of ["approval", "gateway"]) {
+    const { env, source } = podFiles(objects, c);
+    assert.equal(env.NATS_URL, "tls://nats-0.nats:4443,tls://nats-1.nats:4443", c);
+    assert.deepEqual(
+      source(env.NATS_TLS_CA_FILE as string),
+      { secret: "nats-client-tls", key: "ca.crt", readOnly: true },
+      c,
+    );
+    // certKey/keyKey "": no client certificate.
+    assert.equal(env.NATS_TLS_CERT_FILE, undefined, c);
+    assert.equal(env.NATS_TLS_KEY_FILE, undefined, c);
+  }
+  // Only those pods get the Secrets.
+  for (const c of ["gateway", "gatekeeper-mcp", "gatekeeper-git", "sandbox-runner"]) {
+    assert.equal(podFiles(objects, c).env.TEMPORAL_TLS, undefined, c);
+  }
+  for (const c of ["kernel", "worker", "gatekeeper-mcp", "gatekeeper-git", "sandbox-runner"]) {
+    assert.equal(podFiles(objects, c).env.NATS_TLS_CA_FILE, undefined, c);
+  }
+  // The NetworkPolicies open the tls:// servers' port.
+  const policy = find(objects, "NetworkPolicy", name("gateway"));
+  assert.ok(JSON.stringify(policy.spec.egress).includes('"port":4443'), "the gateway may reach NATS on 4443");
+});

@@ -157,6 +157,7 @@ app.kubernetes.io/part-of: gatehouse
   value: {{ .Values.temporal.address | quote }}
 - name: TEMPORAL_NAMESPACE
   value: {{ .Values.temporal.namespace | quote }}
+{{- include "gatehouse.temporalTlsEnv" . }}
 {{- end -}}
 
 {{/* The caller-token secret as env (kernel and approval). */}}

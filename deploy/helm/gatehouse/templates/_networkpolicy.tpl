@@ -75,7 +75,7 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
 {{- define "gatehouse.np.nats" -}}
 {{- $ports := list -}}
 {{- range (splitList "," .Values.nats.url) -}}
-{{- $hostport := trimPrefix "nats://" (trim .) | splitList "@" | last | splitList "/" | first -}}
+{{- $hostport := trim . | trimPrefix "nats://" | trimPrefix "tls://" | splitList "@" | last | splitList "/" | first -}}
 {{- $parts := splitList ":" $hostport -}}
 {{- $ports = append $ports (ternary (last $parts) "4222" (gt (len $parts) 1)) -}}
 {{- end -}}
