@@ -14,7 +14,7 @@ export class TemporalUnreachable extends Error {
 
 /**
  * Handshakes with `address` ("host:port") using `tls` as the Temporal client would.
- * @returns undefined when the handshake succeeds (or TLS is off), else what failed and which
+ * @returns undefined when the handshake succeeds, TLS is off or nothing answers, else what failed and which
  *   variable to fix, e.g. "the TLS handshake failed: self-signed certificate in certificate chain;
  *   set TEMPORAL_TLS_CA_FILE to the CA that signed the server's certificate". Resolves within `timeoutMs`.
  */
@@ -48,14 +48,19 @@ export function probeTemporalTls(
     socket.once("secureConnect", () => {
       socket.once("data", () => done(undefined));
       socket.resume();
-      setTimeout(() => done(undefined), 1000);
+      setTimeout(() => done(undefined), 1000).unref();
     });
     socket.once("error", (err) => done(explain(err)));
   });
 }
 
-function explain(err: NodeJS.ErrnoException): string {
-  const m = err.message;
+/** @returns undefined when the server is not reachable at all (no TLS problem to report). */
+function explain(err: NodeJS.ErrnoException): string | undefined {
+  if (["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"].includes(err.code ?? ""))
+    return undefined;
+  // OpenSSL's errors carry a short `reason` ("wrong version number", "tlsv1 alert unknown ca").
+  const reason = (err as { reason?: string }).reason;
+  const m = (reason && /alert|version|length/i.test(reason) ? reason : err.message).trim();
   if (/altnames|does not match|Hostname/i.test(m))
     return `the server's certificate is not for this name (${m}); set TEMPORAL_TLS_SERVER_NAME to a name it holds`;
   if (
@@ -63,7 +68,7 @@ function explain(err: NodeJS.ErrnoException): string {
       m,
     )
   )
-    return `the server refused the client certificate (${/tlsv1\S* alert [a-z ]+/i.exec(m)?.[0] ?? m}); set TEMPORAL_TLS_CERT_FILE/TEMPORAL_TLS_KEY_FILE to a pair it accepts`;
+    return `the server refused the client certificate (${m}); set TEMPORAL_TLS_CERT_FILE/TEMPORAL_TLS_KEY_FILE to a pair it accepts`;
   if (/certificate|issuer|self.signed|verify/i.test(m))
     return `the server's certificate is not trusted (${m}); set TEMPORAL_TLS_CA_FILE to the CA that signed it`;
   if (/wrong version number|packet length too long/i.test(m))
@@ -81,7 +86,7 @@ export async function temporalUnreachable(
   cause: unknown,
 ): Promise<TemporalUnreachable> {
   const message = cause instanceof Error ? cause.message : String(cause);
-  const tls = security.tls ? await probeTemporalTls(address, security) : undefined;
+  const tls = await probeTemporalTls(address, security);
   const fix = security.tls
     ? "start the Temporal server or fix TEMPORAL_ADDRESS and the TEMPORAL_TLS_* settings"
     : "start the Temporal server or fix TEMPORAL_ADDRESS (a server that requires TLS needs TEMPORAL_TLS=true)";
