@@ -1,4 +1,4 @@
-/** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, host:port config, loopback port helpers, condition waits, child processes that die with their parent and pid files. */
+/** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, host:port config, loopback port helpers, condition waits, child processes that die with their parent, pid files, and the TLS client settings of Temporal and NATS (TEMPORAL_TLS_*, NATS_TLS_*: env fields, PEM files, start-up diagnosis). */
 export {
   childrenDieWithParent,
   describeProcess,
