@@ -18,6 +18,8 @@ npx buf lint || status=1
 npx buf format --diff --exit-code || status=1
 echo "== build and typecheck (turbo)"
 npx turbo run typecheck --output-logs=errors-only || status=1
+# scripts/ is not a workspace package, so turbo does not typecheck it (the benches and their tests).
+npx tsc -p scripts/tsconfig.json || status=1
 
 passed=0
 failed=0

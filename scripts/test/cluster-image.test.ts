@@ -88,7 +88,7 @@ test("image.sh writes an OCI archive of the rootfs with the entrypoint, user, en
   assert.deepEqual(config.config.Labels, { "org.example.k": "v" });
 
   assert.equal(manifest.layers.length, 1);
-  const layerFile = join(layout, "blobs", ...manifest.layers[0].digest.split(":"));
+  const layerFile = join(layout, "blobs", ...manifest.layers[0]!.digest.split(":"));
   const listing = spawnSync("tar", ["-tvzf", layerFile], { encoding: "utf8" });
   assert.equal(listing.status, 0, listing.stderr);
   assert.match(listing.stdout, /^-rwxr-xr-x \S+ +\d+ .* app\/run\.sh$/m);
