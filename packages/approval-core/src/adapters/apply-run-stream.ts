@@ -133,7 +133,7 @@ export function followRun(
       max = setTimeout(
         () =>
           abandon(
-            `the gatekeeper was still performing it after ${formatMs(run.maxMs)}, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "${run.gatekeeper}"; it may still be running and may yet succeed, so the outcome is unknown: check the external system before acting again`,
+            `the gatekeeper was still performing it after ${formatMs(run.maxMs)}, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "${run.gatekeeper}"; the call may still be running and may yet succeed, so the outcome is unknown: check the external system before acting again`,
             (m) => new GatekeeperCallError(m, true, status.DEADLINE_EXCEEDED, true),
           ),
         run.maxMs,
