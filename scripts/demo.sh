@@ -9,6 +9,10 @@ export TURBO_TELEMETRY_DISABLED=1
 # Installs what is missing first (a few seconds when nothing is), so a fresh clone needs only this.
 bash scripts/setup.sh --quiet
 
+# The ports (DEMO_PORT_BASE: 7101 to 7106 by default, DEMO_WEB_PORT: 8781) are numbers; gatehouse dev checks the range.
+for v in DEMO_PORT_BASE DEMO_WEB_PORT; do
+  case "${!v:-1}" in *[!0-9]*) echo "demo: $v must be a port number, e.g. $v=7201 (got \"${!v}\")" >&2; exit 2 ;; esac
+done
 # The demo's own data dir (DEMO_DATA_DIR), never GATEHOUSE_DATA_DIR: the demo starts from nothing, and a
 # person's real data must not be wiped because they exported that variable for the CLI. A directory is
 # cleared only when the demo made it (its marker file is there) or it is empty.
@@ -32,8 +36,27 @@ step "starting gatehouse dev (all services and a Temporal dev server, data in $G
   >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT
-for _ in $(seq 1 900); do [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break; sleep 0.2; done
-[ -f "$GATEHOUSE_DATA_DIR/dev.json" ] || { cat "$GATEHOUSE_DATA_DIR/dev.log"; exit 1; }
+# Until dev.json appears (up to 3 minutes: a first start fetches the MCP servers), or at once when the dev
+# process has exited (a port taken, runsc missing): then its log says why.
+for _ in $(seq 1 900); do
+  [ -f "$GATEHOUSE_DATA_DIR/dev.json" ] && break
+  kill -0 "$dev_pid" 2>/dev/null || break
+  sleep 0.2
+done
+if [ ! -f "$GATEHOUSE_DATA_DIR/dev.json" ]; then
+  cat "$GATEHOUSE_DATA_DIR/dev.log" >&2
+  if kill -0 "$dev_pid" 2>/dev/null; then
+    echo "demo: gatehouse dev did not start within 3 minutes (its log is above, and in $GATEHOUSE_DATA_DIR/dev.log)" >&2
+  else
+    echo "demo: gatehouse dev stopped during start-up (its log is above, and in $GATEHOUSE_DATA_DIR/dev.log)" >&2
+  fi
+  # dev's own hint names its flags; the demo passes them from its variables.
+  if grep -q -- '--port-base\|--web-port' "$GATEHOUSE_DATA_DIR/dev.log"; then
+    base="${DEMO_PORT_BASE:-7101}"
+    echo "demo: the demo's ports come from DEMO_PORT_BASE (now $base: it uses $base to $((10#$base + 5))) and DEMO_WEB_PORT (now ${DEMO_WEB_PORT:-8781}): set another base, e.g. DEMO_PORT_BASE=$((10#$base + 100)) DEMO_WEB_PORT=$((10#${DEMO_WEB_PORT:-8781} + 100)) npm run demo" >&2
+  fi
+  exit 1
+fi
 head -3 "$GATEHOUSE_DATA_DIR/dev.log" | grep -v '^{' || true
 
 step "create a workspace and connect two MCP servers"
