@@ -3,6 +3,8 @@
  * `gatehouse dev` (which writes `<data dir>/dev.json`):
  *   GATEHOUSE_KERNEL_ADDRESS    default: dev.json's kernel, else 127.0.0.1:7001
  *   GATEHOUSE_APPROVAL_ADDRESS  default: dev.json's approval, else 127.0.0.1:7002
+ * The defaults apply only while GATEHOUSE_DATA_DIR is unset: a data dir named explicitly whose
+ * dev.json is missing is an error (see `serviceAddress`), never the default, which may be another stack.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -42,13 +44,48 @@ function devFile(): { file: string; dev: (Partial<Addresses> & { pid?: number })
   }
 }
 
-/** Resolves the service addresses (env first, then dev.json, then defaults). */
+/**
+ * Resolves the service addresses (env first, then dev.json, then defaults), for messages: it never
+ * throws, so a data dir without dev.json shows the default here; the clients dial `serviceAddress`.
+ */
 export function addresses(): Addresses {
   const { dev } = devFile();
   return {
     kernel: process.env[addressVariable("kernel")] || dev?.kernel || DEFAULTS.kernel,
     approval: process.env[addressVariable("approval")] || dev?.approval || DEFAULTS.approval,
   };
+}
+
+/**
+ * The "host:port" the CLI dials for a service: its variable (GATEHOUSE_KERNEL_ADDRESS /
+ * GATEHOUSE_APPROVAL_ADDRESS) when set, else the address in `<data dir>/dev.json`, else — only when
+ * GATEHOUSE_DATA_DIR is unset — the default 127.0.0.1:7001 / 7002.
+ * @throws Error when GATEHOUSE_DATA_DIR is set and its dev.json is missing or holds no address for
+ *   the service (the variable unset), naming the directory and the fixes: start `gatehouse dev` with
+ *   that GATEHOUSE_DATA_DIR, correct the path, or set the address variable.
+ */
+export function serviceAddress(service: keyof Addresses): string {
+  const variable = addressVariable(service);
+  const fromVariable = process.env[variable];
+  if (fromVariable) return fromVariable;
+  const { file, dev } = devFile();
+  if (dev?.[service]) return dev[service];
+  const given = process.env.GATEHOUSE_DATA_DIR;
+  if (!given) return DEFAULTS[service];
+  const dir = resolve(given);
+  const named = dir === given ? dir : `${given} (${dir})`;
+  const problem = !existsSync(dir)
+    ? `the directory ${named} does not exist`
+    : !existsSync(file)
+      ? `there is no ${file}`
+      : `${file} holds no ${service} address`;
+  throw new Error(
+    `GATEHOUSE_DATA_DIR is set to ${named}, but ${problem} (a running \`gatehouse dev\` writes its addresses to dev.json there), ` +
+      `so the CLI does not know where the ${service} service listens; it does not fall back to the default ${DEFAULTS[service]}, ` +
+      "which may be another stack (the default applies only while GATEHOUSE_DATA_DIR is unset): " +
+      `start \`gatehouse dev\` with GATEHOUSE_DATA_DIR=${given}, correct GATEHOUSE_DATA_DIR to the directory of the gatehouse dev you mean, ` +
+      `or set ${variable} (and ${addressVariable(service === "kernel" ? "approval" : "kernel")}) to the services' addresses`,
+  );
 }
 
 /**
@@ -89,16 +126,16 @@ export const MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 const CLIENT_OPTIONS = { "grpc.max_receive_message_length": MAX_RESPONSE_BYTES };
 
 export function kernelClient(): KernelClient {
-  return new KernelClient(addresses().kernel, credentials.createInsecure(), CLIENT_OPTIONS);
+  return new KernelClient(serviceAddress("kernel"), credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 /** The kernel process's Connections service (connection requests), at the kernel's address. */
 export function connectionsClient(): ConnectionsClient {
-  return new ConnectionsClient(addresses().kernel, credentials.createInsecure(), CLIENT_OPTIONS);
+  return new ConnectionsClient(serviceAddress("kernel"), credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 export function decisionsClient(): DecisionsClient {
-  return new DecisionsClient(addresses().approval, credentials.createInsecure(), CLIENT_OPTIONS);
+  return new DecisionsClient(serviceAddress("approval"), credentials.createInsecure(), CLIENT_OPTIONS);
 }
 
 /**

@@ -3,8 +3,9 @@
  * server, Temporal dev server): errors name CLI flags and commands rather than gRPC fields and RPCs,
  * `--timeout` takes a duration with a unit on `exec` and `turn`, a completed turn lists every
  * awaited action, `log` and `verify` say which number is a revision and which a count, and the
- * "cannot reach" hint names the dev.json it read and GATEHOUSE_DATA_DIR, and an empty workspace
- * list says so.
+ * "cannot reach" hint names the dev.json it read and GATEHOUSE_DATA_DIR, a GATEHOUSE_DATA_DIR without
+ * dev.json is refused rather than read as the default address (unless the address variables are set),
+ * and an empty workspace list says so.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -201,5 +202,54 @@ test("the cannot-reach hint names the dev.json the CLI read and GATEHOUSE_DATA_D
   assert.match(
     r.stderr,
     /\(pid 4242\) is not answering: start `gatehouse dev` again with the same GATEHOUSE_DATA_DIR/,
+  );
+});
+
+test("a GATEHOUSE_DATA_DIR without dev.json is refused, naming the directory and the fixes, not read as 127.0.0.1:7001", async () => {
+  const missing = join(h.dir, "no-such-data");
+  const empty = join(h.dir, "empty-data");
+  mkdirSync(empty, { recursive: true });
+  const env = (dir: string): NodeJS.ProcessEnv => {
+    const e: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_DATA_DIR: dir };
+    delete e.GATEHOUSE_KERNEL_ADDRESS;
+    delete e.GATEHOUSE_APPROVAL_ADDRESS;
+    return e;
+  };
+  const gone = await gatehouse(["workspace", "list"], env(missing));
+  assert.equal(gone.code, 1, gone.stdout);
+  assert.equal(gone.stdout, "");
+  assert.match(
+    gone.stderr,
+    new RegExp(
+      `^gatehouse: GATEHOUSE_DATA_DIR is set to ${missing}, but the directory ${missing} does not exist`,
+    ),
+  );
+  assert.match(gone.stderr, /does not fall back to the default 127\.0\.0\.1:7001/);
+  assert.match(
+    gone.stderr,
+    new RegExp(`start \`gatehouse dev\` with GATEHOUSE_DATA_DIR=${missing}, correct GATEHOUSE_DATA_DIR`),
+  );
+  assert.match(gone.stderr, /or set GATEHOUSE_KERNEL_ADDRESS \(and GATEHOUSE_APPROVAL_ADDRESS\)/);
+  const none = await gatehouse(["reject", "w", "1", "--reason", "x"], env(empty));
+  assert.equal(none.code, 1, none.stdout);
+  assert.match(none.stderr, new RegExp(`but there is no ${join(empty, "dev.json")} `));
+  assert.match(
+    none.stderr,
+    /where the approval service listens; it does not fall back to the default 127\.0\.0\.1:7002/,
+  );
+  assert.match(none.stderr, /or set GATEHOUSE_APPROVAL_ADDRESS \(and GATEHOUSE_KERNEL_ADDRESS\)/);
+});
+
+test("the address variables win over a GATEHOUSE_DATA_DIR without dev.json", async () => {
+  const ws = await h.workspaceOf("user:data-dir-probe");
+  const r = await gatehouse(["--json", "workspace", "list", "--person", "user:data-dir-probe"], {
+    ...process.env,
+    GATEHOUSE_DATA_DIR: join(h.dir, "no-such-data"),
+    GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(
+    JSON.parse(r.stdout).some((w: { id: string }) => w.id === ws),
+    r.stdout,
   );
 });
