@@ -4,7 +4,7 @@
  * `tls: { caFile, certFile, keyFile }` option.
  */
 import { z } from "zod";
-import { keyMatchesCertificate, type PemFile, pemFileField } from "./pem-file.ts";
+import { checkClientPair, type PemFile, pemFileField } from "./pem-file.ts";
 
 /**
  * nats.js's TlsOptions (the `tls` connection option), structurally. The files are re-read on every
@@ -56,15 +56,7 @@ export function checkNatsTlsEnv(e: NatsTlsEnv, ctx: z.RefinementCtx): void {
   const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
   const cert = e.NATS_TLS_CERT_FILE;
   const key = e.NATS_TLS_KEY_FILE;
-  if (cert && !key)
-    issue("NATS_TLS_KEY_FILE", "set it to the private key of NATS_TLS_CERT_FILE (mTLS needs both)");
-  if (key && !cert)
-    issue("NATS_TLS_CERT_FILE", "set it to the client certificate of NATS_TLS_KEY_FILE (mTLS needs both)");
-  if (cert && key && !keyMatchesCertificate(cert.pem, key.pem))
-    issue(
-      "NATS_TLS_KEY_FILE",
-      `${key.path} is not the private key of the certificate in NATS_TLS_CERT_FILE (${cert.path})`,
-    );
+  checkClientPair(ctx, "NATS_TLS_CERT_FILE", "NATS_TLS_KEY_FILE", cert, key);
   if (e.NATS_URL === undefined) {
     if (e.NATS_TLS_CA_FILE || cert || key)
       issue("NATS_URL", "set it to the NATS server(s) the NATS_TLS_* files are for, or unset those files");

@@ -76,3 +76,22 @@ export function keyMatchesCertificate(cert: Buffer, key: Buffer): boolean {
     return false;
   }
 }
+
+/**
+ * The client certificate/key pair check both TLS env definitions share, for an env schema's
+ * `.superRefine`: `certVar` set without `keyVar` (or the reverse) is an issue on the missing one, and a
+ * key that is not the certificate's is an issue on `keyVar`. Messages name both variables and the fix.
+ */
+export function checkClientPair(
+  ctx: z.RefinementCtx,
+  certVar: string,
+  keyVar: string,
+  cert: PemFile | undefined,
+  key: PemFile | undefined,
+): void {
+  const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+  if (cert && !key) issue(keyVar, `set it to the private key of ${certVar} (mTLS needs both)`);
+  if (key && !cert) issue(certVar, `set it to the client certificate of ${keyVar} (mTLS needs both)`);
+  if (cert && key && !keyMatchesCertificate(cert.pem, key.pem))
+    issue(keyVar, `${key.path} is not the private key of the certificate in ${certVar} (${cert.path})`);
+}

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { keyMatchesCertificate, type PemFile, pemFileField } from "./pem-file.ts";
+import { checkClientPair, type PemFile, pemFileField } from "./pem-file.ts";
 
 /**
  * The Temporal SDK's TLSConfig (@temporalio/common), structurally: what `Connection.connect({ tls })`
@@ -92,18 +92,7 @@ export function checkTemporalTlsEnv(e: TemporalTlsEnv, ctx: z.RefinementCtx): vo
   const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
   const cert = e.TEMPORAL_TLS_CERT_FILE;
   const key = e.TEMPORAL_TLS_KEY_FILE;
-  if (cert && !key)
-    issue("TEMPORAL_TLS_KEY_FILE", "set it to the private key of TEMPORAL_TLS_CERT_FILE (mTLS needs both)");
-  if (key && !cert)
-    issue(
-      "TEMPORAL_TLS_CERT_FILE",
-      "set it to the client certificate of TEMPORAL_TLS_KEY_FILE (mTLS needs both)",
-    );
-  if (cert && key && !keyMatchesCertificate(cert.pem, key.pem))
-    issue(
-      "TEMPORAL_TLS_KEY_FILE",
-      `${key.path} is not the private key of the certificate in TEMPORAL_TLS_CERT_FILE (${cert.path})`,
-    );
+  checkClientPair(ctx, "TEMPORAL_TLS_CERT_FILE", "TEMPORAL_TLS_KEY_FILE", cert, key);
   if (e.TEMPORAL_TLS === "false") {
     const set = [
       "TEMPORAL_TLS_CA_FILE",
