@@ -98,3 +98,53 @@ test("TLS enabled without its Secret, or half a client pair, fails the render na
     /\/nats\/tls.*additional properties 'serverName' not allowed/,
   );
 });
+
+test("sandbox: a bad backend, an unknown key or a bad CPU quantity is refused naming the key", async () => {
+  await refused(
+    [],
+    ["sandbox.backend=pods"],
+    /\/sandbox\/backend.*value must be one of 'runner-pod', 'kubernetes'/,
+  );
+  await refused(
+    [],
+    ["sandbox.kubernetes.namspace=x"],
+    /\/sandbox\/kubernetes.*additional properties 'namspace' not allowed/,
+  );
+  await refused(
+    [],
+    ["sandbox.kubernetes.resources.limits.cpu=1 core"],
+    /\/sandbox\/kubernetes\/resources\/limits\/cpu.*does not match pattern/,
+  );
+  await refused(
+    [],
+    ["networkPolicy.apiServer.cidr=10.0.0.1/32"],
+    /\/networkPolicy\/apiServer.*additional properties 'cidr' not allowed/,
+  );
+});
+
+test("sandbox.backend=kubernetes with the NetworkPolicies on and no API server address fails naming networkPolicy.apiServer.cidrs and where to find it", async () => {
+  const err = await refused([], ["sandbox.backend=kubernetes"], /networkPolicy\.apiServer\.cidrs: /);
+  assert.match(err, /kubectl get endpointslices -n default -l kubernetes\.io\/service-name=kubernetes/);
+  const given = await template(["minimal.yaml", "kubernetes-backend.yaml"], []);
+  assert.ok(given.ok, given.stderr);
+});
+
+test("sandbox.backend=kubernetes: the release namespace, no RuntimeClass and requests above limits are each named, in one render", async () => {
+  const err = await refused(
+    ["kubernetes-backend.yaml"],
+    [
+      "sandbox.kubernetes.namespace=gh",
+      "runtimeClass.name=",
+      "sandbox.kubernetes.resources.requests.memoryMb=4096",
+      "sandbox.kubernetes.resources.requests.cpu=1500m",
+    ],
+    /4 value\(s\) to fix/,
+  );
+  assert.match(err, /sandbox\.kubernetes\.namespace: must not be the release namespace \(gh\).*Secrets/);
+  assert.match(err, /sandbox\.kubernetes\.runtimeClassName: .*gVisor/);
+  assert.match(
+    err,
+    /sandbox\.kubernetes\.resources\.requests\.memoryMb: 4096 is above limits\.memoryMb \(2560\)/,
+  );
+  assert.match(err, /sandbox\.kubernetes\.resources\.requests\.cpu: 1500m is above limits\.cpu \(1\)/);
+});

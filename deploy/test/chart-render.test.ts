@@ -279,3 +279,182 @@ test("temporal.tls and nats.tls mount the named Secrets read-only into the pods 
   const policy = find(objects, "NetworkPolicy", name("gateway"));
   assert.ok(JSON.stringify(policy.spec.egress).includes('"port":4443'), "the gateway may reach NATS on 4443");
 });
+
+/** A Deployment's pod: its ServiceAccount, whether it mounts the token, and its env (name -> value or fieldRef path). */
+function podIdentity(objects: K8sObject[], c: string) {
+  const pod = find(objects, "Deployment", name(c)).spec.template.spec;
+  const env: Record<string, string | undefined> = Object.fromEntries(
+    (
+      pod.containers[0].env as {
+        name: string;
+        value?: string;
+        valueFrom?: { fieldRef?: { fieldPath: string } };
+      }[]
+    ).map((e) => [
+      e.name,
+      e.value ?? (e.valueFrom?.fieldRef ? `fieldRef:${e.valueFrom.fieldRef.fieldPath}` : undefined),
+    ]),
+  );
+  return { serviceAccount: pod.serviceAccountName, token: pod.automountServiceAccountToken, env };
+}
+
+test("sandbox.backend=kubernetes: a Role in the sandbox namespace allowing exactly pods and pods/attach, bound only to the runner's ServiceAccount, whose token only the runner mounts", async () => {
+  const objects = await render(["minimal.yaml", "kubernetes-backend.yaml"]);
+  const role = find(objects, "Role", name("sandbox-runner")) as K8sObject & { rules: unknown };
+  assert.equal((role.metadata as { namespace?: string }).namespace, "gh-sandboxes");
+  assert.deepEqual(role.rules, [
+    { apiGroups: [""], resources: ["pods"], verbs: ["create", "get", "list", "watch", "delete", "patch"] },
+    { apiGroups: [""], resources: ["pods/attach"], verbs: ["create", "get"] },
+  ]);
+  const binding = find(objects, "RoleBinding", name("sandbox-runner")) as K8sObject & {
+    roleRef: unknown;
+    subjects: unknown;
+  };
+  assert.equal((binding.metadata as { namespace?: string }).namespace, "gh-sandboxes");
+  assert.deepEqual(binding.roleRef, {
+    apiGroup: "rbac.authorization.k8s.io",
+    kind: "Role",
+    name: name("sandbox-runner"),
+  });
+  assert.deepEqual(binding.subjects, [
+    { kind: "ServiceAccount", name: name("sandbox-runner"), namespace: "gh" },
+  ]);
+  assert.deepEqual(
+    objects.filter((o) => /Role|RoleBinding/.test(o.kind)).map((o) => `${o.kind}/${o.metadata.name}`),
+    [`Role/${name("sandbox-runner")}`, `RoleBinding/${name("sandbox-runner")}`],
+    "no other Role, no ClusterRole",
+  );
+  const sa = find(objects, "ServiceAccount", name("sandbox-runner"));
+  assert.equal(sa.automountServiceAccountToken, false, "the token is mounted by the runner's pod alone");
+  for (const c of COMPONENTS) {
+    const { serviceAccount, token } = podIdentity(objects, c);
+    const runner = c === "sandbox-runner";
+    assert.equal(serviceAccount, runner ? name("sandbox-runner") : "t-gatehouse", c);
+    assert.equal(token, runner, `${c}: token mounted only in the runner's pod`);
+  }
+  const ns = find(objects, "Namespace", "gh-sandboxes");
+  assert.equal(ns.metadata.labels?.["pod-security.kubernetes.io/enforce"], "restricted");
+
+  // The default backend: none of it, and the runner keeps the shared ServiceAccount without a token.
+  const plain = await render(["minimal.yaml"]);
+  assert.deepEqual(
+    plain.filter((o) =>
+      ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Namespace"].includes(o.kind),
+    ),
+    [],
+  );
+  assert.deepEqual(
+    { ...podIdentity(plain, "sandbox-runner"), env: undefined },
+    { serviceAccount: "t-gatehouse", token: false, env: undefined },
+  );
+  // createNamespace=false: the Role goes to a namespace that exists already.
+  const own = await render(
+    ["minimal.yaml", "kubernetes-backend.yaml"],
+    ["sandbox.kubernetes.createNamespace=false", "sandbox.kubernetes.namespace=agents"],
+  );
+  assert.equal(
+    own.some((o) => o.kind === "Namespace"),
+    false,
+  );
+  assert.equal(
+    (find(own, "Role", name("sandbox-runner")).metadata as { namespace?: string }).namespace,
+    "agents",
+  );
+});
+
+test("sandbox.backend=kubernetes: the runner's env names the sandbox namespace, image, RuntimeClass, its own pod and the pods' resources", async () => {
+  const objects = await render(
+    ["minimal.yaml", "kubernetes-backend.yaml"],
+    ["sandboxRunner.mode=gvisor-pod"],
+  );
+  const { env } = podIdentity(objects, "sandbox-runner");
+  assert.deepEqual(
+    Object.fromEntries(
+      Object.entries(env).filter(
+        ([k]) => k === "SANDBOX_MODE" || k.startsWith("SANDBOX_K8S_") || k === "SANDBOX_MEMORY_MB",
+      ),
+    ),
+    {
+      SANDBOX_MODE: "kubernetes",
+      SANDBOX_K8S_NAMESPACE: "gh-sandboxes",
+      SANDBOX_K8S_IMAGE: "gatehouse/sandbox:0.1.0",
+      SANDBOX_K8S_IMAGE_PULL_POLICY: "IfNotPresent",
+      SANDBOX_K8S_RUNTIME_CLASS: "gvisor",
+      SANDBOX_K8S_RUNNER_NAME: "fieldRef:metadata.name",
+      SANDBOX_K8S_CPU_REQUEST: "100m",
+      SANDBOX_K8S_CPU_LIMIT: "1",
+      SANDBOX_K8S_MEMORY_REQUEST_MB: "256",
+      SANDBOX_MEMORY_MB: "2560",
+      SANDBOX_K8S_EPHEMERAL_MB: "256",
+    },
+  );
+  assert.equal(env.SANDBOX_WARM, "2", "the pool's own settings still apply");
+  const set = await render(
+    ["minimal.yaml", "kubernetes-backend.yaml"],
+    [
+      "global.image.registry=registry.example.com/platform",
+      "sandbox.kubernetes.namespace=agents",
+      "sandbox.kubernetes.runtimeClassName=gvisor-strict",
+      "sandbox.kubernetes.image.tag=1.2.3",
+      "sandbox.kubernetes.image.pullPolicy=Always",
+      "sandbox.kubernetes.imagePullSecrets[0].name=regcred",
+      "sandbox.kubernetes.imagePullSecrets[1].name=mirror",
+      "sandbox.kubernetes.resources.requests.cpu=250m",
+      "sandbox.kubernetes.resources.limits.cpu=2",
+      "sandbox.kubernetes.resources.requests.memoryMb=512",
+      "sandbox.kubernetes.resources.limits.memoryMb=1024",
+      "sandbox.kubernetes.resources.ephemeralMb=64",
+    ],
+  );
+  const e = podIdentity(set, "sandbox-runner").env;
+  assert.equal(e.SANDBOX_K8S_NAMESPACE, "agents");
+  assert.equal(e.SANDBOX_K8S_RUNTIME_CLASS, "gvisor-strict");
+  assert.equal(e.SANDBOX_K8S_IMAGE, "registry.example.com/platform/gatehouse/sandbox:1.2.3");
+  assert.equal(e.SANDBOX_K8S_IMAGE_PULL_POLICY, "Always");
+  assert.equal(e.SANDBOX_K8S_IMAGE_PULL_SECRETS, "regcred,mirror");
+  assert.deepEqual(
+    [
+      e.SANDBOX_K8S_CPU_REQUEST,
+      e.SANDBOX_K8S_CPU_LIMIT,
+      e.SANDBOX_K8S_MEMORY_REQUEST_MB,
+      e.SANDBOX_MEMORY_MB,
+      e.SANDBOX_K8S_EPHEMERAL_MB,
+    ],
+    ["250m", "2", "512", "1024", "64"],
+  );
+  const plain = podIdentity(await render(["minimal.yaml"]), "sandbox-runner").env;
+  assert.equal(plain.SANDBOX_MODE, "gvisor-pod");
+  assert.deepEqual(
+    Object.keys(plain).filter((k) => k.startsWith("SANDBOX_K8S_")),
+    [],
+  );
+});
+
+test("sandbox.backend=kubernetes: every pod in the sandbox namespace is denied all traffic; the runner's only egress is the API server", async () => {
+  const objects = await render(["minimal.yaml", "kubernetes-backend.yaml"]);
+  const deny = find(objects, "NetworkPolicy", "t-gatehouse-sandbox-deny-all");
+  assert.equal((deny.metadata as { namespace?: string }).namespace, "gh-sandboxes");
+  assert.deepEqual(deny.spec, {
+    podSelector: {},
+    policyTypes: ["Ingress", "Egress"],
+    ingress: [],
+    egress: [],
+  });
+  const runner = find(objects, "NetworkPolicy", name("sandbox-runner"));
+  assert.deepEqual(runner.spec.egress, [
+    {
+      to: [{ ipBlock: { cidr: "10.244.0.1/32" } }],
+      ports: [
+        { port: 443, protocol: "TCP" },
+        { port: 6443, protocol: "TCP" },
+      ],
+    },
+  ]);
+  assert.deepEqual(peers(runner.spec.ingress, "from"), ["kernel"], "ingress still from the kernel only");
+  const off = await render(["minimal.yaml"], ["sandbox.backend=kubernetes", "networkPolicy.enabled=false"]);
+  assert.equal(
+    off.some((o) => o.kind === "NetworkPolicy"),
+    false,
+    "no policies: no API server addresses needed",
+  );
+});

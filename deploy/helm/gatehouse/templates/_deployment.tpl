@@ -12,6 +12,8 @@ The Deployment every component uses. Call with a dict:
   pod        YAML (string) merged into the pod spec (e.g. runtimeClassName)
   recreate   true for single-instance components: Recreate instead of RollingUpdate
   checksum   string whose sha256 goes into a pod annotation (config that should roll the pods)
+  serviceAccount  ServiceAccount name instead of the chart's shared one (gatehouse.serviceAccountName)
+  token      true to mount that ServiceAccount's token (only the runner of the Kubernetes sandbox backend)
 */}}
 {{- define "gatehouse.deployment" -}}
 {{- $root := .root -}}
@@ -51,8 +53,8 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
-      serviceAccountName: {{ include "gatehouse.serviceAccountName" $root }}
-      automountServiceAccountToken: false
+      serviceAccountName: {{ .serviceAccount | default (include "gatehouse.serviceAccountName" $root) }}
+      automountServiceAccountToken: {{ .token | default false }}
       enableServiceLinks: false
       {{- with $root.Values.global.imagePullSecrets }}
       imagePullSecrets:

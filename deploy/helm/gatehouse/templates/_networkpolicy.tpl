@@ -90,6 +90,20 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
   {{- end }}
 {{- end -}}
 
+{{/* Egress to the Kubernetes API server: networkPolicy.apiServer.cidrs on its ports (the sandbox runner, backend kubernetes). */}}
+{{- define "gatehouse.np.apiServer" -}}
+- to:
+    {{- range .Values.networkPolicy.apiServer.cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+  ports:
+    {{- range .Values.networkPolicy.apiServer.ports }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+{{- end -}}
+
 {{/*
 A component's NetworkPolicy. Call with (dict "root" $ "name" "kernel" "ingress" <YAML rules> "egress" <YAML rules>);
 empty ingress/egress = nothing allowed that way (both policy types are always set).
