@@ -9,6 +9,7 @@ import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import type { ExecutionSettings } from "./execution.ts";
 import { ensureIsolateHost } from "./isolate-host-path.ts";
+import type { KubernetesBackendOptions } from "./kubernetes/backend.ts";
 import { type SandboxIsolation, type SandboxMode, selectBackend } from "./layer.ts";
 import { createMetrics, type RunnerMetrics } from "./metrics.ts";
 import { DEFAULT_POOL_OPTIONS, type PoolOptions, type SandboxDescription } from "./pool/options.ts";
@@ -17,6 +18,13 @@ import { sandboxRunnerHandlers } from "./server.ts";
 
 export { benchSandboxRunner, type SandboxBenchResult } from "./bench.ts";
 export { type ExecuteSnippetRequest, executeSnippet, type ServedBinding } from "./client.ts";
+export type { KubernetesBackendOptions } from "./kubernetes/backend.ts";
+export {
+  DEFAULT_COMMAND as SANDBOX_POD_COMMAND,
+  LABELS as SANDBOX_POD_LABELS,
+  type SandboxPodTemplate,
+  workspaceLabel,
+} from "./kubernetes/template.ts";
 export {
   GVISOR_DISABLED_WARNING,
   GVISOR_OFF_WARNING,
@@ -70,6 +78,11 @@ export interface SandboxRunnerOptions {
    * Default {memoryMb: 2560, pidsMax: 512}.
    */
   cgroups?: { memoryMb: number; pidsMax: number } | null;
+  /**
+   * Mode "kubernetes": the sandbox pod template and optionally the cluster access (default in-cluster or
+   * KUBECONFIG), the pod start timeout and the leftover sweep interval (see KubernetesBackendOptions).
+   */
+  kubernetes?: Omit<KubernetesBackendOptions, "logger" | "startFailures">;
   /** Time the isolate host gets past a deadline before its sandbox is killed, ms (default 5000). */
   graceMs?: number;
 }
@@ -112,12 +125,16 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
     options.cgroups === undefined
       ? { memoryMb: DEFAULT_CAPS.memoryMb, pidsMax: DEFAULT_CAPS.pidsMax }
       : options.cgroups;
+  const metrics = createMetrics();
   const backend = await selectBackend({
     mode: options.mode ?? "auto",
     insecureNoGvisor: options.insecureNoGvisor ?? false,
     isolateHostPath: isolateHost,
     dataDir: options.dataDir,
     cgroups,
+    ...(options.kubernetes
+      ? { kubernetes: { ...options.kubernetes, startFailures: metrics.startFailures } }
+      : {}),
     logger,
   });
   const cgroupsInForce = backend.resourceLimits;
@@ -134,7 +151,6 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
       "gVisor layer is ON: each workspace gets its own runsc container",
     );
   }
-  const metrics = createMetrics();
   const poolOptions: PoolOptions = { ...DEFAULT_POOL_OPTIONS, ...options.pool };
   const pool = new SandboxPool(backend, poolOptions, logger, metrics);
   pool.start();

@@ -3,6 +3,7 @@ import { ConfigError } from "./errors.ts";
 import type { CgroupLimits } from "./gvisor/cgroups.ts";
 import { findRunsc } from "./gvisor/detect.ts";
 import { readKernel } from "./gvisor/kernel.ts";
+import { createKubernetesBackend, type KubernetesBackendOptions } from "./kubernetes/backend.ts";
 import type { SandboxBackend } from "./pool/backend.ts";
 import { createProcessBackend } from "./pool/process-backend.ts";
 import { createRunscBackend } from "./pool/runsc-backend.ts";
@@ -11,9 +12,10 @@ import { createRunscBackend } from "./pool/runsc-backend.ts";
  * Requested sandbox layer: "gvisor" (a runsc container per sandbox, required), "gvisor-pod" (the runner
  * itself runs under gVisor, e.g. a Pod of RuntimeClass gvisor: sandboxes are child processes inside it;
  * verified at start), "none" (isolate only), "auto" (gvisor-pod when the runner's kernel is gVisor's,
- * else gvisor when runsc is on PATH).
+ * else gvisor when runsc is on PATH), "kubernetes" (a pod of a gVisor RuntimeClass per sandbox, made
+ * through the Kubernetes API; see ./kubernetes/backend.ts).
  */
-export type SandboxMode = "gvisor" | "gvisor-pod" | "none" | "auto";
+export type SandboxMode = "gvisor" | "gvisor-pod" | "kubernetes" | "none" | "auto";
 
 /**
  * The layer in force: "gvisor" (each workspace its own runsc container), "gvisor-pod" (every sandbox a
@@ -45,6 +47,8 @@ export interface LayerOptions {
   procVersionPath?: string;
   /** Cgroup limits for gVisor sandboxes (applied when the platform delegates cgroups), or null for none. */
   cgroups: CgroupLimits | null;
+  /** Mode "kubernetes": the backend's options (template, cluster access); required in that mode. */
+  kubernetes?: Omit<KubernetesBackendOptions, "logger">;
   logger: Logger;
 }
 
@@ -71,6 +75,13 @@ export interface LayerOptions {
  */
 export async function selectBackend(options: LayerOptions): Promise<SandboxBackend> {
   const { mode, insecureNoGvisor } = options;
+  if (mode === "kubernetes") {
+    if (!options.kubernetes)
+      throw new ConfigError(
+        'sandbox mode "kubernetes" needs the sandbox pod template (SANDBOX_K8S_NAMESPACE, SANDBOX_K8S_IMAGE)',
+      );
+    return createKubernetesBackend({ ...options.kubernetes, logger: options.logger });
+  }
   if (mode === "none") {
     if (!insecureNoGvisor) {
       throw new ConfigError(

@@ -6,7 +6,7 @@
  * Without runsc on PATH the runner refuses to start unless it is given; SANDBOX_MODE=none needs it too.
  *
  * Environment: SANDBOX_RUNNER_ADDR (default 127.0.0.1:7004), SANDBOX_RUNNER_METRICS_ADDR (default
- * 127.0.0.1:9474: /healthz, /metrics, /status), SANDBOX_MODE (gvisor|gvisor-pod|none|auto; gvisor-pod: the runner itself runs under gVisor, verified), SANDBOX_INSECURE_NO_GVISOR,
+ * 127.0.0.1:9474: /healthz, /metrics, /status), SANDBOX_MODE (gvisor|gvisor-pod|kubernetes|none|auto; gvisor-pod: the runner itself runs under gVisor, verified; kubernetes: a pod per sandbox, SANDBOX_K8S_* in config.ts), SANDBOX_INSECURE_NO_GVISOR,
  * SANDBOX_MAX_CONCURRENT, SANDBOX_DATA_DIR, SANDBOX_WARM, SANDBOX_IDLE_MS, SANDBOX_MAX_SANDBOXES,
  * SANDBOX_MAX_FRAME_BYTES, SANDBOX_MAX_CALLS, SANDBOX_MEMORY_MB, SANDBOX_PIDS_MAX, LOG_LEVEL (see config.ts).
  */
@@ -54,6 +54,7 @@ try {
     maxFrameBytes: config.maxFrameBytes,
     maxCalls: config.maxCalls,
     cgroups: { memoryMb: config.memoryMb, pidsMax: config.pidsMax },
+    ...(config.kubernetes ? { kubernetes: { template: config.kubernetes } } : {}),
   });
   collectDefaultMetrics({ register: runner.metrics.registry });
   let serving = true;

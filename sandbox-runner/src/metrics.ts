@@ -25,6 +25,15 @@ export interface PoolMetrics {
   events: Counter<"event">;
   /** Seconds from asking for a sandbox to its isolate host reporting ready. */
   startSeconds: Histogram;
+  /**
+   * Seconds from a workspace needing a sandbox to holding one, ready and claimed; source=warm when a
+   * pre-started one was free, cold when it had to wait for one to start.
+   */
+  claimSeconds: Histogram<"source">;
+  /** Sandboxes running an execution now. */
+  busy: Gauge;
+  /** Sandboxes the backend could not start (pod creation refused, image pull failed, …), by reason. */
+  startFailures: Counter<"reason">;
 }
 
 /** Prometheus metrics of one runner instance (own registry, so several runners can share a process). */
@@ -92,6 +101,24 @@ export function createMetrics(): RunnerMetrics {
       name: "gatehouse_sandbox_start_seconds",
       help: "Seconds from asking for a sandbox to its isolate host being ready",
       buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+      registers: [registry],
+    }),
+    claimSeconds: new Histogram({
+      name: "gatehouse_sandbox_claim_seconds",
+      help: "Seconds from a workspace needing a sandbox to holding one ready and claimed (source=warm|cold)",
+      labelNames: ["source"],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
+    busy: new Gauge({
+      name: "gatehouse_sandbox_pool_busy",
+      help: "Sandboxes running an execution now",
+      registers: [registry],
+    }),
+    startFailures: new Counter({
+      name: "gatehouse_sandbox_start_failures_total",
+      help: "Sandboxes the backend could not start, by reason (e.g. Forbidden, RuntimeClassNotFound, ErrImagePull, Timeout)",
+      labelNames: ["reason"],
       registers: [registry],
     }),
   };

@@ -3,7 +3,8 @@
  * One JSON object per line on the isolate host's stdin (runner -> isolate host) and stdout
  * (isolate host -> runner). Nothing else is ever written to the isolate host's stdout.
  *
- * An isolate host lives for many executions, one at a time: it writes `{ready}` once, then for each
+ * An isolate host lives for many executions, one at a time: it writes `{ready}` once warmed up (and
+ * again for each `{hello}`, for a channel attached later), then for each
  * `{start}` (carrying a sequence number `seq`) it runs the snippet in a fresh isolate and writes one
  * `{result}` with the same `seq`. Frames and console lines carry the `seq` of their execution, so a
  * late frame of an earlier execution is dropped instead of reaching the next one.
@@ -72,11 +73,16 @@ export type ToIsolateHost =
   | { start: HostStart }
   | { frame: { seq: number; binding: string; data: string } }
   /** Ends execution `seq` now with this error (caller gone, inbound frame too large, ...). */
-  | { abort: { seq: number; name: string; message: string } };
+  | { abort: { seq: number; name: string; message: string } }
+  /**
+   * Asks for `{ready}` again (answered once warmed up). For channels attached after the isolate host
+   * started, e.g. a Kubernetes pod's attach stream, which does not replay what was written before.
+   */
+  | { hello: Record<string, never> };
 
 /** Lines the isolate host writes to the runner. */
 export type FromIsolateHost =
-  /** Written once, when isolated-vm is loaded and warmed up: the sandbox can take executions. */
+  /** Written when isolated-vm is loaded and warmed up (the sandbox can take executions), and after each `{hello}`. */
   | { ready: { pid: number } }
   | { frame: { seq: number; binding: string; data: string } }
   | { console: { seq: number; level: string; text: string } }

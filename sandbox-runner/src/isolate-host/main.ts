@@ -82,13 +82,29 @@ function onStart(start: HostStart): void {
   });
 }
 
+/**
+ * GATEHOUSE_ATTACH_DEADLINE_MS (Kubernetes sandbox pods): exit when no runner has said hello or sent an
+ * execution within this long, so a pod whose runner died before attaching does not run forever.
+ */
+const attachDeadlineMs = Number(process.env.GATEHOUSE_ATTACH_DEADLINE_MS ?? 0);
+const attachTimer =
+  attachDeadlineMs > 0
+    ? setTimeout(() => {
+        process.stderr.write(`isolate host: no runner attached within ${attachDeadlineMs} ms, exiting\n`);
+        exitNow(0);
+      }, attachDeadlineMs)
+    : null;
+
 function onMessage(message: ToIsolateHost): void {
+  if (attachTimer) clearTimeout(attachTimer);
   if ("start" in message) onStart(message.start);
   else if ("frame" in message) {
     const { seq, binding, data } = message.frame;
     if (!current || current.seq !== seq) return; // a late frame of a finished execution
     if (current.deliver) current.deliver(binding, data);
     else current.early.push([binding, data]);
+  } else if ("hello" in message) {
+    write({ ready: { pid: process.pid } });
   } else if ("abort" in message) {
     const { seq, name, message: text } = message.abort;
     if (current?.seq === seq) current.running?.abort(String(name), String(text));

@@ -5,11 +5,9 @@
  *
  * Backends: `runsc` (a long-lived `runsc run` container per sandbox, this host) and `process` (a plain
  * child process: no gVisor of its own — under gVisor only when the runner itself is, "gvisor-pod" — else
- * only with the insecure opt-in). A Kubernetes backend would implement the same
- * shape: `start` creates (or claims from its own warm set) a pod with `runtimeClassName: gvisor` whose
- * container runs the isolate host, and attaches to its stdio through the API server
- * (`@kubernetes/client-node` Attach); `pid` is then null, `destroy` deletes the pod, and exits come from
- * the attach stream closing or the pod's status.
+ * only with the insecure opt-in), and `kubernetes` (../kubernetes/backend.ts: a pod of the gVisor
+ * RuntimeClass per sandbox, reached over its attach stream through the API server; `pid` is null,
+ * `destroy` deletes the pod, exits come from the stream closing, explained by the pod's status).
  */
 
 import type { SandboxIsolation } from "../layer.ts";
@@ -22,6 +20,8 @@ export interface SandboxExit {
   signal: string | null;
   /** Last bytes the sandbox wrote to stderr (for logs only; never sent to callers). */
   stderrTail: string;
+  /** Why it ended in the backend's words (e.g. "sandbox pod gh-sb-… was deleted"), when it knows. */
+  reason?: string;
 }
 
 /** One started sandbox: a running isolate host reachable over a text channel. */
@@ -40,13 +40,20 @@ export interface SandboxInstance {
   onData(listener: (chunk: string) => void): void;
   /** Registers the receiver of the one exit notification (fires once, also after destroy()). */
   onExit(listener: (exit: SandboxExit) => void): void;
+  /**
+   * Marks the sandbox as the given workspace's in the backend (the Kubernetes backend labels its pod,
+   * with the API's optimistic concurrency, so two runners never take one pod). Optional: backends
+   * without shared state have nothing to do.
+   * @throws Error when the sandbox cannot be claimed (taken, gone); the pool then drops it.
+   */
+  claim?(workspaceId: string): Promise<void>;
   /** Kills the sandbox and removes what it left on the host. Idempotent; never throws. */
   destroy(): Promise<void>;
 }
 
 /** Starts sandboxes of one kind. */
 export interface SandboxBackend {
-  /** Backend name for logs and describe(): "runsc", "process" (later "kubernetes"). */
+  /** Backend name for logs and describe(): "runsc", "process", "kubernetes". */
   readonly kind: string;
   /**
    * "gvisor" when every sandbox is its own runsc container, "gvisor-pod" when every sandbox is a child

@@ -47,6 +47,8 @@ export class SandboxPool {
   private readonly retired = new WeakSet<Sandbox>();
   private readonly changeListeners = new Set<() => void>();
   private closed = false;
+  /** True while makeRoom evicts: the slots it frees are for the caller's new sandbox. */
+  private makingRoom = false;
   private failures = 0;
   private backoffUntil = 0;
   private refillTimer: NodeJS.Timeout | null = null;
@@ -84,7 +86,12 @@ export class SandboxPool {
     const result = current.tail.then(async () => {
       if (signal?.aborted) throw new TaskAbortedError("the task was aborted before it began");
       const sandbox = await this.acquire(current);
-      return task(sandbox);
+      this.metrics?.busy.inc();
+      try {
+        return await task(sandbox);
+      } finally {
+        this.metrics?.busy.dec();
+      }
     });
     const done = () => {
       current.pending--;
@@ -155,15 +162,33 @@ export class SandboxPool {
   }
 
   private async acquire(lease: Lease): Promise<Sandbox> {
+    const begun = performance.now();
+    let source: "warm" | "cold" | null = null;
     for (let attempt = 1; ; attempt++) {
       if (this.closed)
         throw new SandboxUnavailableError("the sandbox runner is shutting down; retry elsewhere");
       let sandbox = lease.sandbox;
-      if (!sandbox?.alive) sandbox = this.assign(lease);
+      if (!sandbox?.alive) {
+        sandbox = this.assign(lease);
+        source ??= sandbox.warm ? "warm" : "cold";
+      }
       try {
         await sandbox.ready;
-        if (sandbox.alive) return sandbox;
+        if (sandbox.alive) await sandbox.claim(lease.workspaceId);
+        if (sandbox.alive) {
+          if (source) this.metrics?.claimSeconds.observe({ source }, (performance.now() - begun) / 1000);
+          return sandbox;
+        }
       } catch (error) {
+        if (sandbox.wasReady && sandbox.alive) {
+          // Ready but the backend refused the claim: never use it.
+          this.logger.warn(
+            { event: "sandbox_claim_failed", sandbox: sandbox.id, error: (error as Error).message },
+            "a sandbox could not be claimed; it is dropped",
+          );
+          this.retired.add(sandbox);
+          void sandbox.destroy();
+        }
         if (attempt >= START_ATTEMPTS) {
           throw new SandboxUnavailableError(
             `could not start a sandbox for the workspace after ${attempt} attempts: ${(error as Error).message}`,
@@ -201,6 +226,16 @@ export class SandboxPool {
 
   /** At the cap, evicts the least recently used idle workspace's sandbox; throws when none is idle. */
   private makeRoom(except: Lease): void {
+    // A backend may report the evicted sandbox's exit synchronously; its refill must not take the slot.
+    this.makingRoom = true;
+    try {
+      this.evictUntilRoom(except);
+    } finally {
+      this.makingRoom = false;
+    }
+  }
+
+  private evictUntilRoom(except: Lease): void {
     while (this.all.size >= this.options.maxSandboxes) {
       let victim: Lease | null = null;
       for (const lease of this.leases.values()) {
@@ -317,7 +352,7 @@ export class SandboxPool {
 
   /** Starts unassigned sandboxes until `warm` exist (within the cap), unless backing off after failures. */
   private refill(): void {
-    if (this.closed) return;
+    if (this.closed || this.makingRoom) return;
     const target = Math.min(this.options.warm, this.options.maxSandboxes);
     while (this.unassigned.size < target && this.all.size < this.options.maxSandboxes) {
       const wait = this.backoffUntil - Date.now();

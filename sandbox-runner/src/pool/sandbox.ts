@@ -61,6 +61,7 @@ export class Sandbox {
   killedFor: KillReason | null = null;
   private instance: SandboxInstance | null = null;
   private destroying: Promise<void> | null = null;
+  private claimed: Promise<void> | null = null;
   private isReady = false;
   private exit: SandboxExit | null = null;
   private current: { seq: number; sink: ExecutionSink } | null = null;
@@ -91,7 +92,12 @@ export class Sandbox {
     backend.start(this.id).then(
       (instance) => this.attach(instance),
       (error: Error) =>
-        this.onEnd({ code: null, signal: null, stderrTail: `start failed: ${error.message}` }),
+        this.onEnd({
+          code: null,
+          signal: null,
+          stderrTail: `start failed: ${error.message}`,
+          reason: `start failed: ${error.message}`,
+        }),
     );
   }
 
@@ -203,6 +209,15 @@ export class Sandbox {
     return this.destroy();
   }
 
+  /**
+   * Claims it for `workspaceId` in the backend (SandboxInstance.claim; once, later calls share the first).
+   * @throws Error when the backend refuses the claim.
+   */
+  claim(workspaceId: string): Promise<void> {
+    this.claimed ??= this.instance?.claim ? this.instance.claim(workspaceId) : Promise.resolve();
+    return this.claimed;
+  }
+
   /** Destroys the sandbox (idempotent). An in-flight execution sees a crash unless kill() gave a reason. */
   destroy(): Promise<void> {
     this.destroying ??= this.instance ? this.instance.destroy() : Promise.resolve();
@@ -250,6 +265,7 @@ export class Sandbox {
 
 /** "signal SIGKILL" / "exit code 3" / "unknown cause", for error messages and logs. */
 export function describeExit(exit: SandboxExit | null): string {
+  if (exit?.reason) return exit.reason;
   if (exit?.signal) return `signal ${exit.signal}`;
   if (exit && exit.code !== null) return `exit code ${exit.code}`;
   return "unknown cause";
