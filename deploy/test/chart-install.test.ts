@@ -29,6 +29,7 @@ import { ensureDeps } from "./deps.ts";
 import { Gateway, type McpSession } from "./gateway-client.ts";
 import { CHART, COMPONENTS, helm, KUBE_VERSION, valuesFile } from "./helm.ts";
 import { cleanNamespace, ensureImages, prepareNamespace } from "./install.ts";
+import { releasePods, allReady as waitAllReady } from "./release-pods.ts";
 
 const NS = "gh-chart";
 const RELEASE = "gh";
@@ -59,51 +60,10 @@ after(async () => {
 const values = ["-f", valuesFile("local-cluster.yaml")];
 
 /** Pods of the release by component: name, uid, ready. */
-async function pods(): Promise<
-  { component: string; name: string; uid: string; ready: boolean; phase: string }[]
-> {
-  const out = await kubectlOk([
-    "-n",
-    NS,
-    "get",
-    "pods",
-    "-l",
-    `app.kubernetes.io/instance=${RELEASE}`,
-    "-o",
-    "json",
-  ]);
-  type Pod = {
-    metadata: { name: string; uid: string; labels: Record<string, string>; deletionTimestamp?: string };
-    status: { phase: string; conditions?: { type: string; status: string }[] };
-  };
-  return (JSON.parse(out).items as Pod[])
-    .filter(
-      (p) => !p.metadata.deletionTimestamp && p.metadata.labels["app.kubernetes.io/component"] !== "test",
-    )
-    .map((p) => ({
-      component: p.metadata.labels["app.kubernetes.io/component"] ?? "",
-      name: p.metadata.name,
-      uid: p.metadata.uid,
-      phase: p.status.phase,
-      ready: (p.status.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"),
-    }));
-}
+const pods = () => releasePods(NS, RELEASE);
 
-/** Waits until each component has exactly one Ready pod (none terminating); returns them by component. */
-async function allReady(timeoutMs: number): Promise<Map<string, string>> {
-  return waitFor(
-    "every component's pod Ready",
-    async () => {
-      const list = await pods();
-      const ready = new Map(list.filter((p) => p.ready).map((p) => [p.component, p.uid]));
-      return COMPONENTS.every((c) => ready.has(c)) && list.length === COMPONENTS.length ? ready : undefined;
-    },
-    timeoutMs,
-    async () =>
-      (await kubectl(["-n", NS, "get", "pods,events", "-o", "wide"])).stdout +
-      (await kubectl(["-n", NS, "describe", "pods"])).stdout.slice(-6000),
-  );
-}
+/** Waits until each component has exactly one Ready pod (none terminating); returns their uids by component. */
+const allReady = (timeoutMs: number) => waitAllReady(NS, RELEASE, timeoutMs);
 
 /** p50 (ms, 0.1 ms) of 20 execute_code calls of a trivial snippet in `session`, after 3 unmeasured ones. */
 async function executeCodeP50(session: McpSession): Promise<number> {

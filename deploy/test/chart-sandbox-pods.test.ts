@@ -1,18 +1,37 @@
 /**
  * The chart with sandbox.backend=kubernetes on the local cluster (`npm run cluster -- up`): the render
  * passes the API server's validation and PodSecurity restricted in both namespaces (the release's and
- * the sandbox pods').
+ * the sandbox pods'); installed, the runner's ServiceAccount may touch pods in the sandbox namespace
+ * only, a snippet through the gateway runs in a sandbox pod (none in the runner's own pod), and after
+ * the runner pod is force-deleted its sandbox pods are gone and a snippet runs again.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { ensureCluster, kubectl, kubectlOk, type TestCluster } from "./cluster.ts";
+import { workspaceLabel } from "@gatehouse/sandbox-runner";
+import {
+  clusterEnv,
+  ensureCluster,
+  kubectl,
+  kubectlOk,
+  portForward,
+  type TestCluster,
+  waitFor,
+} from "./cluster.ts";
+import { ensureDeps } from "./deps.ts";
+import { Gateway, type McpSession } from "./gateway-client.ts";
 import { CHART, helm, type K8sObject, KUBE_VERSION, parseManifests, valuesFile } from "./helm.ts";
 import { cleanNamespace, ensureImages, prepareNamespace } from "./install.ts";
+import { allReady, releasePods } from "./release-pods.ts";
+import { sandboxPods } from "./sandbox-pods.ts";
 
 const NS = "gh-k8schart-pods";
 /** The chart's default sandbox namespace for NS. */
 const SANDBOX_NS = `${NS}-sandboxes`;
 const RELEASE = "gh";
+/** local-cluster.yaml's approver token. */
+const TOKEN = "helm-install-approver-token-0123";
+/** Figures printed at the end. */
+const figures: Record<string, number> = {};
 
 let cluster: TestCluster | undefined;
 let imageArgs: string[] = [];
@@ -51,6 +70,7 @@ before(async () => {
   const images = await ensureImages();
   imageArgs = images.registry ? ["--set", `global.image.registry=${images.registry}`] : [];
   apiServerArgs = await apiServerValues();
+  await ensureDeps();
   await kubectl(["delete", "namespace", SANDBOX_NS, "--wait=true", "--ignore-not-found"], {
     timeoutMs: 300_000,
   });
@@ -58,6 +78,8 @@ before(async () => {
 });
 
 after(async () => {
+  console.log(`chart-sandbox-pods figures: ${JSON.stringify(figures)}`);
+  await helm(["uninstall", RELEASE, "-n", NS, "--wait"], { env: clusterEnv() }).catch(() => {});
   await kubectl(["delete", "namespace", SANDBOX_NS, "--wait=true", "--ignore-not-found"], {
     timeoutMs: 300_000,
   });
@@ -114,5 +136,236 @@ test("the kubernetes backend's render passes the API server's validation and Pod
   } finally {
     await kubectl(["-n", NS, "delete", "serviceaccount", `${RELEASE}-gatehouse`]);
     await kubectl(["delete", "namespace", SANDBOX_NS, "--wait=true"], { timeoutMs: 300_000 });
+  }
+});
+
+/** The spec of sandbox pod `name` (the fields the test reads). */
+async function podSpec(name: string): Promise<{
+  runtimeClassName?: string;
+  automountServiceAccountToken?: boolean;
+  containers: { command?: string[] }[];
+}> {
+  return JSON.parse(await kubectlOk(["-n", SANDBOX_NS, "get", "pod", name, "-o", "json"])).spec;
+}
+
+/** The workspace's leased sandbox pods: name and the runner label of each. */
+async function leasedPods(
+  workspaceId: string,
+): Promise<{ name: string; runner?: string; managedBy?: string }[]> {
+  const pods = await sandboxPods(
+    SANDBOX_NS,
+    `gatehouse.dev/sandbox=true,gatehouse.dev/state=leased,gatehouse.dev/workspace=${workspaceLabel(workspaceId)}`,
+  );
+  return [...pods]
+    .filter(([, p]) => !p.deleting)
+    .map(([name, p]) => ({
+      name,
+      runner: p.labels["gatehouse.dev/runner"],
+      managedBy: p.labels["app.kubernetes.io/managed-by"],
+    }));
+}
+
+/** The running sandbox runner pod's name. */
+async function runnerPod(): Promise<string> {
+  const runner = (await releasePods(NS, RELEASE)).find((p) => p.component === "sandbox-runner" && p.ready);
+  assert.ok(runner, "a Ready sandbox runner pod");
+  return runner.name;
+}
+
+/** Runs a snippet that proves it computed, and returns its value. */
+async function snippet(session: McpSession): Promise<unknown> {
+  const r = await session.executeCode(
+    "export default async () => ({ sum: [1, 2, 3].reduce((a, b) => a + b, 0) })",
+  );
+  assert.ok(r.ok, JSON.stringify(r));
+  assert.deepEqual(r.returnValue, { sum: 6 });
+  return r.returnValue;
+}
+
+/**
+ * What `kubectl auth can-i <verb> <resource> [--subresource s] -n <ns>` answers for the runner's
+ * ServiceAccount; `resource` may be "pods/attach" (can-i reads "pods/x" as the pod named x, so the
+ * subresource goes in its flag).
+ */
+async function runnerCan(verb: string, resource: string, ns: string): Promise<string> {
+  const [type, sub] = resource.split("/");
+  const r = await kubectl([
+    "auth",
+    "can-i",
+    verb,
+    type!,
+    ...(sub ? ["--subresource", sub] : []),
+    "-n",
+    ns,
+    "--as",
+    `system:serviceaccount:${NS}:${RELEASE}-gatehouse-sandbox-runner`,
+  ]);
+  return `${verb} ${resource} in ${ns}: ${r.stdout.trim() || r.stderr.trim()}`;
+}
+
+test("installed with sandbox.backend=kubernetes: snippets run in sandbox pods; a force-deleted runner's sandbox pods are gone once the next runner is Ready, and snippets run again", async (t) => {
+  const t0 = Date.now();
+  const install = await helm(
+    [
+      "install",
+      RELEASE,
+      CHART,
+      "-n",
+      NS,
+      ...values,
+      ...apiServerArgs,
+      ...imageArgs,
+      "--wait",
+      "--timeout",
+      "15m",
+    ],
+    { env: clusterEnv(), timeoutMs: 16 * 60_000 },
+  );
+  assert.ok(install.ok, `${install.stderr}\n${(await kubectl(["-n", NS, "get", "pods,events"])).stdout}`);
+  await allReady(NS, RELEASE, 60_000);
+  figures.helmInstallToAllReadyMs = Date.now() - t0;
+  assert.ok(
+    install.stdout.includes(`kubectl get pods -n ${SANDBOX_NS} -l gatehouse.dev/sandbox=true`),
+    `NOTES say how to see the sandbox pods:\n${install.stdout}`,
+  );
+
+  await t.test(
+    "the runner's ServiceAccount may create, watch and attach to pods in the sandbox namespace, and nothing else",
+    async () => {
+      const answers = await Promise.all([
+        runnerCan("create", "pods", SANDBOX_NS),
+        runnerCan("watch", "pods", SANDBOX_NS),
+        runnerCan("patch", "pods", SANDBOX_NS),
+        runnerCan("create", "pods/attach", SANDBOX_NS),
+        runnerCan("create", "pods/exec", SANDBOX_NS),
+        runnerCan("get", "pods/log", SANDBOX_NS),
+        runnerCan("get", "secrets", SANDBOX_NS),
+        runnerCan("create", "pods", NS),
+        runnerCan("create", "pods/attach", NS),
+        runnerCan("get", "secrets", NS),
+        runnerCan("list", "nodes", ""),
+      ]);
+      const want = ["yes", "yes", "yes", "yes", "no", "no", "no", "no", "no", "no", "no"];
+      assert.deepEqual(
+        answers.map((a) => a.split(": ").pop()),
+        want,
+        answers.join("\n"),
+      );
+    },
+  );
+
+  const gw = await portForward(NS, `${RELEASE}-gatehouse-gateway`, 80);
+  const gateway = new Gateway(`http://${gw.local}`, TOKEN);
+  try {
+    const ws = await gateway.request<{ id: string }>("POST", "/api/workspaces", { name: "sandbox-pods" });
+    const oldRunner = await runnerPod();
+
+    await t.test(
+      "a snippet through the gateway runs in a leased gVisor sandbox pod; the runner's pod runs no isolate host",
+      async () => {
+        const session = await gateway.mcp(ws.id);
+        try {
+          await snippet(session);
+        } finally {
+          await session.close();
+        }
+        const mine = await leasedPods(ws.id);
+        assert.equal(mine.length, 1, `one leased pod for the workspace: ${JSON.stringify(mine)}`);
+        const pod = mine[0]!;
+        assert.equal(pod.runner, oldRunner);
+        assert.equal(pod.managedBy, "gatehouse-sandbox-runner");
+        const spec = await podSpec(pod.name);
+        assert.equal(spec.runtimeClassName, "gvisor");
+        assert.equal(spec.automountServiceAccountToken, false);
+        assert.match(JSON.stringify(spec.containers[0]?.command), /isolate-host/);
+        const procs = await kubectlOk([
+          "-n",
+          NS,
+          "exec",
+          oldRunner,
+          "--",
+          "node",
+          "-e",
+          `const fs=require("fs");const out=[];for(const p of fs.readdirSync("/proc")){if(!/^[0-9]+$/.test(p))continue;try{out.push(fs.readFileSync("/proc/"+p+"/cmdline","utf8").split("\\0").join(" ").trim())}catch{}}console.log(JSON.stringify(out))`,
+        ]);
+        const cmdlines = JSON.parse(procs) as string[];
+        assert.ok(cmdlines.length > 0, procs);
+        assert.deepEqual(
+          cmdlines.filter((c) => c.includes("isolate-host")),
+          [],
+          `the runner's pod: ${procs}`,
+        );
+      },
+    );
+
+    await t.test(
+      "kubectl delete pod --force on the runner: once the next runner is Ready its sandbox pods are gone, and a snippet runs again",
+      async () => {
+        const ofOldRunner = () =>
+          sandboxPods(SANDBOX_NS, `gatehouse.dev/sandbox=true,gatehouse.dev/runner=${oldRunner}`);
+        assert.ok((await ofOldRunner()).size > 0, "the old runner holds sandbox pods");
+        const t1 = Date.now();
+        await kubectlOk(["-n", NS, "delete", "pod", oldRunner, "--force", "--grace-period=0"]);
+        const newRunner = await waitFor(
+          "a new sandbox runner pod Ready",
+          async () => {
+            const r = (await releasePods(NS, RELEASE)).find(
+              (p) => p.component === "sandbox-runner" && p.ready && p.name !== oldRunner,
+            );
+            return r?.name;
+          },
+          300_000,
+          async () => (await kubectl(["-n", NS, "get", "pods,events", "-o", "wide"])).stdout,
+        );
+        figures.runnerDeleteToNewRunnerReadyMs = Date.now() - t1;
+        await waitFor(
+          `no sandbox pod labelled with ${oldRunner}`,
+          async () => ((await ofOldRunner()).size === 0 ? true : undefined),
+          300_000,
+          async () =>
+            (
+              await kubectl([
+                "-n",
+                SANDBOX_NS,
+                "get",
+                "pods",
+                "-L",
+                "gatehouse.dev/runner,gatehouse.dev/state",
+              ])
+            ).stdout,
+        );
+        figures.runnerDeleteToOrphansGoneMs = Date.now() - t1;
+        // The kernel's connection to the runner comes back on its own (gRPC reconnects to the Service).
+        let attempts = 0;
+        let lastError = "";
+        const session = await gateway.mcp(ws.id);
+        try {
+          await waitFor(
+            "a snippet running after the runner restart",
+            async () => {
+              attempts++;
+              try {
+                return await snippet(session);
+              } catch (e) {
+                lastError = String(e);
+                return undefined;
+              }
+            },
+            120_000,
+            () => `after ${attempts} attempts, the last: ${lastError}`,
+          );
+        } finally {
+          await session.close();
+        }
+        figures.snippetAttemptsAfterRestart = attempts;
+        assert.deepEqual(
+          (await leasedPods(ws.id)).map((p) => p.runner),
+          [newRunner],
+          "the workspace's pod is now the new runner's",
+        );
+      },
+    );
+  } finally {
+    await gw.close();
   }
 });
