@@ -90,8 +90,11 @@ describe("the kubernetes sandbox backend", { timeout: 30 * 60_000 }, () => {
     const pod = podOf("ws-a");
     assert.ok(pod?.startsWith("gh-sb-gh-sbpods-runner-"), `pod name in describe(): ${pod}`);
     if (!pod) return;
-    const spec = JSON.parse(await kubectlOk(["get", "pod", "-n", NS, pod, "-o", "json"]));
-    assert.equal(spec.metadata.labels["gatehouse.dev/state"], "leased");
+    // The claim (a label patch) is confirmed concurrently with the first execution.
+    const spec = await waitFor("the pod to be labelled leased", async () => {
+      const p = JSON.parse(await kubectlOk(["get", "pod", "-n", NS, pod, "-o", "json"]));
+      return p.metadata.labels["gatehouse.dev/state"] === "leased" ? p : undefined;
+    }, 60_000);
     assert.equal(spec.metadata.labels["gatehouse.dev/workspace"], workspaceLabel("ws-a"));
     assert.ok(!JSON.stringify(spec.metadata.labels).includes("ws-a"), "the label never names the workspace");
     assert.equal(spec.spec.runtimeClassName, "gvisor");

@@ -174,21 +174,14 @@ export class SandboxPool {
       }
       try {
         await sandbox.ready;
-        if (sandbox.alive) await sandbox.claim(lease.workspaceId);
         if (sandbox.alive) {
-          if (source) this.metrics?.claimSeconds.observe({ source }, (performance.now() - begun) / 1000);
+          if (source) {
+            this.claimInBackend(sandbox, lease.workspaceId);
+            this.metrics?.claimSeconds.observe({ source }, (performance.now() - begun) / 1000);
+          }
           return sandbox;
         }
       } catch (error) {
-        if (sandbox.wasReady && sandbox.alive) {
-          // Ready but the backend refused the claim: never use it.
-          this.logger.warn(
-            { event: "sandbox_claim_failed", sandbox: sandbox.id, error: (error as Error).message },
-            "a sandbox could not be claimed; it is dropped",
-          );
-          this.retired.add(sandbox);
-          void sandbox.destroy();
-        }
         if (attempt >= START_ATTEMPTS) {
           throw new SandboxUnavailableError(
             `could not start a sandbox for the workspace after ${attempt} attempts: ${(error as Error).message}`,
@@ -197,6 +190,25 @@ export class SandboxPool {
       }
       if (lease.sandbox === sandbox) lease.sandbox = null;
     }
+  }
+
+  /**
+   * Claims a newly leased sandbox in the backend (SandboxInstance.claim: the Kubernetes backend's label
+   * patch), concurrently with the workspace's first execution, so the API round trip is not on its path.
+   * A refused claim kills the sandbox: the execution on it fails as a crash and the next gets another.
+   */
+  private claimInBackend(sandbox: Sandbox, workspaceId: string): void {
+    sandbox.claim(workspaceId).catch((error: Error) => {
+      if (!sandbox.alive) return;
+      this.logger.warn(
+        { event: "sandbox_claim_failed", sandbox: sandbox.id, workspaceId, error: error.message },
+        "the backend refused the claim of a sandbox; it is dropped",
+      );
+      this.metrics?.events.inc({ event: "claim_failed" });
+      this.retired.add(sandbox);
+      this.all.delete(sandbox);
+      void sandbox.destroy();
+    });
   }
 
   /** Gives the lease a never-used sandbox: a warm one, else one still starting, else a new one. */
