@@ -91,10 +91,14 @@ describe("the kubernetes sandbox backend", { timeout: 30 * 60_000 }, () => {
     assert.ok(pod?.startsWith("gh-sb-gh-sbpods-runner-"), `pod name in describe(): ${pod}`);
     if (!pod) return;
     // The claim (a label patch) is confirmed concurrently with the first execution.
-    const spec = await waitFor("the pod to be labelled leased", async () => {
-      const p = JSON.parse(await kubectlOk(["get", "pod", "-n", NS, pod, "-o", "json"]));
-      return p.metadata.labels["gatehouse.dev/state"] === "leased" ? p : undefined;
-    }, 60_000);
+    const spec = await waitFor(
+      "the pod to be labelled leased",
+      async () => {
+        const p = JSON.parse(await kubectlOk(["get", "pod", "-n", NS, pod, "-o", "json"]));
+        return p.metadata.labels["gatehouse.dev/state"] === "leased" ? p : undefined;
+      },
+      60_000,
+    );
     assert.equal(spec.metadata.labels["gatehouse.dev/workspace"], workspaceLabel("ws-a"));
     assert.ok(!JSON.stringify(spec.metadata.labels).includes("ws-a"), "the label never names the workspace");
     assert.equal(spec.spec.runtimeClassName, "gvisor");
@@ -205,7 +209,7 @@ await attempt("env", () => Object.keys(process.env).sort());
     const env = seen.env?.value as string[];
     const unexpected = env.filter(
       (k) =>
-        !/^(GATEHOUSE_SCRATCH|GATEHOUSE_ATTACH_DEADLINE_MS|HOSTNAME|HOME|PATH|NODE_ENV|NODE_OPTIONS|KUBERNETES_(SERVICE|PORT)\w*)$/.test(
+        !/^(GATEHOUSE_SCRATCH|GATEHOUSE_INPUT_SILENCE_MS|HOSTNAME|HOME|PATH|NODE_ENV|NODE_OPTIONS|KUBERNETES_(SERVICE|PORT)\w*)$/.test(
           k,
         ),
     );

@@ -59,7 +59,7 @@ export function template(
     memoryLimitMb: 1024,
     ephemeralMb: 64,
     command: SANDBOX_POD_COMMAND,
-    attachDeadlineMs: 120_000,
+    inputSilenceMs: 30_000,
     ...overrides,
   };
 }

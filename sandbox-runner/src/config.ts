@@ -56,7 +56,7 @@ const schema = z.object({
   SANDBOX_K8S_CPU_LIMIT: z.string().regex(cpuQuantity, 'a cpu quantity such as "500m" or "2"').default("1"),
   SANDBOX_K8S_MEMORY_REQUEST_MB: z.coerce.number().int().min(64).max(1_048_576).default(256),
   SANDBOX_K8S_EPHEMERAL_MB: z.coerce.number().int().min(16).max(1_048_576).default(256),
-  SANDBOX_K8S_ATTACH_DEADLINE_MS: z.coerce.number().int().min(10_000).max(3_600_000).default(120_000),
+  SANDBOX_K8S_INPUT_SILENCE_MS: z.coerce.number().int().min(6_000).max(3_600_000).default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -79,7 +79,7 @@ export interface RunnerConfig {
    * SANDBOX_K8S_RUNTIME_CLASS (gvisor), SANDBOX_K8S_RUNNER_NAME (default the host name, which in a pod is
    * its name), SANDBOX_K8S_CPU_REQUEST (100m), SANDBOX_K8S_CPU_LIMIT (1), SANDBOX_K8S_MEMORY_REQUEST_MB
    * (256), SANDBOX_MEMORY_MB as the memory limit, SANDBOX_K8S_EPHEMERAL_MB (256),
-   * SANDBOX_K8S_ATTACH_DEADLINE_MS (120000). Null in the other modes.
+   * SANDBOX_K8S_INPUT_SILENCE_MS (30000). Null in the other modes.
    */
   kubernetes: SandboxPodTemplate | null;
   /**
@@ -178,6 +178,6 @@ function podTemplate(c: z.infer<typeof schema>): SandboxPodTemplate {
     memoryLimitMb: c.SANDBOX_MEMORY_MB,
     ephemeralMb: c.SANDBOX_K8S_EPHEMERAL_MB,
     command: DEFAULT_COMMAND,
-    attachDeadlineMs: c.SANDBOX_K8S_ATTACH_DEADLINE_MS,
+    inputSilenceMs: c.SANDBOX_K8S_INPUT_SILENCE_MS,
   };
 }

@@ -78,7 +78,9 @@ export type ToIsolateHost =
    * Asks for `{ready}` again (answered once warmed up). For channels attached after the isolate host
    * started, e.g. a Kubernetes pod's attach stream, which does not replay what was written before.
    */
-  | { hello: Record<string, never> };
+  | { hello: Record<string, never> }
+  /** Keeps a quiet channel alive (GATEHOUSE_INPUT_SILENCE_MS); not answered. */
+  | { ping: Record<string, never> };
 
 /** Lines the isolate host writes to the runner. */
 export type FromIsolateHost =

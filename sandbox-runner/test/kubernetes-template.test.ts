@@ -24,7 +24,7 @@ const TEMPLATE = {
   memoryLimitMb: 2560,
   ephemeralMb: 256,
   command: DEFAULT_COMMAND,
-  attachDeadlineMs: 120_000,
+  inputSilenceMs: 30_000,
 };
 
 test("the sandbox pod: gVisor, no token, no links, non-root, read-only, limits, stdinOnce, labels", () => {
@@ -43,7 +43,7 @@ test("the sandbox pod: gVisor, no token, no links, non-root, read-only, limits, 
   assert.equal(c.stdinOnce, true);
   assert.deepEqual(
     c.env?.map((e) => e.name),
-    ["GATEHOUSE_SCRATCH", "GATEHOUSE_ATTACH_DEADLINE_MS"],
+    ["GATEHOUSE_SCRATCH", "GATEHOUSE_INPUT_SILENCE_MS"],
   );
   assert.deepEqual(c.resources?.limits, { cpu: "1", memory: "2560Mi", "ephemeral-storage": "256Mi" });
   assert.deepEqual(spec.imagePullSecrets, [{ name: "pull" }]);

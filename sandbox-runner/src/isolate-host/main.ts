@@ -83,20 +83,24 @@ function onStart(start: HostStart): void {
 }
 
 /**
- * GATEHOUSE_ATTACH_DEADLINE_MS (Kubernetes sandbox pods): exit when no runner has said hello or sent an
- * execution within this long, so a pod whose runner died before attaching does not run forever.
+ * GATEHOUSE_INPUT_SILENCE_MS (Kubernetes sandbox pods): exit when nothing has arrived on stdin for this
+ * long. The runner pings every few seconds, so this ends a pod whose runner died without its stream
+ * closing (a deleted pod's connection can stay open on the API server for minutes), or that no runner
+ * ever attached to.
  */
-const attachDeadlineMs = Number(process.env.GATEHOUSE_ATTACH_DEADLINE_MS ?? 0);
-const attachTimer =
-  attachDeadlineMs > 0
-    ? setTimeout(() => {
-        process.stderr.write(`isolate host: no runner attached within ${attachDeadlineMs} ms, exiting\n`);
-        exitNow(0);
-      }, attachDeadlineMs)
-    : null;
+const silenceMs = Number(process.env.GATEHOUSE_INPUT_SILENCE_MS ?? 0);
+let silenceTimer: NodeJS.Timeout | null = null;
+function armSilence(): void {
+  if (!(silenceMs > 0)) return;
+  if (silenceTimer) clearTimeout(silenceTimer);
+  silenceTimer = setTimeout(() => {
+    process.stderr.write(`isolate host: no input from the runner for ${silenceMs} ms, exiting\n`);
+    exitNow(0);
+  }, silenceMs);
+}
+armSilence();
 
 function onMessage(message: ToIsolateHost): void {
-  if (attachTimer) clearTimeout(attachTimer);
   if ("start" in message) onStart(message.start);
   else if ("frame" in message) {
     const { seq, binding, data } = message.frame;
@@ -163,7 +167,10 @@ warmUp().then(
     if (scratch) wipeScratch(scratch);
     reserve.refill(DEFAULT_HEAP_MB);
     write({ ready: { pid: process.pid } });
-    process.stdin.on("data", (chunk: string) => splitter.push(chunk));
+    process.stdin.on("data", (chunk: string) => {
+      armSilence();
+      splitter.push(chunk);
+    });
   },
   (error: Error) => {
     process.stderr.write(`isolate host: ${error.message}\n`);

@@ -20,12 +20,16 @@ export interface AttachTarget {
   claim(workspaceId: string): Promise<void>;
   /** Deletes the pod (idempotent, never throws). */
   remove(): Promise<void>;
+  /** How often to ping the isolate host, ms (its input-silence deadline / 6). */
+  pingMs: number;
 }
 
 /**
  * Attaches to a running sandbox pod's container (stdin, stdout and stderr over the API server's attach
  * WebSocket: the pod itself needs no network) and adapts it to a SandboxInstance. Sends `{hello}` at
- * once, so the isolate host repeats its `{ready}` line (what it wrote before the attach is not replayed).
+ * once, so the isolate host repeats its `{ready}` line (what it wrote before the attach is not replayed),
+ * then `{ping}` every `pingMs`, so the isolate host's input-silence deadline ends it only when this runner
+ * is gone.
  * The exit notification fires once, when the stream closes (or destroy() runs); its `reason` says why,
  * from the pod's status read at that moment (deleted, exited with a code, OOM-killed).
  * @throws Error naming the pod when the attach is refused.
@@ -70,6 +74,11 @@ export async function attachInstance(target: AttachTarget): Promise<SandboxInsta
   });
   socket.on("error", () => undefined); // "close" follows and reports it
   stdin.write(encodeLine({ hello: {} }));
+  const pinger = setInterval(() => {
+    if (!exit) stdin.write(encodeLine({ ping: {} }));
+  }, target.pingMs);
+  pinger.unref();
+  exitListeners.push(() => clearInterval(pinger));
   return {
     id: target.name,
     pid: null,

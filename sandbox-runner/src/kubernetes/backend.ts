@@ -190,6 +190,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
           name,
           claim: (workspaceId) => claim(name, workspaceId),
           remove: () => remove(name),
+          pingMs: Math.max(1_000, Math.floor(template.inputSilenceMs / 6)),
         });
       } catch (error) {
         await remove(name);

@@ -49,10 +49,10 @@ export interface SandboxPodTemplate {
   /** The isolate host's command line inside the image. */
   command: string[];
   /**
-   * The isolate host exits when no runner has said hello within this long, ms: a pod created by a runner
-   * that died before attaching does not run forever.
+   * The isolate host exits when nothing arrived on its stdin for this long, ms (the runner pings every
+   * inputSilenceMs / 6): a pod whose runner died, or never attached, ends on its own.
    */
-  attachDeadlineMs: number;
+  inputSilenceMs: number;
 }
 
 /** The isolate host's command in the chart's sandbox image. */
@@ -79,7 +79,7 @@ export const ALL_SANDBOXES_SELECTOR = `${LABELS.sandbox}=true,${LABELS.managedBy
 
 /**
  * The pod of one sandbox: RuntimeClass from the template, no service-account token, no service links,
- * no env but the scratch dir and the attach deadline, read-only root (the scratch emptyDir at /tmp is
+ * no env but the scratch dir and the input-silence deadline, read-only root (the scratch emptyDir at /tmp is
  * the only writable path; /dev/shm is replaced by an empty read-only mount), non-root, every capability dropped,
  * RuntimeDefault seccomp, requests and limits for cpu, memory and ephemeral storage, restartPolicy Never
  * (a sandbox that ends is replaced, never restarted), and stdin held open for the runner's attach stream
@@ -129,7 +129,7 @@ export function sandboxPod(template: SandboxPodTemplate, name: string, runnerIns
           tty: false,
           env: [
             { name: "GATEHOUSE_SCRATCH", value: SCRATCH_PATH },
-            { name: "GATEHOUSE_ATTACH_DEADLINE_MS", value: String(template.attachDeadlineMs) },
+            { name: "GATEHOUSE_INPUT_SILENCE_MS", value: String(template.inputSilenceMs) },
           ],
           resources: {
             requests: {
