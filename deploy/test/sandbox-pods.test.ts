@@ -228,7 +228,7 @@ await attempt("env", () => Object.keys(process.env).sort());
     }
   });
 
-  test("a RuntimeClass that does not exist is refused at start, by name", async () => {
+  test("a RuntimeClass or a namespace that does not exist is refused at start, by name", async () => {
     await assert.rejects(
       startSandboxRunner({
         mode: "kubernetes",
@@ -246,6 +246,15 @@ await attempt("env", () => Object.keys(process.env).sort());
       },
     );
     assert.equal((await sandboxPods(NS, "gatehouse.dev/runner=gh-sbpods-badclass")).size, 0);
+    await assert.rejects(
+      startSandboxRunner({
+        mode: "kubernetes",
+        logger,
+        pool: { warm: 0 },
+        kubernetes: backendOptions(template("gh-sbpods-missing", "gh-sbpods-nons", registry)),
+      }),
+      /namespaces "gh-sbpods-missing" not found; create namespace gh-sbpods-missing .* or set SANDBOX_K8S_NAMESPACE/,
+    );
   });
 
   test("pod creation refused by a ResourceQuota fails the execution naming the refusal", async () => {

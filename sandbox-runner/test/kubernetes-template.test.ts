@@ -165,3 +165,17 @@ test("SANDBOX_MODE=kubernetes needs SANDBOX_K8S_NAMESPACE and SANDBOX_K8S_IMAGE,
   assert.equal(c.kubernetes?.memoryLimitMb, 2560);
   assert.equal(loadConfig({}).kubernetes, null);
 });
+
+test("no cluster to use (no service account, no kubeconfig) is refused at start, saying what to set", async () => {
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { createKubernetesBackend } = await import("../src/kubernetes/backend.ts");
+  const pino = (await import("pino")).default;
+  await assert.rejects(
+    createKubernetesBackend({
+      template: TEMPLATE,
+      kubeConfig: new KubeConfig(),
+      logger: pino({ level: "silent" }),
+    }),
+    /found no cluster to use: not in a pod \(KUBERNETES_SERVICE_HOST is unset\) and no kubeconfig.*set KUBECONFIG/,
+  );
+});

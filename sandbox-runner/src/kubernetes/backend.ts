@@ -31,6 +31,7 @@ function refusalReason(error: unknown): string {
   if (/RuntimeClass/i.test(message) && /not found/i.test(message)) return "RuntimeClassNotFound";
   const code = apiErrorCode(error);
   if (code === 403) return "Forbidden";
+  if (code === 404 && /namespaces? .*not found/i.test(message)) return "NamespaceNotFound";
   if (code === 422) return "Invalid";
   if (code === null) return "Unreachable";
   return `HTTP${code}`;
@@ -43,6 +44,8 @@ function refusalHint(reason: string, template: SandboxPodTemplate): string {
       return `create RuntimeClass ${template.runtimeClassName} (the chart's runtimeClass.create) or set SANDBOX_K8S_RUNTIME_CLASS to an existing one (kubectl get runtimeclass)`;
     case "Forbidden":
       return `the runner's service account needs a Role allowing create, get, list, watch, patch and delete on pods and create, get on pods/attach in namespace ${template.namespace} (the chart's sandbox.backend=kubernetes creates it)`;
+    case "NamespaceNotFound":
+      return `create namespace ${template.namespace} (the chart's sandbox.kubernetes.createNamespace) or set SANDBOX_K8S_NAMESPACE to an existing one`;
     case "Unreachable":
       return "the API server cannot be reached: in a pod, check the runner's NetworkPolicy allows egress to it (networkPolicy.apiServer); outside, check KUBECONFIG";
     default:
@@ -76,11 +79,18 @@ function podPrefix(runnerName: string): string {
 export async function createKubernetesBackend(options: KubernetesBackendOptions): Promise<SandboxBackend> {
   const { template, logger } = options;
   const kubeConfig = options.kubeConfig ?? loadKubeConfig();
+  const server = kubeConfig.getCurrentCluster()?.server;
+  if (!server || server === "http://localhost:8080") {
+    // What the client falls back to when it finds nothing.
+    throw new ConfigError(
+      "SANDBOX_MODE=kubernetes found no cluster to use: not in a pod (KUBERNETES_SERVICE_HOST is unset) and no kubeconfig (KUBECONFIG unset, ~/.kube/config missing); run the runner in the cluster with its service account, or set KUBECONFIG",
+    );
+  }
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const runnerInstance = randomBytes(4).toString("hex");
   const prefix = podPrefix(template.runnerName);
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
-  const where = `namespace ${template.namespace} on ${kubeConfig.getCurrentCluster()?.server ?? "the API server"}`;
+  const where = `namespace ${template.namespace} on ${server}`;
 
   try {
     await core.createNamespacedPod({
