@@ -151,7 +151,12 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
       "gVisor layer is ON: each workspace gets its own runsc container",
     );
   }
-  const poolOptions: PoolOptions = { ...DEFAULT_POOL_OPTIONS, ...options.pool };
+  const poolOptions: PoolOptions = {
+    ...DEFAULT_POOL_OPTIONS,
+    // A pod start has its own timeout (whose message names Kubernetes' reason): the pool waits past it.
+    ...(options.kubernetes ? { readyTimeoutMs: (options.kubernetes.startTimeoutMs ?? 60_000) + 30_000 } : {}),
+    ...options.pool,
+  };
   const pool = new SandboxPool(backend, poolOptions, logger, metrics);
   pool.start();
   const settings: ExecutionSettings = {

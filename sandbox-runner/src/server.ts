@@ -167,8 +167,16 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
     );
     metrics.active.inc();
     try {
+      let ranOn: { sandbox: string; instance: string | null } | null = null;
       const { result, killReason } = await pool
-        .run(start.workspaceId, (sandbox) => execution.run(sandbox), execution.abortController.signal)
+        .run(
+          start.workspaceId,
+          (sandbox) => {
+            ranOn = { sandbox: sandbox.id, instance: sandbox.instanceId };
+            return execution.run(sandbox);
+          },
+          execution.abortController.signal,
+        )
         .catch((error: unknown): ExecutionOutcome => {
           if (error instanceof TaskAbortedError) return execution.cancelledOutcome();
           throw error;
@@ -185,6 +193,8 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
           error: result.error?.name,
           killReason,
           durationMs: result.durationMs,
+          // Which sandbox ran it: the pool's id and the backend's (a runsc container id, a pod name).
+          ...(ranOn ?? {}),
         },
         "execution finished",
       );

@@ -73,13 +73,38 @@ const pod = (phase: string, labels: Record<string, string>, ageMs = 0): V1Pod =>
   },
   status: { phase },
 });
-const scope = { namespace: "n", runnerName: "r1", runnerInstance: "mine", stalePendingMs: 120_000 };
+const scope = {
+  namespace: "n",
+  runnerName: "r1",
+  runnerInstance: "mine",
+  stalePendingMs: 120_000,
+  startedAt: Date.now() - 60_000,
+};
 
-test("leftovers: ended pods, this runner's earlier process, others' long-Pending pods; never others' running pods", () => {
+test("leftovers: ended pods, this runner's earlier process, long-Pending pods; never others' running pods", () => {
   assert.match(String(leftoverReason(pod("Succeeded", { [LABELS.runner]: "r2" }), scope)), /ended/);
   assert.match(
-    String(leftoverReason(pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "old" }), scope)),
+    String(
+      leftoverReason(
+        pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "old" }, 120_000),
+        scope,
+      ),
+    ),
     /earlier process/,
+  );
+  // Same name, made after this process started: another live process (reported, not deleted).
+  assert.equal(
+    leftoverReason(pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "twin" }, 1_000), scope),
+    null,
+  );
+  assert.match(
+    String(
+      leftoverReason(
+        pod("Pending", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "mine" }, 600_000),
+        scope,
+      ),
+    ),
+    /Pending for 600 s/,
   );
   assert.equal(
     leftoverReason(pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "mine" }), scope),

@@ -98,7 +98,6 @@ function armSilence(): void {
     exitNow(0);
   }, silenceMs);
 }
-armSilence();
 
 function onMessage(message: ToIsolateHost): void {
   if ("start" in message) onStart(message.start);
@@ -167,6 +166,8 @@ warmUp().then(
     if (scratch) wipeScratch(scratch);
     reserve.refill(DEFAULT_HEAP_MB);
     write({ ready: { pid: process.pid } });
+    // Armed once stdin is read (after warm-up): the runner's {hello} and pings then re-arm it.
+    armSilence();
     process.stdin.on("data", (chunk: string) => {
       armSilence();
       splitter.push(chunk);

@@ -7,7 +7,9 @@ import { CONTAINER } from "./template.ts";
 
 const STDERR_TAIL = 2048;
 /** How long the exit path waits for the pod's status to explain a closed stream, ms. */
-const EXPLAIN_TIMEOUT_MS = 3_000;
+const EXPLAIN_TIMEOUT_MS = 1_500;
+/** Between reads of that status, ms. */
+const EXPLAIN_POLL_MS = 150;
 
 /** What attachInstance needs to reach one sandbox pod. */
 export interface AttachTarget {
@@ -66,7 +68,9 @@ export async function attachInstance(target: AttachTarget): Promise<SandboxInsta
   } catch (error) {
     throw new Error(`cannot attach to sandbox pod ${target.name}: ${apiErrorMessage(error)}`);
   }
+  let closed = false;
   socket.on("close", () => {
+    closed = true;
     if (exit) return;
     void explainEnd(target).then((why) =>
       notify({ code: why.code, signal: why.signal, stderrTail, reason: why.reason }),
@@ -83,7 +87,7 @@ export async function attachInstance(target: AttachTarget): Promise<SandboxInsta
     id: target.name,
     pid: null,
     write(text) {
-      if (!exit) stdin.write(text);
+      if (!exit && !closed) stdin.write(text);
     },
     onData(listener) {
       stdout.on("data", listener);
@@ -110,20 +114,34 @@ export async function attachInstance(target: AttachTarget): Promise<SandboxInsta
   };
 }
 
+/** Why a sandbox pod's stream closed: exit code, signal, and the words for the caller. */
+interface EndReason {
+  code: number | null;
+  signal: string | null;
+  reason: string;
+}
+
 /** Why the stream to a sandbox pod closed, from the pod's status (bounded wait). */
-async function explainEnd(
-  target: AttachTarget,
-): Promise<{ code: number | null; signal: string | null; reason: string }> {
-  const fallback = {
+async function explainEnd(target: AttachTarget): Promise<EndReason> {
+  const fallback: EndReason = {
     code: null,
     signal: null,
     reason: `the attach stream of sandbox pod ${target.name} closed`,
   };
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<typeof fallback>((resolve) => {
+  const timeout = new Promise<EndReason>((resolve) => {
     timer = setTimeout(() => resolve(fallback), EXPLAIN_TIMEOUT_MS);
   });
+  let waiting = true;
   const read = (async () => {
+    // The kubelet reports the container's end a moment after its stream closes: read until it has.
+    for (;;) {
+      const why = await readOnce();
+      if (why !== fallback || !waiting) return why;
+      await new Promise((resolve) => setTimeout(resolve, EXPLAIN_POLL_MS));
+    }
+  })();
+  async function readOnce(): Promise<EndReason> {
     try {
       const pod = await target.core.readNamespacedPod({ namespace: target.namespace, name: target.name });
       const terminated = pod.status?.containerStatuses?.find((s) => s.name === CONTAINER)?.state?.terminated;
@@ -144,10 +162,11 @@ async function explainEnd(
         return { code: null, signal: "SIGKILL", reason: `sandbox pod ${target.name} was deleted` };
       return fallback;
     }
-  })();
+  }
   try {
     return await Promise.race([read, timeout]);
   } finally {
+    waiting = false;
     clearTimeout(timer);
   }
 }

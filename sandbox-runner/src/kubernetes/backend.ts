@@ -100,8 +100,14 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     });
   } catch (error) {
     const reason = refusalReason(error);
-    throw new ConfigError(
-      `the sandbox pod template is refused (${where}): ${apiErrorMessage(error)}; ${refusalHint(reason, template)}`,
+    // A quota that is full right now (a previous runner's pods still ending) is not a wrong template.
+    if (reason !== "ExceededQuota")
+      throw new ConfigError(
+        `the sandbox pod template is refused (${where}): ${apiErrorMessage(error)}; ${refusalHint(reason, template)}`,
+      );
+    logger.warn(
+      { event: "sandbox_quota_full", error: apiErrorMessage(error) },
+      "the sandbox namespace's quota is full right now; sandboxes start once it has room",
     );
   }
   const scope = {
@@ -109,6 +115,7 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     runnerName: template.runnerName,
     runnerInstance,
     stalePendingMs: 2 * startTimeoutMs,
+    startedAt: Date.now() - 2_000,
   };
   try {
     await sweepLeftovers(core, scope, logger);
@@ -161,7 +168,14 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
         setHeaderOptions("Content-Type", PatchStrategy.JsonPatch),
       );
     } catch (error) {
-      throw new Error(`cannot claim sandbox pod ${name}: ${apiErrorMessage(error)}`);
+      const code = apiErrorCode(error);
+      // 404 gone, 409 changed, 422 a test operation failed: the pod is not this runner's warm pod.
+      if (code === 404 || code === 409 || code === 422)
+        throw new Error(`cannot claim sandbox pod ${name}: ${apiErrorMessage(error)}`);
+      logger.warn(
+        { event: "sandbox_claim_label_failed", pod: name, error: apiErrorMessage(error) },
+        "could not label a claimed sandbox pod; it is used anyway (only this runner holds its stream)",
+      );
     }
   };
 
@@ -184,6 +198,9 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
         });
       } catch (error) {
         const reason = refusalReason(error);
+        const code = apiErrorCode(error);
+        // The server may have stored the pod before the reply was lost.
+        if (code === null || code >= 500) await remove(name);
         return fail(
           reason,
           new Error(

@@ -116,19 +116,31 @@ export async function waitForRunning(
               else if (judged.verdict) finish(judged.verdict);
             },
             // The server ends watches now and then: watch again until settled.
-            () => {
-              if (!settled) setTimeout(watchOnce, 200).unref();
-            },
+            (error: unknown) => retry(error, 200),
           )
           .then(
             (controller) => {
               abort = controller;
               if (settled) controller.abort();
             },
-            () => {
-              if (!settled) setTimeout(watchOnce, 500).unref();
-            },
+            (error: unknown) => retry(error, 500),
           );
+      };
+      /** Watches again after `delayMs`, unless the watch itself is refused (RBAC, credentials). */
+      const retry = (error: unknown, delayMs: number) => {
+        if (settled) return;
+        const status = (error as { statusCode?: unknown } | null)?.statusCode;
+        if (status === 401 || status === 403) {
+          finish(
+            new PodStartError(
+              "Forbidden",
+              `cannot watch sandbox pod ${name} (HTTP ${status}): the runner's service account needs watch on pods in namespace ${namespace}`,
+            ),
+          );
+          return;
+        }
+        if (error) hint = `${hint}; watch failed: ${(error as Error).message ?? String(error)}`.slice(-500);
+        setTimeout(watchOnce, delayMs).unref();
       };
       watchOnce();
     });

@@ -10,8 +10,10 @@ export interface SweepScope {
   runnerName: string;
   /** This process's runner-instance label: its own pods are never swept while they run. */
   runnerInstance: string;
-  /** Another runner's pod still Pending after this long is abandoned, ms. */
+  /** A pod still Pending after this long is abandoned, ms (twice the start timeout). */
   stalePendingMs: number;
+  /** Date.now() when this process started (creation timestamps have 1 s resolution: take it 2 s early). */
+  startedAt: number;
 }
 
 /**
@@ -20,8 +22,8 @@ export interface SweepScope {
  *   (stdinOnce), or when no runner attached within the attach deadline, so an ended pod is one whose
  *   runner is gone or gave it up;
  * - this runner made it in an earlier process (same runner name, other instance): nobody holds its stream;
- * - another runner's pod has been Pending longer than stalePendingMs (its image never pulls, it never
- *   schedules): that runner gave up on it long ago.
+ * - a pod Pending longer than stalePendingMs (its image never pulls, it never schedules): its runner gave
+ *   up on it long ago (a failed delete, a runner gone);
  * Running pods of other runners are theirs: never touched.
  */
 export function leftoverReason(pod: V1Pod, scope: SweepScope, now = Date.now()): string | null {
@@ -29,14 +31,17 @@ export function leftoverReason(pod: V1Pod, scope: SweepScope, now = Date.now()):
   const phase = pod.status?.phase;
   if (pod.metadata?.deletionTimestamp) return null;
   if (phase === "Succeeded" || phase === "Failed") return `ended (${phase})`;
-  if (labels[LABELS.runner] === scope.runnerName && labels[LABELS.runnerInstance] !== scope.runnerInstance)
-    return "left by an earlier process of this runner";
   const created = pod.metadata?.creationTimestamp ? new Date(pod.metadata.creationTimestamp).getTime() : now;
+  // Same name, other instance, made before this process started: its earlier process. (Made later:
+  // another live process uses this name, a misconfiguration sweepLeftovers reports, not a leftover.)
   if (
-    phase === "Pending" &&
+    labels[LABELS.runner] === scope.runnerName &&
     labels[LABELS.runnerInstance] !== scope.runnerInstance &&
-    now - created > scope.stalePendingMs
+    created < scope.startedAt
   )
+    return "left by an earlier process of this runner";
+  // Own pods included: this process waits on a start for half that long at most, then deletes the pod.
+  if (phase === "Pending" && now - created > scope.stalePendingMs)
     return `Pending for ${Math.round((now - created) / 1000)} s`;
   return null;
 }
@@ -59,6 +64,18 @@ export async function sweepLeftovers(core: CoreV1Api, scope: SweepScope, logger:
   for (const pod of pods) {
     const reason = leftoverReason(pod, scope);
     const name = pod.metadata?.name;
+    const labels = pod.metadata?.labels ?? {};
+    if (
+      !reason &&
+      labels[LABELS.runner] === scope.runnerName &&
+      labels[LABELS.runnerInstance] !== scope.runnerInstance &&
+      !pod.metadata?.deletionTimestamp
+    ) {
+      logger.error(
+        { event: "sandbox_runner_name_shared", pod: name, runnerInstance: labels[LABELS.runnerInstance] },
+        `another runner process uses the name ${scope.runnerName} (pod ${name}); give each runner its own SANDBOX_K8S_RUNNER_NAME (its pod name)`,
+      );
+    }
     if (!reason || !name) continue;
     try {
       await core.deleteNamespacedPod({ namespace: scope.namespace, name, gracePeriodSeconds: 0 });

@@ -62,6 +62,8 @@ export class Sandbox {
   private instance: SandboxInstance | null = null;
   private destroying: Promise<void> | null = null;
   private claimed: Promise<void> | null = null;
+  /** Settles once backend.start() has (an instance attached, or the start failed). */
+  private readonly started: Promise<void>;
   private isReady = false;
   private exit: SandboxExit | null = null;
   private current: { seq: number; sink: ExecutionSink } | null = null;
@@ -89,7 +91,7 @@ export class Sandbox {
       void this.destroy();
     }, readyTimeoutMs);
     this.readyTimer.unref();
-    backend.start(this.id).then(
+    this.started = backend.start(this.id).then(
       (instance) => this.attach(instance),
       (error: Error) =>
         this.onEnd({
@@ -220,7 +222,10 @@ export class Sandbox {
 
   /** Destroys the sandbox (idempotent). An in-flight execution sees a crash unless kill() gave a reason. */
   destroy(): Promise<void> {
-    this.destroying ??= this.instance ? this.instance.destroy() : Promise.resolve();
+    // Still starting: wait for the start to settle, so what it made (a pod) is destroyed too.
+    this.destroying ??= this.instance
+      ? this.instance.destroy()
+      : this.started.then(() => this.instance?.destroy());
     return this.destroying;
   }
 
