@@ -306,16 +306,20 @@ await attempt("env", () => Object.keys(process.env).sort());
     } finally {
       child.process.kill("SIGKILL");
     }
-    // Its stream closed with it: the isolate host saw end of input and exited.
+    // Its stream closed with it: the isolate host saw end of input and exited. (An ended pod may already
+    // be swept by the other runner between two looks: gone counts as ended.)
+    let seen = "";
     await waitFor(
       "the killed runner's pods to end",
       async () => {
-        const pods = [...(await sandboxPods(NS, `gatehouse.dev/runner=${name}`)).values()];
-        return pods.length > 0 && pods.every((p) => p.phase === "Succeeded" || p.phase === "Failed")
+        const pods = await sandboxPods(NS, `gatehouse.dev/runner=${name}`);
+        seen = JSON.stringify([...pods].map(([pod, p]) => [pod, p.phase]));
+        return [...pods.values()].every((p) => p.phase === "Succeeded" || p.phase === "Failed")
           ? true
           : undefined;
       },
       120_000,
+      () => `pods seen last: ${seen}`,
     );
     // The runner of the first tests (another name) sweeps ended pods every 5 s.
     await waitFor(
