@@ -294,15 +294,7 @@ await attempt("env", () => Object.keys(process.env).sort());
     const name = "gh-sbpods-killed";
     const child = startRunnerProcess(name);
     try {
-      await waitFor(
-        "the child runner's warm pod",
-        async () => {
-          const pods = await sandboxPods(NS, `gatehouse.dev/runner=${name}`);
-          return [...pods.values()].some((p) => p.phase === "Running") ? true : undefined;
-        },
-        240_000,
-        () => child.log(),
-      );
+      await runningPodOf(name, child);
     } finally {
       child.process.kill("SIGKILL");
     }
@@ -332,15 +324,7 @@ await attempt("env", () => Object.keys(process.env).sort());
     const again = startRunnerProcess(name);
     let restarted: SandboxRunnerHandle | null = null;
     try {
-      await waitFor(
-        "the second child's warm pod",
-        async () => {
-          const pods = await sandboxPods(NS, `gatehouse.dev/runner=${name}`);
-          return [...pods.values()].some((p) => p.phase === "Running") ? true : undefined;
-        },
-        240_000,
-        () => again.log(),
-      );
+      await runningPodOf(name, again);
       again.process.kill("SIGKILL");
       const left = [...(await sandboxPods(NS, `gatehouse.dev/runner=${name}`)).keys()];
       restarted = await startSandboxRunner({
@@ -395,6 +379,19 @@ async function probePod(namespace: string, body: string) {
     await instance.destroy();
     await backend.close();
   }
+}
+
+/** Waits until a pod of runner `name` runs (its warm sandbox); the error carries the runner's log. */
+function runningPodOf(name: string, runner: { log(): string }): Promise<true> {
+  return waitFor(
+    `a running pod of runner ${name}`,
+    async () => {
+      const pods = await sandboxPods(NS, `gatehouse.dev/runner=${name}`);
+      return [...pods.values()].some((p) => p.phase === "Running") ? true : undefined;
+    },
+    240_000,
+    () => runner.log(),
+  );
 }
 
 /** The runner as its own process (src/main.ts), so a test can SIGKILL it. */
