@@ -94,7 +94,12 @@ const cluster = await ensureCluster();
 try {
   const { registry } = await ensureImages();
   await sandboxNamespace(NS);
-  const pool = (warm: number) => ({ warm, maxSandboxes: CLAIMS + COLD + 4, idleMs: 600_000, readyTimeoutMs: 300_000 });
+  const pool = (warm: number) => ({
+    warm,
+    maxSandboxes: CLAIMS + COLD + 4,
+    idleMs: 600_000,
+    readyTimeoutMs: 300_000,
+  });
   const runsc = await measure("runsc", (warm) =>
     startSandboxRunner({ mode: "gvisor", logger, pool: pool(warm) }),
   );
