@@ -97,6 +97,17 @@ test("leftovers: ended pods, this runner's earlier process, long-Pending pods; n
     leftoverReason(pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "twin" }, 1_000), scope),
     null,
   );
+  // The sweep at start (before this process made a pod): a same-name pod made a moment ago is the
+  // earlier process's, however close its timestamp is to now.
+  assert.match(
+    String(
+      leftoverReason(pod("Running", { [LABELS.runner]: "r1", [LABELS.runnerInstance]: "old" }, 0), {
+        ...scope,
+        startedAt: Number.POSITIVE_INFINITY,
+      }),
+    ),
+    /earlier process/,
+  );
   assert.match(
     String(
       leftoverReason(

@@ -118,7 +118,10 @@ export async function createKubernetesBackend(options: KubernetesBackendOptions)
     startedAt: Date.now() - 2_000,
   };
   try {
-    await sweepLeftovers(core, scope, logger);
+    // At start every same-name pod of another instance predates this process (it has made none yet),
+    // whatever its creation timestamp says: a restart right after the old process made a pod (the
+    // timestamp's 1 s resolution, a skewed node clock) still finds that pod a leftover.
+    await sweepLeftovers(core, { ...scope, startedAt: Number.POSITIVE_INFINITY }, logger);
   } catch (error) {
     throw new ConfigError(`${(error as Error).message}; ${refusalHint("Forbidden", template)}`);
   }

@@ -12,7 +12,10 @@ export interface SweepScope {
   runnerInstance: string;
   /** A pod still Pending after this long is abandoned, ms (twice the start timeout). */
   stalePendingMs: number;
-  /** Date.now() when this process started (creation timestamps have 1 s resolution: take it 2 s early). */
+  /**
+   * Date.now() when this process started (creation timestamps have 1 s resolution: take it 2 s early),
+   * or +Infinity for the sweep at start, before this process made any pod.
+   */
   startedAt: number;
 }
 
