@@ -46,6 +46,8 @@ command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
 # jq: scripts/cluster/image.sh names an image in its OCI index.
 command -v jq >/dev/null 2>&1 || missing+=(jq)
+# postgresql: the PostgreSQL event-store backend's tests start a real server on loopback.
+compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null || missing+=(postgresql)
 if [ "${#missing[@]}" -gt 0 ]; then
   if command -v apt-get >/dev/null 2>&1; then
     echo "setup: installing Debian packages: ${missing[*]}"

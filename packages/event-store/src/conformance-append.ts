@@ -141,6 +141,46 @@ export function registerAppendTests(makeStore: MakeStore): void {
       assert.equal(await store.streamRevision(stream), 2);
     }));
 
+  test("a retried append (same event ids, same expected revision) is stored once and answers with the stored events", () =>
+    withStore(makeStore, async (store) => {
+      const stream = uniqueStream("retry");
+      const ids = (label: string, n: number) =>
+        Array.from({ length: n }, (_, i) => `${stream}-${label}-${i}`);
+      const batch = (label: string, n: number): NewEvent[] =>
+        ids(label, n).map((eventId, i) => ({ type: "Retried", data: { label, i }, metadata: { eventId } }));
+      const first = await store.append(stream, batch("a", 2), "no_stream");
+      assert.deepEqual(
+        await store.append(stream, batch("a", 2), "no_stream"),
+        first,
+        "retry of the first batch",
+      );
+      const second = await store.append(stream, batch("b", 3), 1);
+      assert.deepEqual(
+        await store.append(stream, batch("b", 3), 1),
+        second,
+        "retry with a numeric expected revision",
+      );
+      assert.deepEqual(await store.append(stream, batch("b", 3), "any"), second, "retry with any");
+      assert.equal(await store.streamRevision(stream), 4);
+      // Stored, but not where the expected revision puts it: a conflict, not a retry.
+      await assert.rejects(store.append(stream, batch("a", 2), 4), WrongExpectedRevision);
+      // Some ids stored, some new: the caller reused ids; nothing is appended.
+      const mixed: NewEvent[] = [...batch("b", 3).slice(2), { type: "New", data: {} }];
+      await assert.rejects(store.append(stream, mixed, 4), InvalidEvent);
+      assert.equal(await store.streamRevision(stream), 4);
+      // Concurrent retries of one append (a client retrying while the first try is still in flight).
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, () => store.append(stream, batch("c", 2), 4)),
+      );
+      for (const outcome of outcomes) assert.deepEqual(outcome, outcomes[0]);
+      assert.equal(await store.streamRevision(stream), 6);
+      const all = await store.readStream(stream);
+      assert.deepEqual(
+        all.map((e) => e.metadata.eventId),
+        [...ids("a", 2), ...ids("b", 3), ...ids("c", 2)],
+      );
+    }));
+
   test("unicode and large data roundtrip unchanged", () =>
     withStore(makeStore, async (store) => {
       const stream = uniqueStream("unicode-é-🚪");

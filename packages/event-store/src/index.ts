@@ -1,7 +1,15 @@
-/** @gatehouse/event-store: the event-store port, its SQLite backend, chain verification, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
+/** @gatehouse/event-store: the event-store port, its SQLite and PostgreSQL backends, chain verification, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
 
 export { type BenchAppendsOptions, type BenchAppendsResult, benchAppends } from "./bench.ts";
 export { canonicalJson, eventHash } from "./hash.ts";
 export * from "./port.ts";
+export { openPostgresEventStore, PostgresEventStore, type PostgresEventStoreOptions } from "./postgres.ts";
+export {
+  checkPostgresSchema,
+  migrateCommand,
+  migratePostgres,
+  POSTGRES_SCHEMA_VERSION,
+} from "./postgres-schema.ts";
 export { openSqliteEventStore, SqliteEventStore, type SqliteEventStoreOptions } from "./sqlite.ts";
+export { redactUrl } from "./url.ts";
 export { type VerifyResult, verifyStream } from "./verify.ts";

@@ -1,6 +1,6 @@
 /**
- * The event-store port (DESIGN.md "Events"). Backends: embedded SQLite now (`SqliteEventStore`),
- * EventStoreDB/KurrentDB later. Every backend runs the conformance suite in `src/conformance.ts`.
+ * The event-store port (DESIGN.md "Events"). Backends: embedded SQLite (`SqliteEventStore`),
+ * PostgreSQL (`PostgresEventStore`). Every backend runs the conformance suite in `src/conformance.ts`.
  *
  * Revisions are 0-based positions within one stream; `globalPosition` is a 1-based position
  * across all streams of one store. Every stored event carries `prevHash`/`hash`:
@@ -85,8 +85,11 @@ export interface SubscribeOptions {
 export interface EventStore {
   /**
    * Appends atomically: either all events are stored with consecutive revisions, or none.
+   * Retries are safe: an append whose every event id is already stored in the stream, in order, where
+   * `expected` puts it (a retry after a lost reply) stores nothing and returns the stored events.
    * @throws WrongExpectedRevision when the stream's current revision differs from `expected`.
-   * @throws InvalidEvent when a type is empty or data is not JSON-serializable.
+   * @throws InvalidEvent when a type is empty, data is not JSON-serializable, or some (not all) event ids are already stored.
+   * @throws StoreUnavailable when a server backend cannot be reached (nothing, or all, was appended: retry).
    */
   append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** @throws StreamNotFound when the stream has no events. */
@@ -125,4 +128,17 @@ export class StreamNotFound extends Error {
 
 export class InvalidEvent extends Error {
   override name = "InvalidEvent";
+}
+
+/**
+ * The store's server cannot be reached, or went away mid-request (services answer UNAVAILABLE).
+ * An append that fails so is all-or-nothing: retry it with the same event ids (see {@link EventStore.append}).
+ */
+export class StoreUnavailable extends Error {
+  override name = "StoreUnavailable";
+}
+
+/** The database's schema is older (or newer) than this code: the message names the migrate command. */
+export class StoreSchemaMismatch extends Error {
+  override name = "StoreSchemaMismatch";
 }

@@ -27,6 +27,8 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE (stream_id, revision)
 );
 CREATE INDEX IF NOT EXISTS events_stream_heads ON events (global_position) WHERE revision = 0;
+-- A retried append (same event ids) is found by its ids: see retry.ts.
+CREATE INDEX IF NOT EXISTS events_event_ids ON events (stream_id, json_extract(metadata, '$.eventId'));
 `;
 
 /**

@@ -13,6 +13,7 @@ import type {
   Subscription,
 } from "./port.ts";
 import { InvalidEvent, StreamNotFound, WrongExpectedRevision } from "./port.ts";
+import { storedRetry } from "./retry.ts";
 import { rowToEvent } from "./rows.ts";
 import { type EventRow, openDatabase } from "./schema.ts";
 import { PumpedSubscription } from "./subscription.ts";
@@ -93,6 +94,9 @@ export class SqliteEventStore implements EventStore {
       allFrom: db.prepare<[number, number], EventRow>(
         "SELECT * FROM events WHERE global_position >= ? ORDER BY global_position ASC LIMIT ?",
       ),
+      byEventId: db.prepare<[string, string], { revision: number }>(
+        "SELECT revision FROM events WHERE stream_id = ? AND json_extract(metadata, '$.eventId') = ?",
+      ),
       maxPosition: db.prepare<[], { p: number | null }>("SELECT max(global_position) AS p FROM events"),
       streams: db.prepare<[string, string], { stream_id: string }>(
         "SELECT stream_id FROM events WHERE revision = 0 AND substr(stream_id, 1, length(?)) = ? ORDER BY global_position",
@@ -103,7 +107,7 @@ export class SqliteEventStore implements EventStore {
     );
   }
 
-  /** See {@link EventStore.append}. Also throws InvalidEvent for a bad streamId/expected, and SqliteError (SQLITE_BUSY) when another writer holds the lock past busyTimeoutMs. */
+  /** See {@link EventStore.append} (a retry with the same event ids returns the stored events). Also throws InvalidEvent for a bad streamId/expected, and SqliteError (SQLITE_BUSY) when another writer holds the lock past busyTimeoutMs. */
   async append(streamId: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     this.assertOpen();
     checkStreamId(streamId);
@@ -121,6 +125,18 @@ export class SqliteEventStore implements EventStore {
   ): AppendResult {
     const head = this.stmt.head.get(streamId);
     const actual = head ? head.revision : -1;
+    const found = new Map<string, number>();
+    for (const event of events) {
+      const row = this.stmt.byEventId.get(streamId, event.metadata.eventId);
+      if (row) found.set(event.metadata.eventId, row.revision);
+    }
+    const ids = events.map((e) => e.metadata.eventId);
+    const retry = storedRetry(streamId, ids, found, expected, actual);
+    if (retry !== null) {
+      const stored = this.stmt.forwards.all(streamId, retry, ids.length).map(rowToEvent);
+      const end = stored[stored.length - 1]!;
+      return { nextExpectedRevision: end.revision, globalPosition: end.globalPosition, events: stored };
+    }
     const ok =
       expected === "any" || (expected === "no_stream" ? actual === -1 : expected === actual && actual >= 0);
     if (!ok) throw new WrongExpectedRevision(streamId, expected, actual);

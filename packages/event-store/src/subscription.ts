@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { StoredEvent, SubscribeOptions, Subscription } from "./port.ts";
+import { type StoredEvent, StoreUnavailable, type SubscribeOptions, type Subscription } from "./port.ts";
 
-/** Reads up to `limit` stored events strictly after `cursor`, in order (synchronous, from the database). */
-export type FetchAfter = (cursor: number, limit: number) => StoredEvent[];
+/** Reads up to `limit` stored events strictly after `cursor`, in order. A StoreUnavailable rejection is retried (every second) until the store answers. */
+export type FetchAfter = (cursor: number, limit: number) => StoredEvent[] | Promise<StoredEvent[]>;
 
 /** Events fetched per read while catching up. */
 const PAGE = 256;
+
+/** Wait before reading again after the store was unavailable, ms. */
+const RETRY_MS = 1000;
 
 /** The subscription whose handler is running in the current async context (so close() from inside it does not wait on itself). */
 const insideHandler = new AsyncLocalStorage<PumpedSubscription>();
@@ -63,7 +66,21 @@ export class PumpedSubscription implements Subscription {
     try {
       while (!this.closed) {
         this.dirty = false;
-        const batch = this.fetch(this.cursor, PAGE);
+        let batch: StoredEvent[];
+        try {
+          batch = await this.fetch(this.cursor, PAGE);
+        } catch (error) {
+          // The server went away: keep the cursor and read again once it is back (the table is the truth).
+          if (!(error instanceof StoreUnavailable) || this.closed) throw error;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, RETRY_MS);
+            this.waiter = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          continue;
+        }
         for (const event of batch) {
           if (this.closed) return;
           await insideHandler.run(this, () => this.options.onEvent(event));
