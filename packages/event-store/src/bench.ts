@@ -38,7 +38,7 @@ const optionsSchema = z.object({
 });
 
 /** A payload shaped like an ActionSubmitted event (~400 bytes of JSON). */
-function sampleEvent(n: number): NewEvent {
+export function sampleEvent(n: number): NewEvent {
   return {
     type: "ActionSubmitted",
     data: {

@@ -156,22 +156,30 @@ export class PostgresEventStore implements EventStore {
     const prepared = prepareEvents(events, this.now);
     const ids = prepared.map((e) => e.metadata.eventId);
     return this.withClient(async (client) => {
-      await client.query("BEGIN");
+      // One round trip: BEGIN and the head row lock, which orders every append (positions are assigned
+      // and committed in one order). The reads below are a later statement, so they see what the
+      // previous lock holder committed.
+      await client.query("BEGIN; SELECT position FROM gatehouse_events_head WHERE id = 1 FOR UPDATE");
       try {
-        // The head row lock orders every append: positions are assigned and committed in one order.
-        const head = await client.query<{ position: string }>(
-          "SELECT position FROM gatehouse_events_head WHERE id = 1 FOR UPDATE",
-        );
-        let position = Number(head.rows[0]?.position ?? 0);
-        const last = await client.query<{ revision: string; metadata: string }>(
-          "SELECT revision, metadata FROM gatehouse_events WHERE stream_id = $1 ORDER BY revision DESC LIMIT 1",
-          [streamId],
-        );
-        const actual = last.rows[0] ? Number(last.rows[0].revision) : -1;
-        const found = await client.query<{ event_id: string; revision: string }>(
-          "SELECT event_id, revision FROM gatehouse_events WHERE stream_id = $1 AND event_id = ANY($2::text[])",
+        const now = await client.query<{
+          position: string;
+          revision: string | null;
+          metadata: string | null;
+          found: Array<[string, number]> | null;
+        }>(
+          `SELECT h.position, l.revision, l.metadata,
+             (SELECT json_agg(json_build_array(event_id, revision)) FROM gatehouse_events
+               WHERE stream_id = $1 AND event_id = ANY($2::text[])) AS found
+           FROM gatehouse_events_head h
+           LEFT JOIN LATERAL (SELECT revision, metadata FROM gatehouse_events WHERE stream_id = $1
+                              ORDER BY revision DESC LIMIT 1) l ON true
+           WHERE h.id = 1`,
           [streamId, ids],
         );
+        const state = now.rows[0];
+        let position = Number(state?.position ?? 0);
+        const actual = state?.revision == null ? -1 : Number(state.revision);
+        const found = { rows: (state?.found ?? []).map(([event_id, revision]) => ({ event_id, revision })) };
         const retry = storedRetry(
           streamId,
           ids,
@@ -191,7 +199,7 @@ export class PostgresEventStore implements EventStore {
         }
         const ok = want === "any" || (want === "no_stream" ? actual === -1 : want === actual);
         if (!ok) throw new WrongExpectedRevision(streamId, want, actual);
-        let prevHash = last.rows[0] ? (JSON.parse(last.rows[0].metadata) as StoredMetadata).hash : "";
+        let prevHash = state?.metadata ? (JSON.parse(state.metadata) as StoredMetadata).hash : "";
         let revision = actual;
         const stored: StoredEvent[] = [];
         const columns = {
@@ -225,13 +233,25 @@ export class PostgresEventStore implements EventStore {
           });
           prevHash = metadata.hash;
         }
+        // One statement: the rows, the new head, the notification (sent at commit).
         await client.query(
-          `INSERT INTO gatehouse_events (global_position, stream_id, revision, event_id, type, data, metadata)
-           SELECT p, $2, r, i, t, d, m FROM unnest($1::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[]) AS x(p, r, i, t, d, m)`,
-          [columns.pos, streamId, columns.rev, columns.id, columns.type, texts.data, texts.metadata],
+          `WITH inserted AS (
+             INSERT INTO gatehouse_events (global_position, stream_id, revision, event_id, type, data, metadata)
+             SELECT p, $2, r, i, t, d, m
+             FROM unnest($1::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[]) AS x(p, r, i, t, d, m)
+           ), head AS (UPDATE gatehouse_events_head SET position = $8::int8 WHERE id = 1)
+           SELECT pg_notify('${CHANNEL}', $8::int8::text)`,
+          [
+            columns.pos,
+            streamId,
+            columns.rev,
+            columns.id,
+            columns.type,
+            texts.data,
+            texts.metadata,
+            position,
+          ],
         );
-        await client.query("UPDATE gatehouse_events_head SET position = $1 WHERE id = 1", [position]);
-        await client.query("SELECT pg_notify($1, $2)", [CHANNEL, String(position)]);
         await client.query("COMMIT");
         this.notifyAll();
         const end = stored[stored.length - 1] as StoredEvent;

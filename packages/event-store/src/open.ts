@@ -1,0 +1,51 @@
+import { type EventStore, InvalidEvent, StoreUnavailable } from "./port.ts";
+import { openPostgresEventStore } from "./postgres.ts";
+import { openSqliteEventStore } from "./sqlite.ts";
+import { redactUrl } from "./url.ts";
+
+/** Which backend a store URL selects, and what it needs. */
+export type StoreTarget =
+  | { backend: "sqlite"; path: string }
+  | { backend: "postgres"; url: string }
+  | { backend: "kurrentdb"; url: string };
+
+/**
+ * Parses an event-store URL (one URL selects the backend for every service):
+ * - `sqlite:<path>` (relative to the working directory) or `sqlite:///abs/path`, `sqlite::memory:`;
+ * - `postgres://…` or `postgresql://…` (libpq URL: user, password, host, port, database, `?sslmode=`);
+ * - `kurrentdb://…`, `esdb://…` (KurrentDB connection strings; the backend is not built yet).
+ * @throws InvalidEvent naming the accepted forms.
+ */
+export function parseStoreUrl(url: string): StoreTarget {
+  if (url.startsWith("sqlite:")) {
+    const rest = url.slice("sqlite:".length);
+    const path = rest.startsWith("//") ? rest.slice(2) : rest;
+    if (path.length === 0)
+      throw new InvalidEvent("event store URL sqlite: needs a path, e.g. sqlite:./events.sqlite");
+    return { backend: "sqlite", path };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) return { backend: "postgres", url };
+  if (/^(kurrentdb|kurrent|esdb|esdb\+discover):\/\//.test(url)) return { backend: "kurrentdb", url };
+  throw new InvalidEvent(
+    `event store URL ${redactUrl(url)} is not one of sqlite:<path>, postgres://user:password@host:5432/db, kurrentdb://host:2113`,
+  );
+}
+
+/**
+ * Opens the event store a URL selects (see {@link parseStoreUrl}).
+ * @throws InvalidEvent for an unknown URL; StoreUnavailable when the server cannot be reached (or the
+ *   backend is not built: KurrentDB); StoreSchemaMismatch when a PostgreSQL schema needs migrating.
+ */
+export async function openEventStore(url: string): Promise<EventStore> {
+  const target = parseStoreUrl(url);
+  switch (target.backend) {
+    case "sqlite":
+      return openSqliteEventStore(target.path);
+    case "postgres":
+      return openPostgresEventStore(target.url);
+    case "kurrentdb":
+      throw new StoreUnavailable(
+        `event store ${redactUrl(target.url)}: the KurrentDB backend is not built in this version of Gatehouse; use sqlite:<path> or postgres://…`,
+      );
+  }
+}
