@@ -8,7 +8,7 @@ import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startApprovalService } from "@gatehouse/approval";
-import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { type EventStore, openEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
@@ -24,6 +24,11 @@ import { stringify } from "yaml";
 export interface DevStackOptions {
   /** Directory for all data; created when missing. */
   dataDir: string;
+  /**
+   * Event-store URL (`sqlite:<path>`, `postgres://…`, `kurrentdb://…`); default the embedded store
+   * `sqlite:<dataDir>/events.sqlite`. A PostgreSQL database must be migrated first (`gatehouse store migrate`).
+   */
+  eventStoreUrl?: string;
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
   /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway` serves the web app. */
@@ -128,7 +133,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   const logger = options.logger ?? pino({ level: "warn" });
   const host = "127.0.0.1";
   const secret = options.callerTokenSecret ?? randomBytes(32).toString("base64url");
-  const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
+  // StoreUnavailable / StoreSchemaMismatch reach the caller, naming the URL (password redacted) and the fix.
+  const store = await openEventStore(options.eventStoreUrl ?? `sqlite:${join(dataDir, "events.sqlite")}`);
   const closers: Array<() => Promise<void>> = [];
   try {
     const notices: NoticeBus = options.natsUrl

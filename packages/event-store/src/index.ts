@@ -3,7 +3,7 @@
 export { type BenchAppendsOptions, type BenchAppendsResult, benchAppends } from "./bench.ts";
 export { type BenchPostgresResult, benchPostgresAppends } from "./bench-postgres.ts";
 export { canonicalJson, eventHash } from "./hash.ts";
-export { openEventStore, parseStoreUrl, type StoreTarget } from "./open.ts";
+export { openEventStore, parseStoreUrl, type StoreTarget, storeUrlFromEnv, storeUrlProblem } from "./open.ts";
 export * from "./port.ts";
 export { openPostgresEventStore, PostgresEventStore, type PostgresEventStoreOptions } from "./postgres.ts";
 export {

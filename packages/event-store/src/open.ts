@@ -1,3 +1,5 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
 import { type EventStore, InvalidEvent, StoreUnavailable } from "./port.ts";
 import { openPostgresEventStore } from "./postgres.ts";
 import { openSqliteEventStore } from "./sqlite.ts";
@@ -40,6 +42,7 @@ export async function openEventStore(url: string): Promise<EventStore> {
   const target = parseStoreUrl(url);
   switch (target.backend) {
     case "sqlite":
+      if (target.path !== ":memory:") mkdirSync(dirname(resolve(target.path)), { recursive: true });
       return openSqliteEventStore(target.path);
     case "postgres":
       return openPostgresEventStore(target.url);
@@ -47,5 +50,32 @@ export async function openEventStore(url: string): Promise<EventStore> {
       throw new StoreUnavailable(
         `event store ${redactUrl(target.url)}: the KurrentDB backend is not built in this version of Gatehouse; use sqlite:<path> or postgres://…`,
       );
+  }
+}
+
+/**
+ * The event-store URL of a service: `EVENT_STORE_URL` when set, else the embedded store
+ * `sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite` (the data directory resolved against the working directory).
+ * @returns undefined when neither is set (the caller names both variables).
+ */
+export function storeUrlFromEnv(env: {
+  EVENT_STORE_URL?: string | undefined;
+  GATEHOUSE_DATA_DIR?: string | undefined;
+}): string | undefined {
+  if (env.EVENT_STORE_URL) return env.EVENT_STORE_URL;
+  if (env.GATEHOUSE_DATA_DIR) return `sqlite:${resolve(env.GATEHOUSE_DATA_DIR, "events.sqlite")}`;
+  return undefined;
+}
+
+/**
+ * Why `url` is not a store URL, for configuration checks (zod refinements name the variable).
+ * @returns undefined when {@link parseStoreUrl} accepts it, else the message.
+ */
+export function storeUrlProblem(url: string): string | undefined {
+  try {
+    parseStoreUrl(url);
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
   }
 }

@@ -9,6 +9,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import pg from "pg";
+import { migratePostgres } from "./postgres-schema.ts";
 
 const run = promisify(execFile);
 
@@ -54,11 +55,12 @@ async function freePort(): Promise<number> {
 /**
  * initdb + postgres on 127.0.0.1:<free port>, socket in the data directory. PostgreSQL refuses to
  * run as root, so as root both run as the `postgres` user (setpriv). Resolves once a client connects
- * (deadline `startTimeoutMs`, default 60 000 ms: a busy machine passes too).
+ * (deadline `startTimeoutMs`, default 60 000 ms: a busy machine passes too). `migrate: true` also creates the
+ * Gatehouse schema (what `gatehouse store migrate` does), so services can open the database at once.
  * @throws Error with the server's output when it does not start.
  */
 export async function startPostgresServer(
-  options: { startTimeoutMs?: number } = {},
+  options: { startTimeoutMs?: number; migrate?: boolean } = {},
 ): Promise<PostgresServer> {
   const bin = postgresBinDir();
   const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-pg-"));
@@ -140,5 +142,18 @@ export async function startPostgresServer(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  return { url: `postgres://gatehouse@127.0.0.1:${port}/gatehouse`, port, stop };
+  const gatehouseUrl = `postgres://gatehouse@127.0.0.1:${port}/gatehouse`;
+  if (options.migrate) {
+    const client = new pg.Client({ connectionString: gatehouseUrl });
+    try {
+      await client.connect();
+      await migratePostgres(client, gatehouseUrl);
+    } catch (error) {
+      await stop();
+      throw error;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  return { url: gatehouseUrl, port, stop };
 }

@@ -394,6 +394,11 @@ export class PostgresEventStore implements EventStore {
       throw this.unavailable(error);
     }
     let broken: Error | undefined;
+    // A checked-out client whose connection dies emits "error" besides failing its query; the pool
+    // listens only on idle clients, so without this listener the process would crash. The query's
+    // rejection below carries the error.
+    const ignore = () => {};
+    client.on("error", ignore);
     try {
       return await body(client);
     } catch (error) {
@@ -403,6 +408,7 @@ export class PostgresEventStore implements EventStore {
       }
       throw error;
     } finally {
+      client.off("error", ignore);
       client.release(broken);
     }
   }

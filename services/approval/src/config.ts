@@ -1,7 +1,7 @@
 /** Process configuration from environment variables, validated with zod (names the wrong variable). */
-import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
+import { storeUrlFromEnv, storeUrlProblem } from "@gatehouse/event-store";
 import {
   checkNatsTlsEnv,
   checkTemporalTlsEnv,
@@ -25,7 +25,14 @@ const address = hostPort("127.0.0.1:7002");
 const EnvSchema = z
   .object({
     APPROVAL_ADDR: address.default("127.0.0.1:7002"),
-    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
+    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite").optional(),
+    EVENT_STORE_URL: z
+      .string()
+      .optional()
+      .superRefine((url, ctx) => {
+        const problem = url === undefined ? undefined : storeUrlProblem(url);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
     GATEHOUSE_CALLER_TOKEN_SECRET: z
       .string()
       .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
@@ -60,6 +67,13 @@ const EnvSchema = z
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
+    if (!e.EVENT_STORE_URL && !e.GATEHOUSE_DATA_DIR)
+      ctx.addIssue({
+        code: "custom",
+        path: ["EVENT_STORE_URL"],
+        message:
+          "set EVENT_STORE_URL (sqlite:<path> or postgres://…) or GATEHOUSE_DATA_DIR (the embedded store is <dir>/events.sqlite)",
+      });
     checkTemporalTlsEnv(e, ctx);
     checkNatsTlsEnv(e, ctx);
   });
@@ -68,7 +82,8 @@ const EnvSchema = z
 export interface ApprovalConfig {
   host: string;
   port: number;
-  eventsPath: string;
+  /** Event-store URL (EVENT_STORE_URL, else `sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite`); may hold a password: log it redacted. */
+  eventStoreUrl: string;
   callerTokenSecret: string;
   /** Temporal frontend and namespace, with TLS/API key from TEMPORAL_TLS_* (log it via describeTemporalSecurity). */
   temporal: { address: string; namespace: string } & TemporalSecurity;
@@ -99,7 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
   return {
     host,
     port,
-    eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
+    eventStoreUrl: storeUrlFromEnv(e) as string,
     callerTokenSecret: e.GATEHOUSE_CALLER_TOKEN_SECRET,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, ...temporalSecurity(e) },
     actionTtlMs:

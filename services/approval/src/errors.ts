@@ -25,7 +25,7 @@ import {
   WorkspaceNotFound,
 } from "@gatehouse/approval-core";
 import { CallerTokenInvalid } from "@gatehouse/caller-token";
-import { WrongExpectedRevision } from "@gatehouse/event-store";
+import { StoreUnavailable, WrongExpectedRevision } from "@gatehouse/event-store";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 import { RevertNotPrepared } from "./revert.ts";
@@ -44,6 +44,15 @@ export function toStatus(err: unknown): { code: status; details: string; expecte
       return { code: status.FAILED_PRECONDITION, details: err.message, expected: true };
     if (err.kind === "invalid") return { code: status.INTERNAL, details: err.message, expected: false };
     return { code: status.UNAVAILABLE, details: err.message, expected: false };
+  }
+  if (err instanceof StoreUnavailable) {
+    // All-or-nothing on every backend: nothing was half-appended, so the caller may retry.
+    return {
+      code: status.UNAVAILABLE,
+      details:
+        "the event store cannot be reached; nothing was recorded, retry the request (see the approval service's logs)",
+      expected: false,
+    };
   }
   if (err instanceof WrongExpectedRevision) {
     return {

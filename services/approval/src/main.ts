@@ -1,14 +1,12 @@
 /**
  * Process entry of the approval service: configuration from the environment (config.ts), the
- * SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, the Temporal client to
+ * event store at $EVENT_STORE_URL (sqlite:<path> or postgres://…; default sqlite:$GATEHOUSE_DATA_DIR/events.sqlite), the Temporal client to
  * $TEMPORAL_ADDRESS/$TEMPORAL_NAMESPACE (TLS from $TEMPORAL_TLS_*), gRPC on $APPROVAL_ADDR, gatekeepers for RequestRevert
  * from $GATEKEEPER_ADDRESSES ("mcp=host:port,git=host:port"), optional
  * /healthz + /metrics on $METRICS_ADDR, live change notices to NATS at $NATS_URL (optional; TLS from tls:// or $NATS_TLS_*),
  * graceful shutdown on SIGTERM/SIGINT.
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import { openSqliteEventStore } from "@gatehouse/event-store";
+import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
@@ -29,7 +27,7 @@ logger.info(
     component: "approval",
     event: "config",
     addr: `${config.host}:${config.port}`,
-    eventsPath: config.eventsPath,
+    eventStore: redactUrl(config.eventStoreUrl),
     temporal: {
       address: config.temporal.address,
       namespace: config.temporal.namespace,
@@ -45,8 +43,14 @@ logger.info(
   "approval configuration",
 );
 
-mkdirSync(dirname(config.eventsPath), { recursive: true });
-const store = openSqliteEventStore(config.eventsPath);
+let store: EventStore;
+try {
+  store = await openEventStore(config.eventStoreUrl);
+} catch (err) {
+  // StoreUnavailable / StoreSchemaMismatch name the URL (password redacted) and the fix.
+  logger.fatal({ component: "approval", event: "event_store_unavailable" }, (err as Error).message);
+  process.exit(1);
+}
 let notices: NoticeBus | undefined;
 let service: Awaited<ReturnType<typeof startApprovalService>>;
 try {

@@ -98,3 +98,14 @@ test("TEMPORAL_TLS_* give the Temporal target its tls option; tls:// and NATS_TL
     /NATS_TLS_CA_FILE: \S+none\.crt does not exist/,
   );
 });
+
+test("EVENT_STORE_URL selects the backend; GATEHOUSE_DATA_DIR alone means the embedded store; neither is refused", () => {
+  assert.equal(loadConfig(base).eventStoreUrl, "sqlite:/tmp/gh/events.sqlite");
+  const { GATEHOUSE_DATA_DIR: _, ...noDir } = base;
+  assert.equal(
+    loadConfig({ ...noDir, EVENT_STORE_URL: "postgres://app:pw@db:5432/gatehouse" }).eventStoreUrl,
+    "postgres://app:pw@db:5432/gatehouse",
+  );
+  assert.throws(() => loadConfig(noDir), /EVENT_STORE_URL: set EVENT_STORE_URL \(sqlite:<path> or postgres:/);
+  assert.throws(() => loadConfig({ ...base, EVENT_STORE_URL: "mysql://db/x" }), /EVENT_STORE_URL: .*mysql/);
+});

@@ -1,6 +1,7 @@
 /**
  * Integration harness: a real Temporal dev server, the real lifecycle worker as a separate process,
- * a real SQLite event store in a temp dir shared by both, the real approval gRPC server on
+ * a real event store shared by both (SQLite in a temp dir, or `backend: "postgres"`: a real PostgreSQL
+ * on loopback, see @gatehouse/event-store/postgres-server), the real approval gRPC server on
  * 127.0.0.1:0 with real gRPC clients, and a RecordingGatekeeper (a FAKE gatekeeper process, see
  * recording-gatekeeper.ts). One stack per test file; each test gets its own workspace.
  */
@@ -9,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mintCallerToken } from "@gatehouse/caller-token";
-import { type EventStore, type NewEvent, openSqliteEventStore } from "@gatehouse/event-store";
+import { type EventStore, type NewEvent, openEventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import {
   type ActionDescription,
   ApprovalQueueClient,
@@ -31,7 +33,14 @@ export const SECRET = "test-secret-test-secret-test-secret-0123";
 /** Temporal + worker + gatekeeper + data dir, shared by the tests of one file. */
 export interface Stack {
   dir: string;
+  /** The SQLite file (backend "sqlite" only; tests that open it directly run on SQLite). */
   eventsPath: string;
+  /** The store every process of the stack opens: `sqlite:<eventsPath>` or the PostgreSQL URL. */
+  storeUrl: string;
+  /** Opens another connection to the stack's store (SQLite polls every 10 ms). */
+  openStore(): Promise<EventStore>;
+  /** The PostgreSQL server (backend "postgres" only). */
+  postgres: PostgresServer | undefined;
   temporal: TemporalDevServer;
   gatekeeper: RecordingGatekeeper;
   worker: WorkerProcess;
@@ -42,18 +51,28 @@ export interface Stack {
  * Starts the stack. The worker knows gatekeeper kind "mcp" (the RecordingGatekeeper).
  * `startWorker: false` leaves the worker stopped.
  */
-export async function startStack(options: { startWorker?: boolean } = {}): Promise<Stack> {
+export async function startStack(
+  options: { startWorker?: boolean; backend?: "sqlite" | "postgres" } = {},
+): Promise<Stack> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-approval-"));
+  const eventsPath = join(dir, "events.sqlite");
+  const postgres = options.backend === "postgres" ? await startPostgresServer({ migrate: true }) : undefined;
+  const storeUrl = postgres ? postgres.url : `sqlite:${eventsPath}`;
   const temporal = await startTemporalDevServer();
   const gatekeeper = await new RecordingGatekeeper().start();
   const worker = new WorkerProcess({
     temporalAddress: temporal.address,
     dataDir: dir,
+    ...(postgres ? { eventStoreUrl: storeUrl } : {}),
     gatekeeperAddresses: `mcp=127.0.0.1:${gatekeeper.port}`,
   });
   const stack: Stack = {
     dir,
-    eventsPath: join(dir, "events.sqlite"),
+    eventsPath,
+    storeUrl,
+    openStore: async () =>
+      postgres ? openEventStore(storeUrl) : openSqliteEventStore(eventsPath, { pollIntervalMs: 10 }),
+    postgres,
     temporal,
     gatekeeper,
     worker,
@@ -61,12 +80,13 @@ export async function startStack(options: { startWorker?: boolean } = {}): Promi
       await worker.stop();
       gatekeeper.close();
       await temporal.close();
+      await postgres?.stop();
       rmSync(dir, { recursive: true, force: true });
     },
   };
   try {
-    // The store file exists before the worker opens it.
-    const store = openSqliteEventStore(stack.eventsPath);
+    // The store exists before the worker opens it.
+    const store = await stack.openStore();
     await store.close();
     if (options.startWorker !== false) await worker.start();
   } catch (err) {
@@ -154,9 +174,11 @@ export async function startHarness(
     bindings?: string[];
     gatekeeperKind?: string;
     service?: Partial<ApprovalServiceOptions>;
+    /** The approval service's store URL (default the stack's), e.g. through a TcpProxy that cuts it. */
+    storeUrl?: string;
   } = {},
 ): Promise<Harness> {
-  const store = openSqliteEventStore(stack.eventsPath, { pollIntervalMs: 10 });
+  const store = options.storeUrl ? await openEventStore(options.storeUrl) : await stack.openStore();
   const ws = options.ws ?? newWorkspaceId();
   let service: ApprovalService;
   try {

@@ -15,6 +15,8 @@ export interface WorkerEnv {
   temporalAddress: string;
   /** Directory holding events.sqlite (shared with the approval service). */
   dataDir: string;
+  /** EVENT_STORE_URL of the worker (default: the SQLite store in `dataDir`). */
+  eventStoreUrl?: string;
   /** "kind=host:port,..." */
   gatekeeperAddresses: string;
 }
@@ -38,6 +40,7 @@ export class WorkerProcess {
           ...process.env,
           TEMPORAL_ADDRESS: this.env.temporalAddress,
           GATEHOUSE_DATA_DIR: this.env.dataDir,
+          ...(this.env.eventStoreUrl ? { EVENT_STORE_URL: this.env.eventStoreUrl } : {}),
           GATEKEEPER_ADDRESSES: this.env.gatekeeperAddresses,
           WORKER_METRICS_ADDR: `127.0.0.1:${await freePort()}`,
           LOG_LEVEL: process.env.WORKER_LOG_LEVEL ?? "warn",

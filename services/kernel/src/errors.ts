@@ -1,6 +1,6 @@
 /** Maps kernel errors (and errors passed through from gatekeepers) to gRPC status codes, in one place. */
 
-import { WrongExpectedRevision } from "@gatehouse/event-store";
+import { StoreUnavailable, WrongExpectedRevision } from "@gatehouse/event-store";
 import { type ServiceError, status } from "@grpc/grpc-js";
 import { ConnectionRequestConflict, ConnectionRequestNotFound } from "./connections.ts";
 import {
@@ -26,6 +26,12 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
     return { code, details, message: details };
   }
   const e = err instanceof Error ? err : new Error(String(err));
+  if (e instanceof StoreUnavailable) {
+    // All-or-nothing on every backend: nothing was half-appended, so the caller may retry.
+    const details =
+      "the event store cannot be reached; nothing was recorded, retry the request (see the kernel's logs)";
+    return { code: status.UNAVAILABLE, details, message: details };
+  }
   const code =
     e instanceof WorkspaceNotFound ||
     e instanceof TurnNotFound ||

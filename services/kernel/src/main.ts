@@ -1,7 +1,8 @@
 /**
  * Kernel process entry. Configuration from environment variables (validated):
  *   KERNEL_ADDR                    listen address, default 127.0.0.1:7001
- *   GATEHOUSE_DATA_DIR             data directory; the event store is <dir>/events.sqlite (default ./.gatehouse)
+ *   EVENT_STORE_URL                event store: sqlite:<path> or postgres://… (default sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite)
+ *   GATEHOUSE_DATA_DIR             data directory of the embedded store when EVENT_STORE_URL is unset (default ./.gatehouse)
  *   GATEHOUSE_CALLER_TOKEN_SECRET  shared with the approval service, ≥ 32 bytes
  *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...]"
  *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
@@ -12,9 +13,13 @@
  *   KERNEL_METRICS_ADDR            /metrics and /healthz, default 127.0.0.1:9401
  *   LOG_LEVEL                      pino level, default info
  */
-import { mkdirSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { openSqliteEventStore } from "@gatehouse/event-store";
+import {
+  type EventStore,
+  openEventStore,
+  redactUrl,
+  storeUrlFromEnv,
+  storeUrlProblem,
+} from "@gatehouse/event-store";
 import {
   checkTemporalTlsEnv,
   describeTemporalSecurity,
@@ -34,6 +39,13 @@ const Config = z
       .regex(/^[^:]+:\d+$/, "must be host:port")
       .default("127.0.0.1:7001"),
     GATEHOUSE_DATA_DIR: z.string().default(".gatehouse"),
+    EVENT_STORE_URL: z
+      .string()
+      .optional()
+      .superRefine((url, ctx) => {
+        const problem = url === undefined ? undefined : storeUrlProblem(url);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
     GATEHOUSE_CALLER_TOKEN_SECRET: z.string().min(32, "must be at least 32 bytes"),
     GATEKEEPER_ADDRESSES: z
       .string()
@@ -71,9 +83,15 @@ try {
 }
 const logger = pino({ level: config.LOG_LEVEL }).child({ component: "kernel" });
 const temporalTls = temporalSecurity(config);
-const dataDir = resolve(config.GATEHOUSE_DATA_DIR);
-mkdirSync(dataDir, { recursive: true });
-const store = openSqliteEventStore(join(dataDir, "events.sqlite"));
+const storeUrl = storeUrlFromEnv(config) as string;
+let store: EventStore;
+try {
+  store = await openEventStore(storeUrl);
+} catch (err) {
+  // StoreUnavailable / StoreSchemaMismatch name the URL (password redacted) and the fix.
+  logger.fatal({ event: "event_store_unavailable" }, (err as Error).message);
+  process.exit(1);
+}
 const [host, port] = config.KERNEL_ADDR.split(":") as [string, string];
 const kernel = await startKernel({
   store,
@@ -97,7 +115,7 @@ logger.info(
   {
     event: "config",
     addr: config.KERNEL_ADDR,
-    dataDir,
+    eventStore: redactUrl(storeUrl),
     gatekeepers: config.GATEKEEPER_ADDRESSES,
     temporal: config.TEMPORAL_ADDRESS,
     temporalSecurity: describeTemporalSecurity(temporalTls),

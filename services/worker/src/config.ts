@@ -1,6 +1,6 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
-import { join } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
+import { storeUrlFromEnv, storeUrlProblem } from "@gatehouse/event-store";
 import {
   checkTemporalTlsEnv,
   hostPort,
@@ -20,7 +20,14 @@ const EnvSchema = z
     TEMPORAL_ADDRESS: address,
     TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
     ...TEMPORAL_TLS_ENV,
-    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite"),
+    GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite").optional(),
+    EVENT_STORE_URL: z
+      .string()
+      .optional()
+      .superRefine((url, ctx) => {
+        const problem = url === undefined ? undefined : storeUrlProblem(url);
+        if (problem) ctx.addIssue({ code: "custom", message: problem });
+      }),
     GATEKEEPER_ADDRESSES: z.string().default(""),
     GATEKEEPER_APPLY_MAX: z
       .string()
@@ -40,7 +47,16 @@ const EnvSchema = z
       .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
-  .superRefine(checkTemporalTlsEnv);
+  .superRefine((e, ctx) => {
+    if (!e.EVENT_STORE_URL && !e.GATEHOUSE_DATA_DIR)
+      ctx.addIssue({
+        code: "custom",
+        path: ["EVENT_STORE_URL"],
+        message:
+          "set EVENT_STORE_URL (sqlite:<path> or postgres://…) or GATEHOUSE_DATA_DIR (the embedded store is <dir>/events.sqlite)",
+      });
+    checkTemporalTlsEnv(e, ctx);
+  });
 
 /** The validated configuration of `main.ts`. */
 export interface WorkerConfig {
@@ -48,8 +64,8 @@ export interface WorkerConfig {
   temporalNamespace: string;
   /** TLS and API key of both Temporal connections (TEMPORAL_TLS_*, TEMPORAL_API_KEY_FILE); `{}` = plaintext. */
   temporalSecurity: TemporalSecurity;
-  /** `$GATEHOUSE_DATA_DIR/events.sqlite`. */
-  eventsPath: string;
+  /** Event-store URL (EVENT_STORE_URL, else `sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite`); may hold a password: log it redacted. */
+  eventStoreUrl: string;
   gatekeepers: Record<string, string>;
   /** Longest wait for one apply by gatekeeper kind, in ms (GATEKEEPER_APPLY_MAX); others: 15 min. */
   applyMaxMs: Record<string, number>;
@@ -69,7 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     temporalAddress: e.TEMPORAL_ADDRESS,
     temporalNamespace: e.TEMPORAL_NAMESPACE,
     temporalSecurity: temporalSecurity(e),
-    eventsPath: join(e.GATEHOUSE_DATA_DIR, "events.sqlite"),
+    eventStoreUrl: storeUrlFromEnv(e) as string,
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
     applyMaxMs: e.GATEKEEPER_APPLY_MAX,
     metrics: splitHostPort(e.WORKER_METRICS_ADDR),

@@ -1,12 +1,11 @@
 /**
  * Process entry of the lifecycle worker (split mode): configuration from the environment
- * (config.ts), the SQLite event store at $GATEHOUSE_DATA_DIR/events.sqlite, Temporal at
+ * (config.ts), the event store at $EVENT_STORE_URL (default sqlite:$GATEHOUSE_DATA_DIR/events.sqlite), Temporal at
  * $TEMPORAL_ADDRESS (TLS and API key from $TEMPORAL_TLS_*, $TEMPORAL_API_KEY_FILE), /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
  * $WORKER_WORKFLOW_BUNDLE when set (else bundled from source), graceful shutdown on SIGTERM/SIGINT.
  */
-import { mkdirSync, readFileSync } from "node:fs";
-import { dirname } from "node:path";
-import { openSqliteEventStore } from "@gatehouse/event-store";
+import { readFileSync } from "node:fs";
+import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
@@ -28,7 +27,7 @@ logger.info(
     temporal: config.temporalAddress,
     namespace: config.temporalNamespace,
     temporalSecurity: describeTemporalSecurity(config.temporalSecurity),
-    eventsPath: config.eventsPath,
+    eventStore: redactUrl(config.eventStoreUrl),
     gatekeepers: config.gatekeepers,
     applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
@@ -47,8 +46,14 @@ if (config.workflowBundlePath) {
   }
 }
 
-mkdirSync(dirname(config.eventsPath), { recursive: true });
-const store = openSqliteEventStore(config.eventsPath);
+let store: EventStore;
+try {
+  store = await openEventStore(config.eventStoreUrl);
+} catch (err) {
+  // StoreUnavailable / StoreSchemaMismatch name the URL (password redacted) and the fix.
+  logger.fatal({ component: "worker", event: "event_store_unavailable" }, (err as Error).message);
+  process.exit(1);
+}
 const worker = await startLifecycleWorker({
   store,
   temporal: {

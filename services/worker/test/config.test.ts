@@ -42,3 +42,14 @@ test("WORKER_WORKFLOW_BUNDLE is an absolute path of a pre-built bundle; unset bu
     /WORKER_WORKFLOW_BUNDLE.*absolute path/,
   );
 });
+
+test("EVENT_STORE_URL selects the backend; GATEHOUSE_DATA_DIR alone means the embedded store; neither is refused", () => {
+  assert.equal(loadConfig(base).eventStoreUrl, "sqlite:/tmp/gatehouse/events.sqlite");
+  const { GATEHOUSE_DATA_DIR: _, ...noDir } = base;
+  assert.equal(
+    loadConfig({ ...noDir, EVENT_STORE_URL: "postgres://app:pw@db/gatehouse" }).eventStoreUrl,
+    "postgres://app:pw@db/gatehouse",
+  );
+  assert.throws(() => loadConfig(noDir), /EVENT_STORE_URL: set EVENT_STORE_URL/);
+  assert.throws(() => loadConfig({ ...base, EVENT_STORE_URL: "sqlite:" }), /EVENT_STORE_URL: /);
+});

@@ -28,9 +28,15 @@ export function registerDevCommand(program: Command): void {
       "send live notices through this NATS server (nats://host:port) instead of the in-process bus",
       process.env.NATS_URL,
     )
+    .option(
+      "--event-store <url>",
+      "event store: sqlite:<path> | postgres://user:pass@host:port/db (run `gatehouse store migrate` first) | kurrentdb://host:port; default sqlite:<data dir>/events.sqlite",
+      process.env.EVENT_STORE_URL,
+    )
     .action(
       async (opts: {
         registry?: string;
+        eventStore?: string;
         sandbox: string;
         insecureNoGvisor?: boolean;
         portBase: string;
@@ -57,6 +63,14 @@ export function registerDevCommand(program: Command): void {
         if (opts.nats !== undefined && !/^nats:\/\/\S+$/.test(opts.nats)) {
           process.stderr.write(`gatehouse: --nats must be nats://host:port (got "${opts.nats}")\n`);
           process.exit(2);
+        }
+        const { redactUrl, storeUrlProblem } = await import("@gatehouse/event-store");
+        if (opts.eventStore !== undefined) {
+          const problem = storeUrlProblem(opts.eventStore);
+          if (problem) {
+            process.stderr.write(`gatehouse: --event-store: ${problem}\n`);
+            process.exit(2);
+          }
         }
         // Every service is loaded only here (from source, through tsx), so the other commands start quickly.
         const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await loadDevStack();
@@ -100,6 +114,7 @@ export function registerDevCommand(program: Command): void {
               gateway: webPort,
             },
             ...(opts.nats ? { natsUrl: opts.nats } : {}),
+            ...(opts.eventStore ? { eventStoreUrl: opts.eventStore } : {}),
             ...oidcFromEnv(process.env),
             ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
             logger,
@@ -110,6 +125,7 @@ export function registerDevCommand(program: Command): void {
               `mcp gatekeeper ${stack.addresses.mcp}, git gatekeeper ${stack.addresses.git}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
               `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
               `data: ${dir}\n` +
+              `event store: ${opts.eventStore ? redactUrl(opts.eventStore) : `sqlite:${dir}/events.sqlite`}\n` +
               `live notices: ${opts.nats ?? "in-process bus"}\n` +
               `MCP endpoint for agents: ${stack.addresses.gateway}/mcp?workspace=<ws>  (header Authorization: Bearer <dev token>)\n` +
               `approver web app: ${stack.addresses.gateway}/  (dev tokens in ${dir}/dev-tokens.yaml)\n` +
@@ -135,7 +151,8 @@ export function registerDevCommand(program: Command): void {
           process.once("SIGTERM", stop);
         } catch (err) {
           let message = (err as Error).message;
-          if (process.env.TEMPORAL_ADDRESS && /connect|deadline|UNAVAILABLE/i.test(message)) {
+          const storeError = ["StoreUnavailable", "StoreSchemaMismatch"].includes((err as Error).name);
+          if (!storeError && process.env.TEMPORAL_ADDRESS && /connect|deadline|UNAVAILABLE/i.test(message)) {
             message = `cannot reach Temporal at ${process.env.TEMPORAL_ADDRESS} (TEMPORAL_ADDRESS): ${message}; unset TEMPORAL_ADDRESS to run the bundled dev server`;
           }
           process.stderr.write(
