@@ -452,7 +452,7 @@ function checkCount(field: string, value: number | undefined): number | null {
 }
 
 /** A client catch-up subscription (a Readable of resolved events with `unsubscribe()`). */
-interface ClientSubscription extends AsyncIterable<ResolvedEvent> {
+export interface ClientSubscription extends AsyncIterable<ResolvedEvent> {
   unsubscribe(): Promise<void>;
   destroy(): void;
 }
@@ -470,14 +470,20 @@ class HandlerFailed {
  * read only after the handler's promise settles, so calls never overlap and come in order), advances
  * a cursor, and when the server goes away resubscribes after the cursor every `resubscribeMs`. A
  * handler that throws, or an event it cannot map, stops it; the error goes to `onError` (else a
- * process warning).
+ * process warning). Exported for its unit tests; stores create it.
  */
-class KurrentSubscription implements Subscription {
+export class KurrentSubscription implements Subscription {
   private closed = false;
   private current: ClientSubscription | undefined;
   private wakeDelay: (() => void) | undefined;
   private readonly done: Promise<void>;
 
+  /**
+   * @param cursor revision (stream) or global position (all) after which delivery starts.
+   * @param open starts the client's subscription after a cursor (called again after the server went away).
+   * @param convert maps a client event to ours, or `undefined` to skip it; `cursorOf` gives its cursor value.
+   * @param onClosed called once when the subscription ends (to unregister it from the store).
+   */
   constructor(
     private cursor: number,
     private readonly open: (cursor: number) => ClientSubscription,

@@ -11,7 +11,7 @@ import {
   WrongExpectedVersionError,
 } from "@kurrent/kurrentdb-client";
 import { eventHash } from "../src/hash.ts";
-import { openKurrentEventStore } from "../src/kurrentdb.ts";
+import { type ClientSubscription, KurrentSubscription, openKurrentEventStore } from "../src/kurrentdb.ts";
 import {
   EVENT_ID_NAMESPACE,
   fromCurrentState,
@@ -33,6 +33,7 @@ import {
 } from "../src/kurrentdb-mapping.ts";
 import {
   InvalidEvent,
+  type StoredEvent,
   type StoredMetadata,
   StoreSchemaMismatch,
   StoreUnavailable,
@@ -334,6 +335,152 @@ describe("kurrentdb mapping: errors and URLs", () => {
       "kurrentdb://admin:***@n1:2113,n2:2113?tls=false",
     );
     assert.equal(redactUrl("kurrentdb://n1:2113,n2:2113"), "kurrentdb://n1:2113,n2:2113");
+  });
+});
+
+/**
+ * A scripted stand-in for the client's subscription stream (not a server): yields `items`, then throws
+ * `error` if given, else stays open until destroyed, as a live subscription does.
+ */
+function scripted(items: StoredEvent[], error?: Error) {
+  let release: () => void = () => {};
+  const ended = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const state = { unsubscribed: 0 };
+  const sub: ClientSubscription = {
+    async *[Symbol.asyncIterator]() {
+      for (const item of items) yield item as unknown as ResolvedEvent;
+      if (error) throw error;
+      await ended;
+    },
+    unsubscribe: async () => {
+      state.unsubscribed += 1;
+      release();
+    },
+    destroy: () => release(),
+  };
+  return { sub, state };
+}
+
+const ev = (revision: number): StoredEvent => ({
+  streamId: "workspace-w1",
+  revision,
+  globalPosition: 100 + revision,
+  type: "T",
+  data: { n: revision },
+  metadata: metadata(),
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(2);
+  }
+}
+
+describe("kurrentdb: the subscription driver (scripted client streams, no server)", () => {
+  const make = (
+    opens: Array<ReturnType<typeof scripted>>,
+    options: ConstructorParameters<typeof KurrentSubscription>[6],
+    cursors: number[] = [],
+  ) =>
+    new KurrentSubscription(
+      -1,
+      (cursor) => {
+        cursors.push(cursor);
+        const next = opens.shift();
+        if (!next) throw new Error("no more scripted subscriptions");
+        return next.sub;
+      },
+      (resolved) => resolved as unknown as StoredEvent,
+      (event) => event.revision,
+      "kurrentdb://admin:s3cret@127.0.0.1:2113?tls=false",
+      10,
+      options,
+      () => {},
+    );
+
+  test("delivers in order, one handler call at a time; close() waits for the running handler", async () => {
+    const first = scripted([ev(0), ev(1), ev(2)]);
+    const seen: number[] = [];
+    let inFlight = 0;
+    let maxInFlight = 0;
+    let running = false;
+    const sub = make([first], {
+      onEvent: async (e) => {
+        inFlight += 1;
+        maxInFlight = Math.max(maxInFlight, inFlight);
+        running = true;
+        await sleep(15);
+        seen.push(e.revision);
+        running = false;
+        inFlight -= 1;
+      },
+    });
+    await until("three events", () => seen.length === 3);
+    assert.deepEqual(seen, [0, 1, 2]);
+    assert.equal(maxInFlight, 1);
+    await sub.close();
+    assert.equal(running, false);
+    assert.ok(first.state.unsubscribed >= 1, "the client subscription is cancelled");
+  });
+
+  test("a throwing handler stops the subscription and its error reaches onError", async () => {
+    const first = scripted([ev(0), ev(1), ev(2)]);
+    const seen: number[] = [];
+    const errors: Error[] = [];
+    const sub = make([first], {
+      onEvent: (e) => {
+        seen.push(e.revision);
+        if (e.revision === 1) throw new Error("projection failed");
+      },
+      onError: (error) => void errors.push(error),
+    });
+    await until("the error", () => errors.length === 1);
+    assert.deepEqual(seen, [0, 1]);
+    assert.equal(errors[0]?.message, "projection failed");
+    assert.ok(first.state.unsubscribed >= 1);
+    await sub.close();
+  });
+
+  test("when the server goes away it resubscribes after the last delivered event, with no duplicates", async () => {
+    const lost = Object.assign(new Error("14 UNAVAILABLE: Connection dropped"), { code: 14 });
+    const first = scripted([ev(0), ev(1)], lost);
+    const second = scripted([ev(1), ev(2), ev(3)]);
+    const seen: number[] = [];
+    const cursors: number[] = [];
+    const sub = make([first, second], { onEvent: (e) => void seen.push(e.revision) }, cursors);
+    await until("four events", () => seen.length === 4);
+    await sub.close();
+    assert.deepEqual(seen, [0, 1, 2, 3]);
+    assert.deepEqual(cursors, [-1, 1]);
+  });
+
+  test("any other client error stops it and reaches onError, mapped", async () => {
+    const denied = Object.assign(new Error("access denied"), { type: "access-denied" });
+    const errors: Error[] = [];
+    const sub = make([scripted([ev(0)], denied)], { onEvent: () => {}, onError: (e) => void errors.push(e) });
+    await until("the error", () => errors.length === 1);
+    assert.ok(errors[0] instanceof StoreUnavailable);
+    assert.doesNotMatch(errors[0].message, /s3cret/);
+    await sub.close();
+  });
+
+  test("a handler may close its own subscription without deadlocking", async () => {
+    const seen: number[] = [];
+    const sub: KurrentSubscription = make([scripted([ev(0), ev(1), ev(2)])], {
+      onEvent: async (e) => {
+        seen.push(e.revision);
+        if (e.revision === 1) await sub.close();
+      },
+    });
+    await until("two events", () => seen.length >= 2);
+    await sleep(30);
+    assert.deepEqual(seen, [0, 1]);
   });
 });
 
