@@ -1,9 +1,21 @@
-/** @gatehouse/event-store: the event-store port, its SQLite and PostgreSQL backends, chain verification, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
+/** @gatehouse/event-store: the event-store port, its SQLite, PostgreSQL and KurrentDB backends, chain verification, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
 
 export { type BenchAppendsOptions, type BenchAppendsResult, benchAppends } from "./bench.ts";
 export { type BenchPostgresResult, benchPostgresAppends } from "./bench-postgres.ts";
 export { canonicalJson, eventHash } from "./hash.ts";
-export { openEventStore, parseStoreUrl, type StoreTarget, storeUrlFromEnv, storeUrlProblem } from "./open.ts";
+export {
+  KurrentEventStore,
+  type KurrentEventStoreOptions,
+  openKurrentEventStore,
+} from "./kurrentdb.ts";
+export {
+  KURRENT_OPEN_DEADLINE_MS,
+  openEventStore,
+  parseStoreUrl,
+  type StoreTarget,
+  storeUrlFromEnv,
+  storeUrlProblem,
+} from "./open.ts";
 export * from "./port.ts";
 export { openPostgresEventStore, PostgresEventStore, type PostgresEventStoreOptions } from "./postgres.ts";
 export {

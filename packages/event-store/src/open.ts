@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type EventStore, InvalidEvent, StoreUnavailable } from "./port.ts";
+import { openKurrentEventStore } from "./kurrentdb.ts";
+import { type EventStore, InvalidEvent } from "./port.ts";
 import { openPostgresEventStore } from "./postgres.ts";
 import { openSqliteEventStore } from "./sqlite.ts";
 import { redactUrl } from "./url.ts";
@@ -15,7 +16,7 @@ export type StoreTarget =
  * Parses an event-store URL (one URL selects the backend for every service):
  * - `sqlite:<path>` (relative to the working directory) or `sqlite:///abs/path`, `sqlite::memory:`;
  * - `postgres://…` or `postgresql://…` (libpq URL: user, password, host, port, database, `?sslmode=`);
- * - `kurrentdb://…`, `esdb://…` (KurrentDB connection strings; the backend is not built yet).
+ * - `kurrentdb://…`, `kurrent://…`, `esdb://…` (KurrentDB connection strings, e.g. `kurrentdb://host:2113?tls=false`).
  * @throws InvalidEvent naming the accepted forms.
  */
 export function parseStoreUrl(url: string): StoreTarget {
@@ -33,10 +34,13 @@ export function parseStoreUrl(url: string): StoreTarget {
   );
 }
 
+/** How long {@link openEventStore} waits for a KurrentDB server to answer before refusing the URL, ms. */
+export const KURRENT_OPEN_DEADLINE_MS = 5000;
+
 /**
  * Opens the event store a URL selects (see {@link parseStoreUrl}).
- * @throws InvalidEvent for an unknown URL; StoreUnavailable when the server cannot be reached (or the
- *   backend is not built: KurrentDB); StoreSchemaMismatch when a PostgreSQL schema needs migrating.
+ * @throws InvalidEvent for an unknown URL; StoreUnavailable when the server cannot be reached (KurrentDB:
+ *   within {@link KURRENT_OPEN_DEADLINE_MS}); StoreSchemaMismatch when a PostgreSQL schema needs migrating.
  */
 export async function openEventStore(url: string): Promise<EventStore> {
   const target = parseStoreUrl(url);
@@ -47,9 +51,7 @@ export async function openEventStore(url: string): Promise<EventStore> {
     case "postgres":
       return openPostgresEventStore(target.url);
     case "kurrentdb":
-      throw new StoreUnavailable(
-        `event store ${redactUrl(target.url)}: the KurrentDB backend is not built in this version of Gatehouse; use sqlite:<path> or postgres://…`,
-      );
+      return openKurrentEventStore(target.url, { connectTimeoutMs: KURRENT_OPEN_DEADLINE_MS });
   }
 }
 

@@ -1,9 +1,10 @@
 /**
  * The event-store port (DESIGN.md "Events"). Backends: embedded SQLite (`SqliteEventStore`),
- * PostgreSQL (`PostgresEventStore`). Every backend runs the conformance suite in `src/conformance.ts`.
+ * PostgreSQL (`PostgresEventStore`), KurrentDB (`KurrentEventStore`). Every backend runs the conformance suite in `src/conformance.ts`.
  *
  * Revisions are 0-based positions within one stream; `globalPosition` is a 1-based position
- * across all streams of one store. Every stored event carries `prevHash`/`hash`:
+ * across all streams of one store (dense on SQLite and PostgreSQL; on KurrentDB the event's commit
+ * position: increasing, not dense). Every stored event carries `prevHash`/`hash`:
  * `hash = sha256(prevHash ‖ canonical({type, data, metadata-without-hash}))` (RFC 8785 JSON),
  * `prevHash` = the previous event's hash in the same stream ("" for revision 0).
  */
@@ -37,7 +38,7 @@ export interface StoredEvent {
   streamId: string;
   /** 0-based position in the stream. */
   revision: number;
-  /** 1-based position across the store. */
+  /** 1-based position across the store (KurrentDB: the commit position, increasing but with gaps). */
   globalPosition: number;
   type: string;
   data: unknown;

@@ -1,6 +1,8 @@
 /**
  * Redacts the password of a store URL for messages and logs: `postgres://app:secret@db/x` →
- * `postgres://app:***@db/x`. A string that is not a URL comes back unchanged (a file path has no password).
+ * `postgres://app:***@db/x`. A string that the URL parser refuses but that still has a
+ * `scheme://user:password@` part (a KurrentDB cluster string `kurrentdb://u:pw@n1:2113,n2:2113`) has that
+ * password redacted too; a string without one comes back unchanged (a file path has no password).
  */
 export function redactUrl(url: string): string {
   try {
@@ -9,6 +11,6 @@ export function redactUrl(url: string): string {
     parsed.password = "***";
     return parsed.toString();
   } catch {
-    return url;
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*):[^@/?#]*@/i, "$1:***@");
   }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { openEventStore, parseStoreUrl } from "../src/open.ts";
+import { KURRENT_OPEN_DEADLINE_MS, openEventStore, parseStoreUrl } from "../src/open.ts";
 import { InvalidEvent, StoreUnavailable } from "../src/port.ts";
 
 test("one URL selects the backend", () => {
@@ -20,6 +20,14 @@ test("one URL selects the backend", () => {
   );
 });
 
-test("kurrentdb:// fails fast: the backend is not built", async () => {
-  await assert.rejects(openEventStore("kurrentdb://127.0.0.1:2113"), StoreUnavailable);
+test("kurrentdb:// with no server listening fails fast with StoreUnavailable naming the URL", async () => {
+  const url = "kurrentdb://admin:s3cret@127.0.0.1:1?tls=false";
+  const started = Date.now();
+  await assert.rejects(openEventStore(url), (error: Error) => {
+    assert.ok(error instanceof StoreUnavailable, String(error));
+    assert.match(error.message, /kurrentdb:\/\/admin:\*\*\*@127\.0\.0\.1:1\?tls=false/);
+    assert.doesNotMatch(error.message, /s3cret/);
+    return true;
+  });
+  assert.ok(Date.now() - started < KURRENT_OPEN_DEADLINE_MS + 2000, "bounded by the open deadline");
 });
