@@ -89,7 +89,9 @@ export async function migrateStore(
         };
       } catch (error) {
         if (error instanceof StoreSchemaMismatch || !isConnectionError(error)) throw error;
-        throw new StoreUnavailable(`cannot reach the event store at ${shown}: ${(error as Error).message}`);
+        throw new StoreUnavailable(
+          `cannot connect to the event store at ${shown}: ${(error as Error).message}`,
+        );
       } finally {
         await client.end().catch(() => {});
       }
