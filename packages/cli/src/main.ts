@@ -12,6 +12,7 @@ import { registerMemberCommands } from "./commands/members.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
 import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
+import { registerStoreCommands } from "./commands/store.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
 
 const program = new Command();
@@ -44,6 +45,7 @@ registerObserverCommands(program, globals);
 registerMcpCommand(program);
 registerConnectionCommands(program, globals);
 registerMemberCommands(program, globals);
+registerStoreCommands(program, globals);
 
 await program.parseAsync(
   args.filter((a) => a !== "--json"),

@@ -1,7 +1,24 @@
-/** @gatehouse/event-store: the event-store port, its SQLite, PostgreSQL and KurrentDB backends, chain verification, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
+/** @gatehouse/event-store: the event-store port, its SQLite, PostgreSQL and KurrentDB backends, chain verification, copy between stores, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
 
+export {
+  type MigrateReport,
+  migrateStore,
+  openStoreAt,
+  type StreamVerification,
+  sameStore,
+  type VerifyStoreResult,
+  verifyStore,
+} from "./admin.ts";
 export { type BenchAppendsOptions, type BenchAppendsResult, benchAppends } from "./bench.ts";
 export { type BenchPostgresResult, benchPostgresAppends } from "./bench-postgres.ts";
+export {
+  CopyDiverged,
+  type CopyOptions,
+  type CopyProgress,
+  type CopyResult,
+  CopySourceInvalid,
+  copyEventStore,
+} from "./copy.ts";
 export { canonicalJson, eventHash } from "./hash.ts";
 export {
   KurrentEventStore,
@@ -23,6 +40,7 @@ export {
   migrateCommand,
   migratePostgres,
   POSTGRES_SCHEMA_VERSION,
+  postgresSchemaVersion,
 } from "./postgres-schema.ts";
 export { openSqliteEventStore, SqliteEventStore, type SqliteEventStoreOptions } from "./sqlite.ts";
 export { redactUrl } from "./url.ts";

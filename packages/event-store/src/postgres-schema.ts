@@ -64,16 +64,24 @@ export async function migratePostgres(client: pg.ClientBase, url: string): Promi
 }
 
 /**
+ * The schema version a database holds: 0 when it has no Gatehouse schema yet.
+ * @throws the driver's error when the query fails for another reason than a missing table.
+ */
+export async function postgresSchemaVersion(client: pg.ClientBase): Promise<number> {
+  try {
+    return Number((await client.query("SELECT max(version) AS v FROM gatehouse_schema")).rows[0]?.v ?? 0);
+  } catch (error) {
+    if ((error as { code?: string }).code === "42P01") return 0;
+    throw error;
+  }
+}
+
+/**
  * Checks that the database's schema is the one this code needs; services call it at start and never migrate.
  * @throws StoreSchemaMismatch naming the migrate command (schema missing or older) or an upgrade (newer).
  */
 export async function checkPostgresSchema(client: pg.ClientBase, url: string): Promise<void> {
-  let version = 0;
-  try {
-    version = Number((await client.query("SELECT max(version) AS v FROM gatehouse_schema")).rows[0]?.v ?? 0);
-  } catch (error) {
-    if ((error as { code?: string }).code !== "42P01") throw error;
-  }
+  const version = await postgresSchemaVersion(client);
   if (version === POSTGRES_SCHEMA_VERSION) return;
   if (version > POSTGRES_SCHEMA_VERSION)
     throw new StoreSchemaMismatch(

@@ -66,7 +66,7 @@ const toEvent = (row: Row): StoredEvent => ({
  * 08 (connection exception) or 57P01-57P03 (shutdown, cannot connect now), or the driver's own
  * "Connection terminated" / timeout errors, which carry no code.
  */
-function isConnectionError(error: unknown): boolean {
+export function isConnectionError(error: unknown): boolean {
   if (
     error instanceof WrongExpectedRevision ||
     error instanceof InvalidEvent ||
