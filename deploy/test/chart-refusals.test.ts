@@ -1,6 +1,7 @@
 /**
- * Bad values are refused at render, naming the key: a wrong type, an unknown key, a replica count the
- * embedded event store cannot take (values.schema.json), and a missing required value or secret (fail).
+ * Bad values are refused at render, naming the key: a wrong type, an unknown key, a gatekeeper replica
+ * count above one (values.schema.json); a missing required value or secret, an event-store URL holding
+ * a password, and more than one kernel/approval/worker on a store that cannot take them (fail).
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -24,13 +25,105 @@ test("an unknown key is refused naming it", async () => {
   await refused([], ["kernal.replicas=1"], /additional properties 'kernal' not allowed/);
 });
 
-test("replicas the embedded event store cannot take are refused naming the component", async () => {
-  await refused(["approval-replicas-2.yaml"], [], /\/approval\/replicas.*maximum: got 2, want 1/);
-  for (const c of ["kernel", "worker", "gatekeeperMcp", "gatekeeperGit"]) {
+test("replicas the gatekeepers cannot take are refused by the schema naming the component", async () => {
+  for (const c of ["gatekeeperMcp", "gatekeeperGit"]) {
     await refused([], [`${c}.replicas=2`], new RegExp(`/${c}/replicas.*maximum: got 2, want 1`));
   }
   const scaled = await template(["minimal.yaml"], ["gateway.replicas=3", "sandboxRunner.replicas=4"]);
   assert.ok(scaled.ok, `gateway and sandbox runner scale horizontally: ${scaled.stderr}`);
+});
+
+test("eventStore.backend=sqlite: more than one kernel, approval or worker is refused naming the replicas and the backend", async () => {
+  const err = await refused(
+    ["approval-replicas-2.yaml"],
+    [],
+    /approval\.replicas: 2 with eventStore\.backend=sqlite: the embedded store is one SQLite file/,
+  );
+  assert.match(err, /set approval\.replicas=1, or eventStore\.backend=postgres to run more/);
+  for (const c of ["kernel", "worker"]) {
+    await refused([], [`${c}.replicas=2`], new RegExp(`${c}\\.replicas: 2 with eventStore\\.backend=sqlite`));
+  }
+  const all = await refused(
+    [],
+    ["kernel.replicas=2", "approval.replicas=3", "worker.replicas=4"],
+    /3 value\(s\) to fix/,
+  );
+  for (const c of ["kernel", "approval", "worker"]) assert.match(all, new RegExp(`- ${c}\\.replicas: `), c);
+  const one = await template(["minimal.yaml"], ["approval.replicas=1", "worker.replicas=0"]);
+  assert.ok(one.ok, one.stderr);
+});
+
+test("eventStore.backend=postgres: a URL holding a password is refused naming eventStore.existingSecret, without echoing the password", async () => {
+  for (const url of [
+    "postgres://gatehouse:s3cret-pw@pg.db:5432/gatehouse",
+    "postgresql://gatehouse@pg.db/gatehouse?sslmode=require&password=s3cret-pw",
+  ]) {
+    const err = await refused(
+      [],
+      ["eventStore.backend=postgres", `eventStore.url=${url}`],
+      /eventStore\.url: holds a password/,
+    );
+    assert.match(err, /name it with eventStore\.existingSecret\.name/);
+    assert.doesNotMatch(err, /s3cret-pw/, "the password is not in the message");
+  }
+  const plain = await template(
+    ["minimal.yaml"],
+    [
+      "eventStore.backend=postgres",
+      "eventStore.url=postgres://gatehouse@pg.db:5432/gatehouse?sslmode=require",
+    ],
+  );
+  assert.ok(plain.ok, `a URL without a password is allowed inline: ${plain.stderr}`);
+});
+
+test("eventStore.backend=postgres or kurrentdb without url or existingSecret is refused naming the value, with the other missing values", async () => {
+  for (const backend of ["postgres", "kurrentdb"]) {
+    await refused(
+      [],
+      [`eventStore.backend=${backend}`],
+      new RegExp(
+        `\\n {2}- eventStore\\.existingSecret\\.name: eventStore\\.backend=${backend} needs the database's URL`,
+      ),
+    );
+  }
+  const none = await template([], ["eventStore.backend=postgres"]);
+  assert.equal(none.ok, false);
+  assert.match(none.stderr, /5 required value\(s\) missing or incomplete/);
+  assert.match(none.stderr, /eventStore\.url to a URL without a password/);
+});
+
+test("eventStore: both url and existingSecret, a URL of another backend, a key left empty, a URL with backend sqlite are each named", async () => {
+  const err = await refused(
+    ["postgres-secret.yaml"],
+    ["eventStore.url=mysql://gatehouse@db/gatehouse", "eventStore.existingSecret.key="],
+    /eventStore \(backend postgres\): 3 value\(s\) to fix/,
+  );
+  assert.match(err, /eventStore\.url and eventStore\.existingSecret\.name: set one of them, not both/);
+  assert.match(err, /eventStore\.url: does not start with postgres:\/\/ or postgresql:\/\//);
+  assert.match(err, /eventStore\.existingSecret\.key: name the key/);
+  await refused(
+    [],
+    ["eventStore.url=postgres://gatehouse@pg.db/gatehouse"],
+    /eventStore\.backend: is sqlite .* set eventStore\.backend=postgres/,
+  );
+  await refused(
+    [],
+    ["eventStore.backend=mysql"],
+    /\/eventStore\/backend.*value must be one of 'sqlite', 'postgres', 'kurrentdb'/,
+  );
+  await refused(
+    [],
+    ["eventStore.existingSecret.nam=x"],
+    /\/eventStore\/existingSecret.*additional properties 'nam' not allowed/,
+  );
+});
+
+test("eventStore.backend=kurrentdb: more than one kernel, approval or worker is refused (postgres only)", async () => {
+  await refused(
+    [],
+    ["eventStore.backend=kurrentdb", "eventStore.url=kurrentdb://kdb.db:2113", "approval.replicas=2"],
+    /approval\.replicas: 2 with eventStore\.backend=kurrentdb: .*only with eventStore\.backend=postgres/,
+  );
 });
 
 test("a missing required value fails the render naming it", async () => {

@@ -1,7 +1,8 @@
 /**
  * The chart renders what issue 14 asks for (no cluster needed): `helm lint`; every service a Deployment
  * with /healthz probes and a PodSecurity-restricted securityContext; the sandbox runner under gVisor;
- * NetworkPolicies allowing exactly the flows between services; the event store's claim kept on uninstall.
+ * NetworkPolicies allowing exactly the flows between services; the event store's claim kept on uninstall,
+ * or with an external event store (eventStore.backend) its URL from a Secret and no claim.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -83,6 +84,125 @@ test("kernel, approval and worker share the event store claim, kept on uninstall
     const term = pod.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0];
     assert.equal(term.topologyKey, "kubernetes.io/hostname", c);
     assert.equal(d.spec.template.metadata.labels["gatehouse.dev/event-store"], "embedded", c);
+  }
+});
+
+/** A container's env entry by name (the whole EnvVar: value or valueFrom). */
+function envVar(objects: K8sObject[], c: string, key: string) {
+  const env = find(objects, "Deployment", name(c)).spec.template.spec.containers[0].env as {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  }[];
+  return env.find((e) => e.name === key);
+}
+
+test("eventStore.backend=postgres with existingSecret: EVENT_STORE_URL from the Secret in kernel, approval and worker; no claim, no /data, no same-node rule; several replicas", async () => {
+  const objects = await render(
+    ["minimal.yaml", "postgres-secret.yaml"],
+    ["approval.replicas=3", "worker.replicas=2", "kernel.replicas=2"],
+  );
+  assert.equal(
+    objects.some((o) => o.kind === "PersistentVolumeClaim"),
+    false,
+    "no claim for the event store",
+  );
+  const replicas: Record<string, number> = { kernel: 2, approval: 3, worker: 2 };
+  for (const c of ["kernel", "approval", "worker"]) {
+    assert.deepEqual(
+      envVar(objects, c, "EVENT_STORE_URL"),
+      {
+        name: "EVENT_STORE_URL",
+        valueFrom: { secretKeyRef: { name: "gatehouse-event-store", key: "url" } },
+      },
+      c,
+    );
+    assert.equal(envVar(objects, c, "GATEHOUSE_DATA_DIR"), undefined, `${c}: no data dir`);
+    const d = find(objects, "Deployment", name(c));
+    assert.equal(d.spec.replicas, replicas[c], c);
+    assert.equal(d.spec.strategy, undefined, `${c}: a rolling update (two processes on PostgreSQL are safe)`);
+    const pod = d.spec.template.spec;
+    assert.deepEqual(
+      pod.volumes.map((v: { name: string }) => v.name),
+      ["tmp"],
+      `${c}: no data volume`,
+    );
+    assert.deepEqual(
+      pod.containers[0].volumeMounts.map((m: { mountPath: string }) => m.mountPath),
+      ["/tmp"],
+      c,
+    );
+    assert.equal(pod.affinity, undefined, `${c}: no same-node rule`);
+    assert.equal(d.spec.template.metadata.labels["gatehouse.dev/event-store"], undefined, c);
+    // The database is reachable through the NetworkPolicy: PostgreSQL's default port.
+    const np = find(objects, "NetworkPolicy", name(c));
+    assert.ok(
+      np.spec.egress.some(
+        (r: { to?: unknown; ports?: { port: number }[] }) =>
+          r.to === undefined && r.ports?.length === 1 && r.ports[0]?.port === 5432,
+      ),
+      `${c}: egress to 5432`,
+    );
+  }
+  // No plain env value anywhere holds the URL.
+  for (const o of objects.filter((x) => x.kind === "ConfigMap" || x.kind === "Deployment")) {
+    assert.doesNotMatch(JSON.stringify(o), /postgres(ql)?:\/\//, `${o.kind}/${o.metadata.name}`);
+  }
+});
+
+test("eventStore.url without a password is a plain value; the policies open its hosts' ports (or networkPolicy.eventStore.ports) to networkPolicy.eventStore.to", async () => {
+  const url = "postgres://gatehouse@pg-0.db:6543,pg-1.db/gatehouse?sslmode=require";
+  const objects = await render(
+    ["minimal.yaml"],
+    ["eventStore.backend=postgres", `eventStore.url=${url.replace(",", "\\,")}`],
+  );
+  for (const c of ["kernel", "approval", "worker"]) {
+    assert.deepEqual(envVar(objects, c, "EVENT_STORE_URL"), { name: "EVENT_STORE_URL", value: url }, c);
+    const ports = find(objects, "NetworkPolicy", name(c)).spec.egress.flatMap(
+      (r: { ports?: { port: number }[] }) => (r.ports ?? []).map((p) => p.port),
+    );
+    assert.ok(ports.includes(6543) && ports.includes(5432), `${c}: ${ports}`);
+  }
+  const pinned = await render(
+    ["minimal.yaml", "postgres-secret.yaml"],
+    ["networkPolicy.eventStore.ports={6432}", "networkPolicy.eventStore.to[0].ipBlock.cidr=10.0.3.7/32"],
+  );
+  const rule = find(pinned, "NetworkPolicy", name("worker")).spec.egress.find(
+    (r: { ports?: { port: number }[] }) => r.ports?.some((p) => p.port === 6432),
+  );
+  assert.deepEqual(rule, {
+    ports: [{ port: 6432, protocol: "TCP" }],
+    to: [{ ipBlock: { cidr: "10.0.3.7/32" } }],
+  });
+  // The embedded store (the default) opens no database port.
+  const plain = await render(["minimal.yaml"]);
+  const all = plain
+    .filter((o) => o.kind === "NetworkPolicy")
+    .flatMap((o) => (o.spec.egress ?? []) as { ports?: { port: number }[] }[])
+    .flatMap((r) => (r.ports ?? []).map((p) => p.port));
+  assert.equal(all.includes(5432), false);
+  for (const c of ["kernel", "approval", "worker"]) {
+    assert.equal(envVar(plain, c, "EVENT_STORE_URL"), undefined, `${c}: sqlite keeps GATEHOUSE_DATA_DIR`);
+  }
+});
+
+test("eventStore.backend=kurrentdb: EVENT_STORE_URL and no claim, but one replica each and Recreate", async () => {
+  const objects = await render(
+    ["minimal.yaml"],
+    ["eventStore.backend=kurrentdb", "eventStore.url=kurrentdb://kdb.db:2113?tls=true"],
+  );
+  assert.equal(
+    objects.some((o) => o.kind === "PersistentVolumeClaim"),
+    false,
+  );
+  for (const c of ["kernel", "approval", "worker"]) {
+    assert.equal(envVar(objects, c, "EVENT_STORE_URL")?.value, "kurrentdb://kdb.db:2113?tls=true", c);
+    const d = find(objects, "Deployment", name(c));
+    assert.equal(d.spec.strategy.type, "Recreate", c);
+    const ports = find(objects, "NetworkPolicy", name(c)).spec.egress.flatMap(
+      (r: { ports?: { port: number }[] }) => (r.ports ?? []).map((p) => p.port),
+    );
+    assert.ok(ports.includes(2113), `${c}: ${ports}`);
   }
 });
 

@@ -146,6 +146,9 @@ app.kubernetes.io/part-of: gatehouse
 {{- if and .Values.tests.enabled .Values.tests.snippet.enabled (not .Values.tests.snippet.tokenSecret.name) (not .Values.auth.devTokens.tokens) -}}
 {{- $missing = append $missing "tests.snippet.tokenSecret.name: the end-to-end helm test signs in with a token: name a Secret holding one (tests.snippet.tokenSecret.name/key), give auth.devTokens.tokens, or set tests.snippet.enabled=false" -}}
 {{- end -}}
+{{- if and (include "gatehouse.storeExternal" .) (not .Values.eventStore.url) (not .Values.eventStore.existingSecret.name) -}}
+{{- $missing = append $missing (printf "eventStore.existingSecret.name: eventStore.backend=%s needs the database's URL: name a Secret holding the whole URL, password included (eventStore.existingSecret.name, key eventStore.existingSecret.key), or set eventStore.url to a URL without a password" .Values.eventStore.backend) -}}
+{{- end -}}
 {{- if $missing -}}
 {{- fail (printf "%d required value(s) missing or incomplete:\n  - %s" (len $missing) (join "\n  - " $missing)) -}}
 {{- end -}}
@@ -170,9 +173,9 @@ app.kubernetes.io/part-of: gatehouse
 {{- end -}}
 
 {{/*
-Kernel, approval and worker share the embedded SQLite event store ($GATEHOUSE_DATA_DIR/events.sqlite) on
-one volume: these pods carry this label and require each other on one node (a ReadWriteOnce volume and
-SQLite's file locks work only there).
+With eventStore.backend=sqlite, kernel, approval and worker share the embedded SQLite event store
+($GATEHOUSE_DATA_DIR/events.sqlite) on one volume: these pods carry this label and require each other on
+one node (a ReadWriteOnce volume and SQLite's file locks work only there). Not used with an external store.
 */}}
 {{- define "gatehouse.storeAffinity" -}}
 podAffinity:
@@ -184,7 +187,7 @@ podAffinity:
           gatehouse.dev/event-store: embedded
 {{- end -}}
 
-{{/* The data volume of the event store holders: always the claim (one store shared by three pods). */}}
+{{/* The data volume of the embedded event store's holders: the claim (one store shared by three pods). */}}
 {{- define "gatehouse.dataVolume" -}}
 - name: data
   persistentVolumeClaim:
