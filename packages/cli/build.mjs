@@ -5,7 +5,7 @@
  * modules. Code only one command needs (the MCP server of `gatehouse mcp`) is imported dynamically
  * and split into its own file under dist/chunks/, read only when that command runs.
  *
- * Left out of the bundle, resolved from node_modules at run time: native modules (better-sqlite3,
+ * Left out of the bundle, resolved from node_modules at run time: native modules (better-sqlite3, @kurrent/* (the KurrentDB client's native bridge),
  * isolated-vm), Temporal (@temporalio/*), tsx, and `gatehouse dev`'s whole stack: dev-stack.ts and
  * the packages the dev command imports dynamically are loaded from source through tsx
  * (src/load-dev-stack.ts), so the services run as they do from source.
@@ -15,7 +15,8 @@ import { rmSync } from "node:fs";
 import { build } from "esbuild";
 
 /** npm packages that stay external: native, heavy and only used by `gatehouse dev`, or tsx itself. */
-const EXTERNAL = /^(better-sqlite3|isolated-vm|@temporalio\/|tsx(\/|$)|pino(\/|$)|fastify|@fastify\/)/;
+const EXTERNAL =
+  /^(better-sqlite3|isolated-vm|@kurrent\/|@temporalio\/|tsx(\/|$)|pino(\/|$)|fastify|@fastify\/)/;
 
 const externals = {
   name: "gatehouse-externals",
