@@ -64,6 +64,9 @@ export function registerDevCommand(program: Command): void {
           process.stderr.write(`gatehouse: --nats must be nats://host:port (got "${opts.nats}")\n`);
           process.exit(2);
         }
+        // Every service is loaded only here (from source, through tsx), so the other commands start quickly.
+        const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await loadDevStack();
+        // After loadDevStack: the compiled CLI loads workspace packages from source through tsx, registered there.
         const { redactUrl, storeUrlProblem } = await import("@gatehouse/event-store");
         if (opts.eventStore !== undefined) {
           const problem = storeUrlProblem(opts.eventStore);
@@ -72,8 +75,6 @@ export function registerDevCommand(program: Command): void {
             process.exit(2);
           }
         }
-        // Every service is loaded only here (from source, through tsx), so the other commands start quickly.
-        const { otherDevUsing, removeDevFile, startDevStack, writeDevFile } = await loadDevStack();
         const { loadRegistryFile } = await import("@gatehouse/gatekeeper-mcp");
         const dir = resolve(dataDir());
         const other = otherDevUsing(dir);
