@@ -375,7 +375,7 @@ const ev = (revision: number): StoredEvent => ({
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function until(what: string, condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000; // generous: CI shares 2 cores with builds
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(2);
@@ -410,17 +410,26 @@ describe("kurrentdb: the subscription driver (scripted client streams, no server
     let inFlight = 0;
     let maxInFlight = 0;
     let running = false;
+    let release: () => void = () => {};
     const sub = make([first], {
       onEvent: async (e) => {
         inFlight += 1;
         maxInFlight = Math.max(maxInFlight, inFlight);
         running = true;
-        await sleep(15);
+        // Held until the test releases it: a second concurrent call would show in maxInFlight.
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
         seen.push(e.revision);
         running = false;
         inFlight -= 1;
       },
     });
+    for (let i = 0; i < 3; i++) {
+      await until(`event ${i} in the handler`, () => running && seen.length === i);
+      for (let turn = 0; turn < 20; turn++) await new Promise((r) => setImmediate(r));
+      release();
+    }
     await until("three events", () => seen.length === 3);
     assert.deepEqual(seen, [0, 1, 2]);
     assert.equal(maxInFlight, 1);
@@ -479,7 +488,8 @@ describe("kurrentdb: the subscription driver (scripted client streams, no server
       },
     });
     await until("two events", () => seen.length >= 2);
-    await sleep(30);
+    // close() resolves once no handler runs; nothing is delivered after it.
+    await sub.close();
     assert.deepEqual(seen, [0, 1]);
   });
 });
