@@ -26,6 +26,8 @@ export {
   openKurrentEventStore,
 } from "./kurrentdb.ts";
 export {
+  checkStoreEnv,
+  EVENT_STORE_URL_ENV,
   KURRENT_OPEN_DEADLINE_MS,
   openEventStore,
   parseStoreUrl,

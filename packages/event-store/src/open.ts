@@ -1,5 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { z } from "zod";
 import { openKurrentEventStore } from "./kurrentdb.ts";
 import { type EventStore, InvalidEvent } from "./port.ts";
 import { openPostgresEventStore } from "./postgres.ts";
@@ -80,4 +81,27 @@ export function storeUrlProblem(url: string): string | undefined {
   } catch (error) {
     return (error as Error).message;
   }
+}
+
+/** The `EVENT_STORE_URL` field of a service's zod environment schema: optional, refused naming the problem when not a store URL. */
+export const EVENT_STORE_URL_ENV = z
+  .string()
+  .optional()
+  .superRefine((url, ctx) => {
+    const problem = url === undefined ? undefined : storeUrlProblem(url);
+    if (problem) ctx.addIssue({ code: "custom", message: problem });
+  });
+
+/** Refinement for services without a default data dir: one of EVENT_STORE_URL and GATEHOUSE_DATA_DIR must be set. */
+export function checkStoreEnv(
+  e: { EVENT_STORE_URL?: string | undefined; GATEHOUSE_DATA_DIR?: string | undefined },
+  ctx: z.RefinementCtx,
+): void {
+  if (!e.EVENT_STORE_URL && !e.GATEHOUSE_DATA_DIR)
+    ctx.addIssue({
+      code: "custom",
+      path: ["EVENT_STORE_URL"],
+      message:
+        "set EVENT_STORE_URL (sqlite:<path> or postgres://…) or GATEHOUSE_DATA_DIR (the embedded store is <dir>/events.sqlite)",
+    });
 }

@@ -1,7 +1,7 @@
 /** Process configuration from environment variables, validated with zod (names the wrong variable). */
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
-import { storeUrlFromEnv, storeUrlProblem } from "@gatehouse/event-store";
+import { checkStoreEnv, EVENT_STORE_URL_ENV, storeUrlFromEnv } from "@gatehouse/event-store";
 import {
   checkNatsTlsEnv,
   checkTemporalTlsEnv,
@@ -26,13 +26,7 @@ const EnvSchema = z
   .object({
     APPROVAL_ADDR: address.default("127.0.0.1:7002"),
     GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite").optional(),
-    EVENT_STORE_URL: z
-      .string()
-      .optional()
-      .superRefine((url, ctx) => {
-        const problem = url === undefined ? undefined : storeUrlProblem(url);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
+    EVENT_STORE_URL: EVENT_STORE_URL_ENV,
     GATEHOUSE_CALLER_TOKEN_SECRET: z
       .string()
       .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
@@ -67,13 +61,7 @@ const EnvSchema = z
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
-    if (!e.EVENT_STORE_URL && !e.GATEHOUSE_DATA_DIR)
-      ctx.addIssue({
-        code: "custom",
-        path: ["EVENT_STORE_URL"],
-        message:
-          "set EVENT_STORE_URL (sqlite:<path> or postgres://…) or GATEHOUSE_DATA_DIR (the embedded store is <dir>/events.sqlite)",
-      });
+    checkStoreEnv(e, ctx);
     checkTemporalTlsEnv(e, ctx);
     checkNatsTlsEnv(e, ctx);
   });

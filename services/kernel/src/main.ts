@@ -14,11 +14,11 @@
  *   LOG_LEVEL                      pino level, default info
  */
 import {
+  EVENT_STORE_URL_ENV,
   type EventStore,
   openEventStore,
   redactUrl,
   storeUrlFromEnv,
-  storeUrlProblem,
 } from "@gatehouse/event-store";
 import {
   checkTemporalTlsEnv,
@@ -39,13 +39,7 @@ const Config = z
       .regex(/^[^:]+:\d+$/, "must be host:port")
       .default("127.0.0.1:7001"),
     GATEHOUSE_DATA_DIR: z.string().default(".gatehouse"),
-    EVENT_STORE_URL: z
-      .string()
-      .optional()
-      .superRefine((url, ctx) => {
-        const problem = url === undefined ? undefined : storeUrlProblem(url);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
+    EVENT_STORE_URL: EVENT_STORE_URL_ENV,
     GATEHOUSE_CALLER_TOKEN_SECRET: z.string().min(32, "must be at least 32 bytes"),
     GATEKEEPER_ADDRESSES: z
       .string()

@@ -1,6 +1,6 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
-import { storeUrlFromEnv, storeUrlProblem } from "@gatehouse/event-store";
+import { checkStoreEnv, EVENT_STORE_URL_ENV, storeUrlFromEnv } from "@gatehouse/event-store";
 import {
   checkTemporalTlsEnv,
   hostPort,
@@ -21,13 +21,7 @@ const EnvSchema = z
     TEMPORAL_NAMESPACE: z.string().min(1).default("default"),
     ...TEMPORAL_TLS_ENV,
     GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite").optional(),
-    EVENT_STORE_URL: z
-      .string()
-      .optional()
-      .superRefine((url, ctx) => {
-        const problem = url === undefined ? undefined : storeUrlProblem(url);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
+    EVENT_STORE_URL: EVENT_STORE_URL_ENV,
     GATEKEEPER_ADDRESSES: z.string().default(""),
     GATEKEEPER_APPLY_MAX: z
       .string()
@@ -48,13 +42,7 @@ const EnvSchema = z
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
-    if (!e.EVENT_STORE_URL && !e.GATEHOUSE_DATA_DIR)
-      ctx.addIssue({
-        code: "custom",
-        path: ["EVENT_STORE_URL"],
-        message:
-          "set EVENT_STORE_URL (sqlite:<path> or postgres://…) or GATEHOUSE_DATA_DIR (the embedded store is <dir>/events.sqlite)",
-      });
+    checkStoreEnv(e, ctx);
     checkTemporalTlsEnv(e, ctx);
   });
 
