@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startApprovalService } from "@gatehouse/approval";
+import { readModelUrlFor, startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
@@ -134,7 +134,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
   const host = "127.0.0.1";
   const secret = options.callerTokenSecret ?? randomBytes(32).toString("base64url");
   // StoreUnavailable / StoreSchemaMismatch reach the caller, naming the URL (password redacted) and the fix.
-  const store = await openEventStore(options.eventStoreUrl ?? `sqlite:${join(dataDir, "events.sqlite")}`);
+  const storeUrl = options.eventStoreUrl ?? `sqlite:${join(dataDir, "events.sqlite")}`;
+  const store = await openEventStore(storeUrl);
   const closers: Array<() => Promise<void>> = [];
   try {
     const notices: NoticeBus = options.natsUrl
@@ -216,6 +217,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       temporal,
       gatekeepers,
       ...(options.actionTtlMs ? { actionTtlMs: options.actionTtlMs } : {}),
+      ...withReadModel(readModelUrlFor(storeUrl, dataDir)),
       host,
       port: approvalPort,
       logger,
@@ -340,4 +342,9 @@ function applyMaxFromEnv(): Record<string, number> {
   } catch (err) {
     throw new Error(`GATEKEEPER_APPLY_MAX: ${(err as Error).message}`);
   }
+}
+
+/** The approval option naming the read model's home; none = in memory. */
+function withReadModel(url: string | undefined): { readModelUrl?: string } {
+  return url ? { readModelUrl: url } : {};
 }

@@ -327,7 +327,10 @@ export interface DecisionResult {
   actions: Action[];
 }
 
-/** GET /api/workspaces/:ws/log[?until=<revision>] — the log, live or replayed as of a past revision. */
+/**
+ * GET /api/workspaces/:ws/log[?until=<revision>] — the log, live or replayed as of a past revision;
+ * or one page of the live log: `?limit=<1..5000>[&after=<log id>]`.
+ */
 export interface LogResponse {
   workspaceId: string;
   /** Revision this view is as of. */
@@ -337,6 +340,8 @@ export interface LogResponse {
   latched: boolean;
   rules: AutoApprovalRule[];
   entries: LogEntry[];
+  /** Paged requests only: pass as `after` for the next page; 0 when this page is the last. */
+  nextAfter?: number;
 }
 
 /**

@@ -1,7 +1,9 @@
 /** Process configuration from environment variables, validated with zod (names the wrong variable). */
+
+import { resolve } from "node:path";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
-import { checkStoreEnv, EVENT_STORE_URL_ENV, storeUrlFromEnv } from "@gatehouse/event-store";
+import { checkStoreEnv, EVENT_STORE_URL_ENV, parseStoreUrl, storeUrlFromEnv } from "@gatehouse/event-store";
 import {
   checkNatsTlsEnv,
   checkTemporalTlsEnv,
@@ -27,6 +29,13 @@ const EnvSchema = z
     APPROVAL_ADDR: address.default("127.0.0.1:7002"),
     GATEHOUSE_DATA_DIR: z.string().min(1, "set the directory holding events.sqlite").optional(),
     EVENT_STORE_URL: EVENT_STORE_URL_ENV,
+    READ_MODEL_URL: z
+      .string()
+      .regex(
+        /^(sqlite:.+|postgres(ql)?:\/\/.+)$/,
+        "expected sqlite:<path> or postgres://user:password@host:5432/db (the read model's projection tables), or leave it unset",
+      )
+      .optional(),
     GATEHOUSE_CALLER_TOKEN_SECRET: z
       .string()
       .refine((s) => Buffer.byteLength(s) >= 32, "must be at least 32 bytes"),
@@ -72,6 +81,8 @@ export interface ApprovalConfig {
   port: number;
   /** Event-store URL (EVENT_STORE_URL, else `sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite`); may hold a password: log it redacted. */
   eventStoreUrl: string;
+  /** Where the read model's tables live (READ_MODEL_URL, else readModelUrlFor); undefined = in memory. May hold a password. */
+  readModelUrl: string | undefined;
   callerTokenSecret: string;
   /** Temporal frontend and namespace, with TLS/API key from TEMPORAL_TLS_* (log it via describeTemporalSecurity). */
   temporal: { address: string; namespace: string } & TemporalSecurity;
@@ -103,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     host,
     port,
     eventStoreUrl: storeUrlFromEnv(e) as string,
+    readModelUrl: e.READ_MODEL_URL ?? readModelUrlFor(storeUrlFromEnv(e) as string, e.GATEHOUSE_DATA_DIR),
     callerTokenSecret: e.GATEHOUSE_CALLER_TOKEN_SECRET,
     temporal: { address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, ...temporalSecurity(e) },
     actionTtlMs:
@@ -116,4 +128,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): ApprovalConfig {
     natsTls: natsTls(e),
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/**
+ * The default home of the read model's projection tables: the event store's own database for
+ * SQLite and PostgreSQL (the tables sit beside the events table); for KurrentDB, which has no
+ * tables, `sqlite:<dataDir>/read-model.sqlite` when a data directory is set, else undefined (in
+ * memory, rebuilt from the streams at every start).
+ */
+export function readModelUrlFor(eventStoreUrl: string, dataDir: string | undefined): string | undefined {
+  const target = parseStoreUrl(eventStoreUrl);
+  if (target.backend !== "kurrentdb") return eventStoreUrl;
+  return dataDir ? `sqlite:${resolve(dataDir, "read-model.sqlite")}` : undefined;
 }

@@ -26,6 +26,7 @@ import {
 } from "@gatehouse/approval-core";
 import { CallerTokenInvalid } from "@gatehouse/caller-token";
 import { StoreUnavailable, WrongExpectedRevision } from "@gatehouse/event-store";
+import { ReadModelBehind } from "@gatehouse/read-model";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ActionLifecycleFailed, LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 import { RevertNotPrepared } from "./revert.ts";
@@ -51,6 +52,13 @@ export function toStatus(err: unknown): { code: status; details: string; expecte
       code: status.UNAVAILABLE,
       details:
         "the event store cannot be reached; nothing was recorded, retry the request (see the approval service's logs)",
+      expected: false,
+    };
+  }
+  if (err instanceof ReadModelBehind) {
+    return {
+      code: status.UNAVAILABLE,
+      details: `the read model is behind the event store (${err.message}); retry the request`,
       expected: false,
     };
   }

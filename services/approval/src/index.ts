@@ -12,6 +12,7 @@ import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contra
 import type { EventStore, Subscription } from "@gatehouse/event-store";
 import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
+import { type ReadModel, startReadModel } from "@gatehouse/read-model";
 import { listenGrpc, probeTemporalTls, stopGrpc, type TemporalSecurity } from "@gatehouse/service-kit";
 import { Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
@@ -26,6 +27,7 @@ import { approvalQueueHandlers, decisionsHandlers } from "./server.ts";
 
 export * from "@gatehouse/approval-core";
 export { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
+export { readModelUrlFor } from "./config.ts";
 export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecycle.ts";
 export { TemporalLifecycle } from "./lifecycle/temporal.ts";
 export { RevertNotPrepared, RevertRequests } from "./revert.ts";
@@ -76,6 +78,15 @@ export interface ApprovalServiceOptions {
    * Not closed by `close()`. Absent: no notices (gateways then only see changes when they re-read).
    */
   notices?: NoticeBus;
+  /**
+   * Where the read model's projection tables live (GetInbox, GetActionDetail, GetLogPage):
+   * "sqlite:<path>" or "postgres://…" (usually the event store's own URL, readModelUrlFor), kept
+   * across restarts by a stored checkpoint. Absent: in-memory SQLite, rebuilt from the streams at
+   * every start.
+   */
+  readModelUrl?: string;
+  /** Max time a read-model query waits for the projector to reach the store's head, ms (default 10 000). */
+  readModelCatchUpTimeoutMs?: number;
 }
 
 /** A running approval service. */
@@ -111,6 +122,18 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     throw new LifecycleEngineUnavailable(options.temporal.address, "be reached at start-up", tlsProblem);
   }
   const streams = new WorkspaceStreams(options.store);
+  let readModel: ReadModel;
+  try {
+    readModel = await startReadModel({
+      store: options.store,
+      ...(options.readModelUrl ? { url: options.readModelUrl } : {}),
+      logger,
+      ...(options.readModelCatchUpTimeoutMs ? { catchUpTimeoutMs: options.readModelCatchUpTimeoutMs } : {}),
+    });
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
   const metrics = createMetrics();
   const ownGatekeepers = !isReverter(options.gatekeepers);
   const gatekeepers = isReverter(options.gatekeepers)
@@ -133,11 +156,19 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   try {
     if (!options.skipRecovery) await lifecycle.recover();
     const reverts = new RevertRequests({ streams, lifecycle, gatekeepers, logger });
-    const deps = { streams, lifecycle, reverts, callerTokenSecret: options.callerTokenSecret, logger };
+    const deps = {
+      streams,
+      readModel,
+      lifecycle,
+      reverts,
+      callerTokenSecret: options.callerTokenSecret,
+      logger,
+    };
     server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
     server.addService(DecisionsService, decisionsHandlers(deps));
   } catch (err) {
     if (ownGatekeepers) gatekeepers.close();
+    await readModel.close();
     await connection.close();
     throw err;
   }
@@ -148,6 +179,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   } catch (err) {
     await lifecycle.idle();
     if (ownGatekeepers) gatekeepers.close();
+    await readModel.close();
     await connection.close();
     throw err;
   }
@@ -176,6 +208,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       await publisher?.close();
       await lifecycle.idle();
       await lifecycle.close();
+      await readModel.close();
       if (ownGatekeepers) gatekeepers.close();
       await connection.close();
       logger.info({ event: "stopped" });

@@ -28,6 +28,7 @@ logger.info(
     event: "config",
     addr: `${config.host}:${config.port}`,
     eventStore: redactUrl(config.eventStoreUrl),
+    readModel: config.readModelUrl ? redactUrl(config.readModelUrl) : "memory",
     temporal: {
       address: config.temporal.address,
       namespace: config.temporal.namespace,
@@ -66,6 +67,7 @@ try {
     ...(notices ? { notices } : {}),
     store,
     callerTokenSecret: config.callerTokenSecret,
+    ...(config.readModelUrl ? { readModelUrl: config.readModelUrl } : {}),
     temporal: config.temporal,
     actionTtlMs: config.actionTtlMs,
     ...(config.applyRunMax ? { applyRunMax: config.applyRunMax } : {}),

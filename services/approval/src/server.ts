@@ -24,6 +24,7 @@ import {
   type LogChange,
   type WatchLogRequest,
 } from "@gatehouse/proto";
+import type { ReadModel } from "@gatehouse/read-model";
 import type {
   ServerUnaryCall,
   ServerWritableStream,
@@ -34,11 +35,14 @@ import type { Logger } from "pino";
 import { toServiceError, toStatus } from "./errors.ts";
 import type { ActionLifecycle } from "./lifecycle/action-lifecycle.ts";
 import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from "./queries.ts";
+import { getActionDetail, getInbox, getLogPage } from "./read-model-queries.ts";
 import type { RevertRequests } from "./revert.ts";
 
 /** What the handlers need. */
 export interface HandlerDeps {
   streams: WorkspaceStreams;
+  /** Projection tables answering GetInbox, GetActionDetail and GetLogPage. */
+  readModel: ReadModel;
   lifecycle: ActionLifecycle;
   /** RequestRevert: PrepareRevert at the binding's gatekeeper, then submission of the revert. */
   reverts: RevertRequests;
@@ -230,6 +234,9 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       replayLog(streams, requireWorkspace(req.workspaceId), req.untilRevision),
     ),
     verify: unary(deps, "Verify", (req) => verifyWorkspace(streams, requireWorkspace(req.workspaceId))),
+    getInbox: unary(deps, "GetInbox", (req) => getInbox(deps.readModel, req)),
+    getActionDetail: unary(deps, "GetActionDetail", (req) => getActionDetail(deps.readModel, req)),
+    getLogPage: unary(deps, "GetLogPage", (req) => getLogPage(deps.readModel, req)),
     watchLog: (call: ServerWritableStream<WatchLogRequest, LogChange>) => {
       const fail = (err: unknown) => {
         if (!toStatus(err).expected)
