@@ -1,8 +1,11 @@
 /**
  * A split deployment for crash tests: the approval service, the lifecycle worker, gatekeeper-mcp, the
  * sandbox runner and the kernel each run as their own process from their `main.ts`, configured only by
- * environment variables and sharing one SQLite event store file, against a `temporal server start-dev`.
- * Any service can be killed (SIGKILL, a crash) and started again with the same configuration and port.
+ * environment variables and sharing one event store (a SQLite file by default, or the `storeUrl` option,
+ * e.g. a PostgreSQL database), against a `temporal server start-dev`. Options add more approval
+ * processes and gateway processes (each gateway talks to its own approval process; live notices over
+ * the `natsUrl` option's NATS). Any service can be killed (SIGKILL, a crash) and started again with the
+ * same configuration and port.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,8 +19,43 @@ import { credentials } from "@grpc/grpc-js";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 
-/** The services of a split stack. */
-export type SplitService = "approval" | "worker" | "gatekeeper-mcp" | "sandbox-runner" | "kernel";
+/**
+ * The services of a split stack. The first approval process is "approval", further ones (option
+ * `approvals`) "approval-2", "approval-3", …; gateways (option `gateways`) are "gateway", "gateway-2", ….
+ */
+export type SplitService =
+  | "approval"
+  | "worker"
+  | "gatekeeper-mcp"
+  | "sandbox-runner"
+  | "kernel"
+  | `approval-${number}`
+  | "gateway"
+  | `gateway-${number}`;
+
+/** One static dev token of the gateways (GATEWAY_DEV_TOKENS_FILE's entry). */
+export interface SplitDevToken {
+  /** At least 16 characters. */
+  token: string;
+  subject: string;
+  roles: Array<"approver" | "auditor" | "admin">;
+}
+
+/** Options of {@link startSplitStack}. */
+export interface SplitStackOptions {
+  /** Temp directory to use instead of a fresh one (removed by `close()` either way). */
+  dir?: string;
+  /** EVENT_STORE_URL of the kernel, the approval processes and the worker (default: SQLite in `<dir>/data`). */
+  storeUrl?: string;
+  /** NATS_URL of the approval processes (they publish live notices) and the gateways; needed for gateways. */
+  natsUrl?: string;
+  /** Number of approval processes on the one store (default 1). */
+  approvals?: number;
+  /** Number of gateway processes (default 0); gateway i talks to approval process i (mod `approvals`). */
+  gateways?: number;
+  /** The gateways' dev tokens (needed when `gateways` > 0). */
+  devTokens?: SplitDevToken[];
+}
 
 /** One registered MCP server (gatekeeper-mcp's registry entry; the YAML registry's shape). */
 export interface RegistryServer {
@@ -31,8 +69,12 @@ export interface SplitStack {
   /** Temp directory holding the event store (`data/`), the registry and whatever the test puts there. */
   dir: string;
   kernel: KernelClient;
-  /** Decisions client (64 MiB receive limit, so a log of thousands of actions comes back whole). */
+  /** Decisions client of the first approval process (64 MiB receive limit, so a log of thousands of actions comes back whole). */
   decisions: DecisionsClient;
+  /** "host:port" of each approval process, in order ("approval", "approval-2", …). */
+  approvalAddresses: string[];
+  /** Base URL (`http://127.0.0.1:<port>`) of each gateway, in order ("gateway", "gateway-2", …). */
+  gatewayUrls: string[];
   /** SIGKILLs the service's process and resolves once it exited (a crash: no graceful shutdown). */
   kill(name: SplitService): Promise<void>;
   /** Starts the service again with its configuration and port; resolves once it listens. */
@@ -52,42 +94,90 @@ interface Running {
   output: string;
 }
 
+/** "approval", "approval-2", … / "gateway", "gateway-2", …: the name of the i-th (0-based) process. */
+function nth<P extends "approval" | "gateway">(prefix: P, i: number): P | `${P}-${number}` {
+  return i === 0 ? prefix : `${prefix}-${i + 1}`;
+}
+
 /**
- * Starts Temporal and the five services; `servers` is gatekeeper-mcp's registry (server name → entry).
- * Resolves once every service listens (generous deadline: six processes start at once on 2 cores).
+ * Starts Temporal and the services; `servers` is gatekeeper-mcp's registry (server name → entry).
+ * Resolves once every service listens (generous deadline: six or more processes start at once on 2 cores).
+ * `options` may be a directory (the older signature) or {@link SplitStackOptions}.
  * @throws Error naming the service that exited or did not listen in time, with its output.
  */
 export async function startSplitStack(
   servers: Record<string, RegistryServer>,
-  dir?: string,
+  options: string | SplitStackOptions = {},
 ): Promise<SplitStack> {
-  const base = dir ?? mkdtempSync(join(tmpdir(), "gatehouse-split-"));
+  const opts: SplitStackOptions = typeof options === "string" ? { dir: options } : options;
+  const approvalCount = opts.approvals ?? 1;
+  const gatewayCount = opts.gateways ?? 0;
+  if (approvalCount < 1) throw new Error("approvals must be at least 1");
+  if (gatewayCount > 0 && (!opts.natsUrl || !opts.devTokens?.length))
+    throw new Error("gateways need the natsUrl and devTokens options");
+  const base = opts.dir ?? mkdtempSync(join(tmpdir(), "gatehouse-split-"));
   const registry = join(base, "registry.json"); // JSON is YAML
   writeFileSync(registry, JSON.stringify({ servers }));
   const temporal: TemporalDevServer = await startTemporalDevServer();
   // Every port chosen free, the ops (metrics) ports too: their defaults would collide with any other stack.
-  const [kernel, approval, mcp, runner, workerMetrics, ...ops] = await Promise.all(
-    [1, 2, 3, 4, 5, 6, 7, 8, 9].map(() => freePort()),
+  const ports = await Promise.all(
+    Array.from({ length: 7 + 2 * approvalCount + 2 * gatewayCount }, () => freePort()),
   );
-  const [approvalOps, mcpOps, runnerOps, kernelOps] = ops.map((p) => `127.0.0.1:${p}`);
+  const take = (n: number) => ports.splice(0, n);
+  const [kernel, mcp, runner, workerMetrics, ...ops] = take(7);
+  const [mcpOps, runnerOps, kernelOps] = ops.map((p) => `127.0.0.1:${p}`);
+  const approvalPorts = take(approvalCount);
+  const approvalOpsPorts = take(approvalCount);
+  const gatewayPorts = take(gatewayCount);
+  const gatewayOpsPorts = take(gatewayCount);
+  const approval = approvalPorts[0] as number;
   const gatekeepers = `mcp=127.0.0.1:${mcp}`;
   const common = {
     GATEHOUSE_DATA_DIR: join(base, "data"),
+    ...(opts.storeUrl ? { EVENT_STORE_URL: opts.storeUrl } : {}),
     GATEHOUSE_CALLER_TOKEN_SECRET: randomBytes(32).toString("hex"),
     TEMPORAL_ADDRESS: temporal.address,
   };
-  const services: Record<SplitService, Running> = {
-    approval: {
-      entry: "services/approval/src/main.ts",
-      env: {
-        ...common,
-        APPROVAL_ADDR: `127.0.0.1:${approval}`,
-        METRICS_ADDR: approvalOps as string,
-        GATEKEEPER_ADDRESSES: gatekeepers,
-      },
-      port: approval as number,
-      output: "",
-    },
+  const devTokensFile = join(base, "dev-tokens.json"); // JSON is YAML
+  if (gatewayCount > 0) writeFileSync(devTokensFile, JSON.stringify({ tokens: opts.devTokens }));
+  const approvals = Object.fromEntries(
+    approvalPorts.map((port, i) => [
+      nth("approval", i),
+      {
+        entry: "services/approval/src/main.ts",
+        env: {
+          ...common,
+          APPROVAL_ADDR: `127.0.0.1:${port}`,
+          METRICS_ADDR: `127.0.0.1:${approvalOpsPorts[i]}`,
+          GATEKEEPER_ADDRESSES: gatekeepers,
+          ...(opts.natsUrl ? { NATS_URL: opts.natsUrl } : {}),
+        },
+        port,
+        output: "",
+      } satisfies Running,
+    ]),
+  );
+  const gateways = Object.fromEntries(
+    gatewayPorts.map((port, i) => [
+      nth("gateway", i),
+      {
+        entry: "services/gateway/src/main.ts",
+        env: {
+          GATEWAY_ADDR: `127.0.0.1:${port}`,
+          APPROVAL_ADDRESS: `127.0.0.1:${approvalPorts[i % approvalCount]}`,
+          KERNEL_ADDRESS: `127.0.0.1:${kernel}`,
+          NATS_URL: opts.natsUrl as string,
+          GATEWAY_DEV_TOKENS_FILE: devTokensFile,
+          METRICS_ADDR: `127.0.0.1:${gatewayOpsPorts[i]}`,
+        },
+        port,
+        output: "",
+      } satisfies Running,
+    ]),
+  );
+  const services: Partial<Record<SplitService, Running>> = {
+    ...approvals,
+    ...gateways,
     worker: {
       entry: "services/worker/src/main.ts",
       env: {
@@ -130,8 +220,13 @@ export async function startSplitStack(
   };
 
   const stopping = new WeakSet<ChildProcess>();
-  const start = async (name: SplitService) => {
+  const serviceOf = (name: SplitService): Running => {
     const s = services[name];
+    if (!s) throw new Error(`this split stack has no ${name} process`);
+    return s;
+  };
+  const start = async (name: SplitService) => {
+    const s = serviceOf(name);
     s.output = "";
     const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", s.entry], {
       cwd: ROOT,
@@ -164,7 +259,7 @@ export async function startSplitStack(
     });
   };
   const stop = async (name: SplitService, signal: NodeJS.Signals) => {
-    const child = services[name].child;
+    const child = serviceOf(name).child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once("exit", () => r()));
     stopping.add(child);
@@ -192,9 +287,11 @@ export async function startSplitStack(
     dir: base,
     kernel: kernelClient,
     decisions,
+    approvalAddresses: approvalPorts.map((p) => `127.0.0.1:${p}`),
+    gatewayUrls: gatewayPorts.map((p) => `http://127.0.0.1:${p}`),
     kill: (name) => stop(name, "SIGKILL"),
     start,
-    log: (name) => services[name].output,
+    log: (name) => serviceOf(name).output,
     async close() {
       kernelClient.close();
       decisions.close();

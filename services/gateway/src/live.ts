@@ -6,6 +6,10 @@
  * connected (a WorkspaceCreated, MemberAdded or MemberRemoved notice) is looked up once: the clients
  * whose person now reaches that workspace, or no longer does, get it added or dropped and a resync.
  * Membership lookups run one at a time, in notice order, so a later one never undoes a newer answer.
+ * Every approval replica follows the store and publishes each event's notice, so with N replicas a
+ * notice arrives N times: the hub forwards a workspace's notice only when its revision is past the
+ * highest it forwarded for that workspace (each publisher sends in store order, so a lower or equal
+ * revision is one already sent); a client counting notices (the batch progress) counts each event once.
  */
 import type { ServerResponse } from "node:http";
 import type { NoticeBus } from "@gatehouse/live-notices";
@@ -38,6 +42,8 @@ export class SseHub {
   private readonly clients = new Set<Client>();
   private readonly unsubscribe: () => void;
   private readonly heartbeat: NodeJS.Timeout;
+  /** Highest notice revision forwarded per workspace id (duplicates from other publishers are dropped). */
+  private readonly forwarded = new Map<string, number>();
   /** The membership work in flight; each step starts when the previous one ended. */
   private membershipWork: Promise<void> = Promise.resolve();
 
@@ -50,6 +56,9 @@ export class SseHub {
     this.unsubscribe = bus.subscribe({
       notice: (n) => {
         metrics.notices.inc();
+        const last = this.forwarded.get(n.workspaceId);
+        if (last !== undefined && n.revision <= last) return;
+        this.forwarded.set(n.workspaceId, n.revision);
         for (const c of this.clients) if (c.workspaces.has(n.workspaceId)) send(c.res, "notice", n);
         if (MEMBERSHIP.has(n.type)) this.serially(() => this.reconcile(n.workspaceId));
       },

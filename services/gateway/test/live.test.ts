@@ -1,0 +1,56 @@
+/**
+ * The SSE hub with two publishers on the bus (two approval replicas each publish every event's notice):
+ * a client gets each event's notice once, in order, whatever the interleaving.
+ */
+import assert from "node:assert/strict";
+import { EventEmitter } from "node:events";
+import type { ServerResponse } from "node:http";
+import { test } from "node:test";
+import { InProcessNoticeBus } from "@gatehouse/live-notices";
+import { SseHub } from "../src/live.ts";
+import { createMetrics } from "../src/metrics.ts";
+
+/** A ServerResponse stand-in that keeps what the hub writes. */
+class FakeResponse extends EventEmitter {
+  written = "";
+  writeHead(): this {
+    return this;
+  }
+  write(chunk: string): boolean {
+    this.written += chunk;
+    return true;
+  }
+  end(): void {}
+}
+
+const noticesIn = (text: string) =>
+  [...text.matchAll(/^event: notice\ndata: (.+)$/gm)].map((m) => JSON.parse(m[1] as string));
+
+test("each event's notice reaches a client once when two publishers send it: duplicates and late copies are dropped", async () => {
+  const bus = new InProcessNoticeBus();
+  const hub = new SseHub(bus, createMetrics(), {
+    workspacesOf: async () => ["w1", "w2"],
+    membersOf: async () => ({ owner: "user:a", members: [] }),
+  });
+  const res = new FakeResponse();
+  try {
+    hub.attach(res as unknown as ServerResponse, "user:a", new Set(["w1", "w2"]));
+    const n = (workspaceId: string, revision: number) =>
+      bus.publish({ workspaceId, revision, type: "ActionSubmitted" });
+    // Publisher 1 runs ahead of publisher 2; both send w1's revisions 1..3 and w2's revision 1.
+    n("w1", 1);
+    n("w1", 2);
+    n("w1", 1);
+    n("w2", 1);
+    n("w1", 3);
+    n("w1", 2);
+    n("w2", 1);
+    n("w1", 3);
+    assert.deepEqual(
+      noticesIn(res.written).map((x) => `${x.workspaceId}@${x.revision}`),
+      ["w1@1", "w1@2", "w2@1", "w1@3"],
+    );
+  } finally {
+    hub.close();
+  }
+});
