@@ -1,0 +1,8 @@
+/**
+ * @gatehouse/read-model: projection tables of the workspace streams (inbox across workspaces, action
+ * detail, log pages) kept by a checkpointed projector, in SQLite or PostgreSQL, rebuildable from the
+ * streams (docs/event-store.md "Read models").
+ */
+export { type BenchInboxOptions, type BenchInboxResult, benchInbox } from "./bench.ts";
+export { ReadModelBehind } from "./errors.ts";
+export { type ReadModel, type ReadModelOptions, startReadModel } from "./read-model.ts";
