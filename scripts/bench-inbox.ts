@@ -209,7 +209,7 @@ try {
     try {
       rows.push(...(await benchBackend("postgres", pg.url, temporal.address)));
     } finally {
-      await pg.close();
+      await pg.stop();
     }
   }
 } finally {
