@@ -9,7 +9,10 @@
  *  2. One MCP read through the gatekeeper (sandbox -> kernel relay -> gatekeeper -> MCP server, plus
  *     the observation append), as (T_K - T_0) / K, vs a direct MCP SDK client call to its own
  *     server-memory process over stdio, on a copy of the same memory file.
- *  3. Event-store appends per second vs raw better-sqlite3 inserts, same rows, same batching.
+ *  3. (bench-store.ts, also `npm run bench:store` alone) The event store: appends per second at batch
+ *     1/10/100 on embedded SQLite and PostgreSQL vs the raw driver (better-sqlite3 / pg) inserting the
+ *     same rows; replay events per second (readStream + approval-core evolve) vs the raw driver's
+ *     SELECT + JSON.parse of the same rows.
  *  4. (bench-git.ts) One git readFile through gatekeeper-git (the whole path, observation included), as
  *     (T_K - T_0) / K, vs `git show main:<path>` run by this process on the same repository; and
  *     the overlay cost: listFiles of a tree in a workspace with 100 pending commits vs one with none.
@@ -19,7 +22,10 @@
  *   BENCH_RUNNER_ITERATIONS   benchSandboxRunner latency samples per figure (default BENCH_ITERATIONS)
  *   BENCH_MCP_READS           K, reads per snippet and direct calls per repetition (default 200)
  *   BENCH_MCP_REPS            repetitions of the T_K / T_0 snippets and of the direct K calls (default 5)
- *   BENCH_APPEND_EVENTS       events per batch size in the append bench (default 3000)
+ *   BENCH_APPEND_EVENTS       events per batch size and backend in the append bench (default 3000)
+ *   BENCH_REPLAY_EVENTS       events in the replayed workspace stream (default 20000)
+ *   BENCH_REPLAY_REPS         timed replays per side and backend (default 5)
+ *   BENCH_STORE_POSTGRES      "0" leaves PostgreSQL out of section 3 (default: measured when installed)
  *   BENCH_GIT_READS           K for the git reads (default 50)
  *   BENCH_GIT_PENDING         pending commits in the overlay-cost workspace (default 100)
  *   BENCH_SANDBOX             sandbox mode for the dev stack and runner: auto | gvisor | none (default auto)
@@ -29,7 +35,6 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { type BenchAppendsResult, benchAppends } from "@gatehouse/event-store";
 import { KernelClient } from "@gatehouse/proto";
 import { benchSandboxRunner, type SandboxBenchResult } from "@gatehouse/sandbox-runner";
 import { credentials } from "@grpc/grpc-js";
@@ -38,6 +43,7 @@ import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotoc
 import ivm from "isolated-vm";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { type GitSamples, gitRows, sampleGit } from "./bench-git.ts";
+import { storeBench, storeBenchOptionsFromEnv } from "./bench-store.ts";
 import {
   envInt,
   envStr,
@@ -57,7 +63,6 @@ const ITERATIONS = envInt("BENCH_ITERATIONS", 30);
 const RUNNER_ITERATIONS = envInt("BENCH_RUNNER_ITERATIONS", ITERATIONS);
 const MCP_READS = envInt("BENCH_MCP_READS", 200);
 const MCP_REPS = envInt("BENCH_MCP_REPS", 5);
-const APPEND_EVENTS = envInt("BENCH_APPEND_EVENTS", 3000);
 const GIT_READS = envInt("BENCH_GIT_READS", 50);
 const GIT_PENDING = envInt("BENCH_GIT_PENDING", 100);
 const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
@@ -137,6 +142,8 @@ async function main() {
   const t0 = performance.now();
   const loadBefore = loadavg().map((x) => round(x, 2));
   const work = mkdtempSync(join(tmpdir(), "gatehouse-bench-"));
+  // Section 3's options (BENCH_APPEND_EVENTS, BENCH_REPLAY_*, BENCH_STORE_POSTGRES): read now, so a bad value fails at once.
+  const storeOptions = storeBenchOptionsFromEnv(work);
   const dataDir = join(work, "stack");
   mkdirSync(dataDir, { recursive: true });
   seedMemory(join(dataDir, "memory.jsonl"));
@@ -395,23 +402,11 @@ async function main() {
       detail.git = g.detail;
     }
 
-    // --- 3: appends ---------------------------------------------------------------------------------
-    const appends: BenchAppendsResult[] = [];
-    for (const batch of [1, 10, 100]) {
-      log(`benchAppends events=${APPEND_EVENTS} batch=${batch}`);
-      const r = await benchAppends({ events: APPEND_EVENTS, batch, dir: work });
-      appends.push(r);
-      rows.push({
-        id: `appends.batch${batch}`,
-        measurement: `event appends/s, batch ${batch}`,
-        value: Math.round(r.eventsPerSec),
-        baseline: `raw better-sqlite3 inserts/s, batch ${batch}`,
-        baselineValue: Math.round(r.rawInsertsPerSec),
-        unit: "ev/s",
-        ratio: r.ratio,
-      });
-    }
-    detail.appends = appends;
+    // --- 3: the event store (bench-store.ts) ------------------------------------------------------
+    const store = await storeBench(storeOptions);
+    rows.push(...store.rows);
+    detail.store = store.detail;
+    notes.push(...store.notes);
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -437,7 +432,7 @@ async function main() {
       runnerIterations: RUNNER_ITERATIONS,
       mcpReads: MCP_READS,
       mcpReps: MCP_REPS,
-      appendEvents: APPEND_EVENTS,
+      store: (({ dir: _dir, ...config }) => config)(storeOptions),
       sandbox: SANDBOX,
       warmup: WARMUP,
     },

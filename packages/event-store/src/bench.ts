@@ -14,6 +14,11 @@ export interface BenchAppendsOptions {
   batch: number;
   /** Directory for the temporary database files (a subdirectory is created and removed). */
   dir: string;
+  /**
+   * Rounds the batches are split into (>= 1, default 5): each round times the store's appends, then the
+   * raw inserts of the rows they stored, so a change in machine load hits both sides alike.
+   */
+  rounds?: number;
 }
 
 /** Output of {@link benchAppends}. Rates are events per second of wall time. */
@@ -26,7 +31,8 @@ export interface BenchAppendsResult {
   ratio: number;
   events: number;
   batch: number;
-  /** Wall time of each phase, in ms. */
+  rounds: number;
+  /** Wall time of each phase summed over the rounds, in ms. */
   storeMs: number;
   rawMs: number;
 }
@@ -35,7 +41,20 @@ const optionsSchema = z.object({
   events: z.number().int().min(1),
   batch: z.number().int().min(1),
   dir: z.string().min(1),
+  rounds: z.number().int().min(1).default(5),
 });
+
+/** Splits `events` sample events into batches of `batch`, and the batches into `rounds` consecutive groups. */
+export function benchRounds(events: number, batch: number, rounds: number): NewEvent[][][] {
+  const batches: NewEvent[][] = [];
+  for (let n = 0; n < events; n += batch) {
+    batches.push(Array.from({ length: Math.min(batch, events - n) }, (_, i) => sampleEvent(n + i)));
+  }
+  const per = Math.ceil(batches.length / Math.min(rounds, batches.length));
+  const out: NewEvent[][][] = [];
+  for (let i = 0; i < batches.length; i += per) out.push(batches.slice(i, i + per));
+  return out;
+}
 
 /** A payload shaped like an ActionSubmitted event (~400 bytes of JSON). */
 export function sampleEvent(n: number): NewEvent {
@@ -57,9 +76,11 @@ export function sampleEvent(n: number): NewEvent {
 
 /**
  * Measures append throughput of the SQLite event store next to a baseline measured in the same run
- * (STYLE.md "Benchmarks"): first `events` events are appended through the store in batches of `batch`
- * (each append with the exact expected revision), then the rows it stored are INSERTed raw into a fresh
- * file with the same schema and pragmas, one transaction per batch. Files are deleted afterwards.
+ * (STYLE.md "Benchmarks"): `events` events are appended through the store in batches of `batch` (each
+ * append with the exact expected revision), and the rows it stored are INSERTed raw into a fresh file
+ * with the same schema and pragmas, one transaction per batch — in `rounds` alternating rounds (store
+ * round k, then raw round k), after an untimed warm-up of up to 3 batches on each side (another stream).
+ * Files are deleted afterwards.
  * @throws InvalidEvent when an option is missing or not a positive integer.
  */
 export async function benchAppends(options: BenchAppendsOptions): Promise<BenchAppendsResult> {
@@ -71,44 +92,61 @@ export async function benchAppends(options: BenchAppendsOptions): Promise<BenchA
   const { events, batch } = parsed.data;
   const work = mkdtempSync(join(parsed.data.dir, "gatehouse-bench-"));
   try {
-    const batches: NewEvent[][] = [];
-    for (let n = 0; n < events; n += batch) {
-      batches.push(Array.from({ length: Math.min(batch, events - n) }, (_, i) => sampleEvent(n + i)));
-    }
-
+    const rounds = benchRounds(events, batch, parsed.data.rounds);
     const storePath = join(work, "store.db");
     const store = openSqliteEventStore(storePath);
-    let expected = -1;
-    const storeStart = performance.now();
-    for (const events of batches) {
-      expected = (await store.append("workspace-bench", events, expected)).nextExpectedRevision;
-    }
-    const storeMs = performance.now() - storeStart;
-    await store.close();
-
     const source = openDatabase(storePath, { busyTimeoutMs: 5000 });
-    const rows = source.prepare<[], EventRow>("SELECT * FROM events ORDER BY global_position").all();
-    source.close();
     const raw = openDatabase(join(work, "raw.db"), { busyTimeoutMs: 5000 });
+    const select = source.prepare<[number], EventRow>(
+      "SELECT * FROM events WHERE global_position > ? ORDER BY global_position",
+    );
     const insert = raw.prepare<[string, number, string, string, string]>(
       "INSERT INTO events (stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?)",
     );
     const insertBatch = raw.transaction((chunk: EventRow[]) => {
       for (const r of chunk) insert.run(r.stream_id, r.revision, r.type, r.data, r.metadata);
     });
-    const rawStart = performance.now();
-    for (let i = 0; i < rows.length; i += batch) insertBatch.immediate(rows.slice(i, i + batch));
-    const rawMs = performance.now() - rawStart;
-    raw.close();
+    let expected = -1;
+    let storeMs = 0;
+    let rawMs = 0;
+    let rawRows = 0;
+    let copied = 0;
+    try {
+      // Warm-up, not timed: a few appends to another stream and their raw inserts (JIT, page cache).
+      let warm = -1;
+      for (const chunk of benchRounds(Math.min(events, 3 * batch), batch, 1)[0] ?? [])
+        warm = (await store.append("workspace-warmup", chunk, warm)).nextExpectedRevision;
+      const warmRows = select.all(0);
+      for (let i = 0; i < warmRows.length; i += batch) insertBatch.immediate(warmRows.slice(i, i + batch));
+      copied = warmRows[warmRows.length - 1]?.global_position ?? 0;
+      for (const round of rounds) {
+        const storeStart = performance.now();
+        for (const chunk of round) {
+          expected = (await store.append("workspace-bench", chunk, expected)).nextExpectedRevision;
+        }
+        storeMs += performance.now() - storeStart;
+        const rows = select.all(copied);
+        copied = rows[rows.length - 1]?.global_position ?? copied;
+        rawRows += rows.length;
+        const rawStart = performance.now();
+        for (let i = 0; i < rows.length; i += batch) insertBatch.immediate(rows.slice(i, i + batch));
+        rawMs += performance.now() - rawStart;
+      }
+    } finally {
+      source.close();
+      raw.close();
+      await store.close();
+    }
 
     const eventsPerSec = events / (storeMs / 1000);
-    const rawInsertsPerSec = rows.length / (rawMs / 1000);
+    const rawInsertsPerSec = rawRows / (rawMs / 1000);
     return {
       eventsPerSec,
       rawInsertsPerSec,
       ratio: eventsPerSec / rawInsertsPerSec,
       events,
       batch,
+      rounds: rounds.length,
       storeMs,
       rawMs,
     };

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { z } from "zod";
-import { eventHash } from "./hash.ts";
+import { chainEvent } from "./hash.ts";
 import type {
   AppendResult,
   EventStore,
@@ -161,21 +161,30 @@ export class PostgresEventStore implements EventStore {
       // previous lock holder committed.
       await client.query("BEGIN; SELECT position FROM gatehouse_events_head WHERE id = 1 FOR UPDATE");
       try {
+        // The batch's ids are looked up one by one through the (stream_id, event_id) index (a lateral
+        // join on unnest): with `event_id = ANY(...)` the planner may scan the whole stream instead
+        // (it did on fresh tables, whose statistics said the stream was small), so an append would
+        // cost time proportional to the stream's length. Only the last event's hash is fetched, not
+        // its whole metadata.
         const now = await client.query<{
           position: string;
           revision: string | null;
-          metadata: string | null;
+          hash: string | null;
           found: Array<[string, number]> | null;
-        }>(
-          `SELECT h.position, l.revision, l.metadata,
-             (SELECT json_agg(json_build_array(event_id, revision)) FROM gatehouse_events
-               WHERE stream_id = $1 AND event_id = ANY($2::text[])) AS found
+        }>({
+          // Named: parsed and planned once per connection, not on every append.
+          name: "gatehouse_append_state",
+          text: `SELECT h.position, l.revision, l.hash,
+             (SELECT json_agg(json_build_array(f.event_id, f.revision))
+                FROM unnest($2::text[]) AS x(id)
+                CROSS JOIN LATERAL (SELECT event_id, revision FROM gatehouse_events
+                                    WHERE stream_id = $1 AND event_id = x.id LIMIT 1) f) AS found
            FROM gatehouse_events_head h
-           LEFT JOIN LATERAL (SELECT revision, metadata FROM gatehouse_events WHERE stream_id = $1
-                              ORDER BY revision DESC LIMIT 1) l ON true
+           LEFT JOIN LATERAL (SELECT revision, metadata::json ->> 'hash' AS hash FROM gatehouse_events
+                              WHERE stream_id = $1 ORDER BY revision DESC LIMIT 1) l ON true
            WHERE h.id = 1`,
-          [streamId, ids],
-        );
+          values: [streamId, ids],
+        });
         const state = now.rows[0];
         let position = Number(state?.position ?? 0);
         const actual = state?.revision == null ? -1 : Number(state.revision);
@@ -199,7 +208,7 @@ export class PostgresEventStore implements EventStore {
         }
         const ok = want === "any" || (want === "no_stream" ? actual === -1 : want === actual);
         if (!ok) throw new WrongExpectedRevision(streamId, want, actual);
-        let prevHash = state?.metadata ? (JSON.parse(state.metadata) as StoredMetadata).hash : "";
+        let prevHash = state?.hash ?? "";
         let revision = actual;
         const stored: StoredEvent[] = [];
         const columns = {
@@ -213,16 +222,15 @@ export class PostgresEventStore implements EventStore {
           revision += 1;
           position += 1;
           const withoutHash = { ...event.metadata, prevHash };
-          const metadata: StoredMetadata = {
-            ...withoutHash,
-            hash: eventHash(event.type, event.data, withoutHash),
-          };
+          // The hash from the canonical data text prepareEvents made; the stored metadata text with it.
+          const chained = chainEvent(event.type, event.dataJson, withoutHash);
+          const metadata: StoredMetadata = { ...withoutHash, hash: chained.hash };
           columns.pos.push(position);
           columns.rev.push(revision);
           columns.id.push(event.metadata.eventId);
           columns.type.push(event.type);
           texts.data.push(event.dataJson);
-          texts.metadata.push(JSON.stringify(metadata));
+          texts.metadata.push(chained.metadataJson);
           stored.push({
             streamId,
             revision,
@@ -234,14 +242,15 @@ export class PostgresEventStore implements EventStore {
           prevHash = metadata.hash;
         }
         // One statement: the rows, the new head, the notification (sent at commit).
-        await client.query(
-          `WITH inserted AS (
+        await client.query({
+          name: "gatehouse_append_insert",
+          text: `WITH inserted AS (
              INSERT INTO gatehouse_events (global_position, stream_id, revision, event_id, type, data, metadata)
              SELECT p, $2, r, i, t, d, m
              FROM unnest($1::int8[], $3::int8[], $4::text[], $5::text[], $6::text[], $7::text[]) AS x(p, r, i, t, d, m)
            ), head AS (UPDATE gatehouse_events_head SET position = $8::int8 WHERE id = 1)
            SELECT pg_notify('${CHANNEL}', $8::int8::text)`,
-          [
+          values: [
             columns.pos,
             streamId,
             columns.rev,
@@ -251,7 +260,7 @@ export class PostgresEventStore implements EventStore {
             texts.metadata,
             position,
           ],
-        );
+        });
         await client.query("COMMIT");
         this.notifyAll();
         const end = stored[stored.length - 1] as StoredEvent;

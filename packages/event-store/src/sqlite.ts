@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { eventHash } from "./hash.ts";
+import { chainEvent } from "./hash.ts";
 import type {
   AppendResult,
   EventStore,
@@ -76,8 +76,8 @@ export class SqliteEventStore implements EventStore {
     private readonly now: () => Date,
   ) {
     this.stmt = {
-      head: db.prepare<[string], { revision: number; metadata: string }>(
-        "SELECT revision, metadata FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1",
+      head: db.prepare<[string], { revision: number; hash: string }>(
+        "SELECT revision, json_extract(metadata, '$.hash') AS hash FROM events WHERE stream_id = ? ORDER BY revision DESC LIMIT 1",
       ),
       insert: db.prepare<[string, number, string, string, string]>(
         "INSERT INTO events (stream_id, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?)",
@@ -94,8 +94,9 @@ export class SqliteEventStore implements EventStore {
       allFrom: db.prepare<[number, number], EventRow>(
         "SELECT * FROM events WHERE global_position >= ? ORDER BY global_position ASC LIMIT ?",
       ),
-      byEventId: db.prepare<[string, string], { revision: number }>(
-        "SELECT revision FROM events WHERE stream_id = ? AND json_extract(metadata, '$.eventId') = ?",
+      // The batch's ids as one JSON array: one statement per append, not one per event.
+      byEventIds: db.prepare<[string, string], { id: string; revision: number }>(
+        "SELECT json_extract(metadata, '$.eventId') AS id, revision FROM events WHERE stream_id = ? AND json_extract(metadata, '$.eventId') IN (SELECT value FROM json_each(?))",
       ),
       maxPosition: db.prepare<[], { p: number | null }>("SELECT max(global_position) AS p FROM events"),
       streams: db.prepare<[string, string], { stream_id: string }>(
@@ -125,12 +126,10 @@ export class SqliteEventStore implements EventStore {
   ): AppendResult {
     const head = this.stmt.head.get(streamId);
     const actual = head ? head.revision : -1;
-    const found = new Map<string, number>();
-    for (const event of events) {
-      const row = this.stmt.byEventId.get(streamId, event.metadata.eventId);
-      if (row) found.set(event.metadata.eventId, row.revision);
-    }
     const ids = events.map((e) => e.metadata.eventId);
+    const found = new Map<string, number>();
+    for (const row of this.stmt.byEventIds.all(streamId, JSON.stringify(ids)))
+      found.set(row.id, row.revision);
     const retry = storedRetry(streamId, ids, found, expected, actual);
     if (retry !== null) {
       const stored = this.stmt.forwards.all(streamId, retry, ids.length).map(rowToEvent);
@@ -140,23 +139,16 @@ export class SqliteEventStore implements EventStore {
     const ok =
       expected === "any" || (expected === "no_stream" ? actual === -1 : expected === actual && actual >= 0);
     if (!ok) throw new WrongExpectedRevision(streamId, expected, actual);
-    let prevHash = head ? (JSON.parse(head.metadata) as StoredMetadata).hash : "";
+    let prevHash = head ? head.hash : "";
     let revision = actual;
     const stored: StoredEvent[] = [];
     for (const event of events) {
       revision += 1;
       const withoutHash = { ...event.metadata, prevHash };
-      const metadata: StoredMetadata = {
-        ...withoutHash,
-        hash: eventHash(event.type, event.data, withoutHash),
-      };
-      const info = this.stmt.insert.run(
-        streamId,
-        revision,
-        event.type,
-        event.dataJson,
-        JSON.stringify(metadata),
-      );
+      // The hash from the canonical data text prepareEvents made; the stored metadata text with it.
+      const chained = chainEvent(event.type, event.dataJson, withoutHash);
+      const metadata: StoredMetadata = { ...withoutHash, hash: chained.hash };
+      const info = this.stmt.insert.run(streamId, revision, event.type, event.dataJson, chained.metadataJson);
       const globalPosition = Number(info.lastInsertRowid);
       stored.push({ streamId, revision, globalPosition, type: event.type, data: event.data, metadata });
       prevHash = metadata.hash;

@@ -160,6 +160,17 @@ function callerOf(meta: FoldableEvent["metadata"]): Caller | undefined {
 }
 
 /**
+ * The action with id `id`, its `lastRevision` set to `revision` (the event that changes it); undefined
+ * when the state has no such action. A module function rather than a closure made per folded event:
+ * replays fold every event of a stream, and the closure (with its name helper under tsx) showed in profiles.
+ */
+function touchAction(state: WorkspaceState, id: number, revision: number): ActionState | undefined {
+  const a = state.actions.get(id);
+  if (a) a.lastRevision = revision;
+  return a;
+}
+
+/**
  * Folds one stored event into the state and returns it. Deterministic and free of I/O; for speed it
  * updates `state` in place, so callers keep only the returned state. Unknown event types
  * (CodeExecuted, Turn*, Hook*) only advance `revision`. Events about unknown actions are ignored.
@@ -169,11 +180,6 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
   const event = decodeEvent(stored.type, stored.data);
   if (!event) return state;
   const at = stored.metadata.occurredAt;
-  const touch = (id: number): ActionState | undefined => {
-    const a = state.actions.get(id);
-    if (a) a.lastRevision = stored.revision;
-    return a;
-  };
   switch (event.type) {
     case "WorkspaceCreated":
       state.exists = true;
@@ -274,13 +280,13 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     }
     case "ActionReverted": {
-      // The original record does not change (the revert is its own action): no touch().
+      // The original record does not change (the revert is its own action): no touchAction().
       const a = state.actions.get(event.data.actionId);
       if (a) a.revertActionId = event.data.revertActionId;
       break;
     }
     case "ActionApproved": {
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a) {
         a.status = ActionStatus.ACTION_STATUS_APPROVED;
         a.decidedBy = event.data.decidedBy;
@@ -289,7 +295,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     }
     case "ActionRejected": {
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a) {
         a.status = ActionStatus.ACTION_STATUS_REJECTED;
         a.decidedBy = event.data.decidedBy;
@@ -300,7 +306,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     }
     case "ActionApplying": {
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a) {
         a.status = ActionStatus.ACTION_STATUS_APPLYING;
         a.claimedBy = event.data.claimedBy;
@@ -309,7 +315,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
     }
     case "ActionClaimReleased": {
       // The claim was handed back unsent: approved again, claimable by a later run.
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a && a.status === ActionStatus.ACTION_STATUS_APPLYING) {
         a.status = ActionStatus.ACTION_STATUS_APPROVED;
         a.claimedBy = "";
@@ -317,7 +323,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     }
     case "ActionApplied": {
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a) {
         a.status = ActionStatus.ACTION_STATUS_APPLIED;
         a.resultJson = event.data.resultJson;
@@ -325,7 +331,7 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
       break;
     }
     case "ActionApplyFailed": {
-      const a = touch(event.data.actionId);
+      const a = touchAction(state, event.data.actionId, stored.revision);
       if (a) {
         a.status = ActionStatus.ACTION_STATUS_FAILED;
         a.reason = event.data.message;
