@@ -10,16 +10,12 @@ import {
   LogView,
   type ObservationRecord,
 } from "@gatehouse/proto";
-import type { ProjectionDb, Row, Statement } from "./db.ts";
+import type { ProjectionDb, Row } from "./db.ts";
 
 const PENDING = ActionStatus.ACTION_STATUS_PENDING;
 
 const WORKSPACE =
   "SELECT revision, latched, ws_exists, rules FROM gatehouse_rm_workspaces WHERE workspace_id = ?";
-const PENDING_OF = `SELECT entry FROM gatehouse_rm_entries
-  WHERE workspace_id = ? AND kind = 'action' AND status = ? ORDER BY log_id`;
-const RECENT_OF = `SELECT entry FROM gatehouse_rm_entries
-  WHERE workspace_id = ? AND kind = 'action' AND status <> ? ORDER BY last_revision DESC, log_id DESC LIMIT ?`;
 const ACTION =
   "SELECT entry FROM gatehouse_rm_entries WHERE workspace_id = ? AND log_id = ? AND kind = 'action'";
 const DEPENDENCIES = `SELECT e.entry FROM gatehouse_rm_depends d
@@ -83,35 +79,84 @@ function observations(rows: Row[]): ObservationRecord[] {
   return entries(rows).flatMap((e) => (e.entry?.$case === "observation" ? [e.entry.observation] : []));
 }
 
+// The inbox of many workspaces in one statement: one row per known workspace, its pending actions and
+// its `limit` most recently changed decided ones each aggregated into one blob of length-prefixed
+// entries (a 4-byte big-endian length, then the LogEntry bytes), so the result does not grow by a row
+// (a Buffer, a round trip's parsing) per action. Parameters: PENDING, PENDING, limit, the workspace ids.
+// SQLite: needs 3.44+ (ORDER BY inside group_concat) and a UTF-8 database (`||` and group_concat pass
+// the blob bytes through as text unchanged; better-sqlite3 bundles such a SQLite and creates UTF-8 files).
+const INBOX_SQLITE = `SELECT s.workspace_id, s.revision, s.latched, s.ws_exists,
+    (SELECT CAST(group_concat(unhex(printf('%08x', length(e.entry))) || e.entry, '' ORDER BY e.log_id) AS BLOB)
+      FROM gatehouse_rm_entries e
+      WHERE e.workspace_id = s.workspace_id AND e.kind = 'action' AND e.status = ?) AS pending,
+    (SELECT CAST(group_concat(unhex(printf('%08x', length(r.entry))) || r.entry, ''
+        ORDER BY r.last_revision DESC, r.log_id DESC) AS BLOB)
+      FROM (SELECT e.entry, e.last_revision, e.log_id FROM gatehouse_rm_entries e
+        WHERE e.workspace_id = s.workspace_id AND e.kind = 'action' AND e.status <> ?
+        ORDER BY e.last_revision DESC, e.log_id DESC LIMIT ?) r) AS recent
+  FROM gatehouse_rm_workspaces s WHERE s.workspace_id IN (SELECT value FROM json_each(?))`;
+const INBOX_POSTGRES = `SELECT s.workspace_id, s.revision, s.latched, s.ws_exists,
+    (SELECT string_agg(int4send(length(e.entry)) || e.entry, ''::bytea ORDER BY e.log_id)
+      FROM gatehouse_rm_entries e
+      WHERE e.workspace_id = s.workspace_id AND e.kind = 'action' AND e.status = ?) AS pending,
+    (SELECT string_agg(int4send(length(r.entry)) || r.entry, ''::bytea
+        ORDER BY r.last_revision DESC, r.log_id DESC)
+      FROM (SELECT e.entry, e.last_revision, e.log_id FROM gatehouse_rm_entries e
+        WHERE e.workspace_id = s.workspace_id AND e.kind = 'action' AND e.status <> ?
+        ORDER BY e.last_revision DESC, e.log_id DESC LIMIT ?) r) AS recent
+  FROM gatehouse_rm_workspaces s WHERE s.workspace_id = ANY(?::text[])`;
+
+/** The actions of a blob of length-prefixed LogEntry bytes (see INBOX_SQLITE); null = none. */
+function actionsOfBlob(blob: unknown): ActionRecord[] {
+  const out: ActionRecord[] = [];
+  if (blob === null || blob === undefined) return out;
+  const bytes = blob as Uint8Array;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let at = 0;
+  while (at < bytes.length) {
+    const end = at + 4 + view.getUint32(at);
+    if (end > bytes.length) throw new Error(`inbox: entry blob truncated at byte ${at} of ${bytes.length}`);
+    const e = LogEntry.decode(bytes.subarray(at + 4, end));
+    if (e.entry?.$case === "action") out.push(e.entry.action);
+    at = end;
+  }
+  return out;
+}
+
 /**
  * Inbox views of the workspaces, in request order, unknown ids left out: pending actions in id order,
  * and the `recentLimit` most recently changed decided ones (last_revision, then id, descending).
+ * One statement whatever the number of workspaces.
  */
 export async function inbox(
   db: ProjectionDb,
   workspaceIds: string[],
   recentLimit: number,
 ): Promise<InboxWorkspaceView[]> {
+  if (workspaceIds.length === 0) return [];
   const limit = Math.max(0, Math.trunc(recentLimit));
-  const statements: Statement[] = workspaceIds.flatMap((ws) => [
-    { sql: WORKSPACE, params: [ws] },
-    { sql: PENDING_OF, params: [ws, PENDING] },
-    { sql: RECENT_OF, params: [ws, PENDING, limit] },
+  const ids = [...new Set(workspaceIds)];
+  const [rows] = await db.read([
+    db.dialect === "postgres"
+      ? { sql: INBOX_POSTGRES, params: [PENDING, PENDING, limit, ids] }
+      : { sql: INBOX_SQLITE, params: [PENDING, PENDING, limit, JSON.stringify(ids)] },
   ]);
-  const results = await db.read(statements);
-  const out: InboxWorkspaceView[] = [];
-  workspaceIds.forEach((ws, i) => {
-    const h = head(results[3 * i] as Row[]);
-    if (!h) return;
-    out.push({
-      workspaceId: ws,
-      revision: h.revision,
-      latched: h.latched,
-      pending: actions(results[3 * i + 1] as Row[]),
-      recent: actions(results[3 * i + 2] as Row[]),
-    });
+  const byId = new Map<string, Row>();
+  for (const r of rows as Row[]) if (Number(r.ws_exists) === 1) byId.set(String(r.workspace_id), r);
+  // A workspace asked for twice is answered twice, each view decoded on its own (no shared objects).
+  return workspaceIds.flatMap((ws) => {
+    const r = byId.get(ws);
+    if (!r) return [];
+    return [
+      {
+        workspaceId: ws,
+        revision: Number(r.revision),
+        latched: Number(r.latched) === 1,
+        pending: actionsOfBlob(r.pending),
+        recent: actionsOfBlob(r.recent),
+      },
+    ];
   });
-  return out;
 }
 
 /**
