@@ -149,6 +149,11 @@ export function describeGrpcError(err: unknown, service: string): string {
   const e = err as Partial<ServiceError>;
   if (e.code === 14) {
     const where = (addresses() as unknown as Record<string, string>)[service] ?? "its address";
+    // The service itself answered UNAVAILABLE (e.g. its event store is down): its message already says
+    // what was recorded, so pass it on instead of guessing that the call partly took effect.
+    if (e.details && /retry the request/.test(e.details)) {
+      return `the ${service} service at ${where} cannot do this now: ${cliWording(e.details)}`;
+    }
     if (e.details && !/No connection established/i.test(e.details)) {
       return `the ${service} service at ${where} stopped answering during the call (${e.details}); it may have partly taken effect — check with \`gatehouse actions <workspace>\` once it runs again`;
     }

@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { ActionDetail, ApiError, DecisionResult, InboxResponse, Me } from "@gatehouse/gateway-contract";
+import type {
+  ActionDetail,
+  ApiError,
+  DecisionResult,
+  InboxResponse,
+  LogResponse,
+  Me,
+} from "@gatehouse/gateway-contract";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { ActionStatus } from "@gatehouse/proto";
 import { api, openEvents } from "./gateway-client.ts";
@@ -55,6 +62,47 @@ describe("gateway API", () => {
       canDecide: false,
       canSetRules: false,
     });
+  });
+
+  test("the log pages with limit/after and covers the whole log once; bad paging is a 400 naming the parameter", async () => {
+    const ws = await h.workspace("mcp://memory");
+    await twoDependentWrites(ws);
+    const auditor = tokenOf("dev-auditor");
+    const whole = await api<LogResponse>(base, auditor, "GET", `/api/workspaces/${ws}/log`);
+    assert.equal(whole.status, 200);
+    assert.equal(whole.body.nextAfter, undefined, "an unpaged log has no nextAfter");
+    const ids: number[] = [];
+    let after = 0;
+    for (let pages = 0; ; pages++) {
+      assert.ok(pages < 100, "paging ends");
+      const page = await api<LogResponse>(
+        base,
+        auditor,
+        "GET",
+        `/api/workspaces/${ws}/log?limit=1&after=${after}`,
+      );
+      assert.equal(page.status, 200);
+      assert.ok(page.body.entries.length <= 1);
+      ids.push(...page.body.entries.map((e) => e.id));
+      if (!page.body.nextAfter) break;
+      after = page.body.nextAfter;
+    }
+    assert.deepEqual(
+      ids,
+      whole.body.entries.map((e) => e.id),
+    );
+    for (const [query, message] of [
+      ["limit=0", /limit: a page size/],
+      ["limit=abc", /limit: a page size/],
+      ["limit=5001", /limit: a page size/],
+      ["after=5", /after needs limit/],
+      ["limit=5&until=1", /cannot be combined with until/],
+    ] as const) {
+      const bad = await api<ApiError>(base, auditor, "GET", `/api/workspaces/${ws}/log?${query}`);
+      assert.equal(bad.status, 400, query);
+      assert.equal(bad.body.error.code, "invalid_argument", query);
+      assert.match(bad.body.error.message, message);
+    }
   });
 
   test("an auditor sees the pending actions and every decision route refuses it, changing nothing", async () => {

@@ -151,9 +151,10 @@ test("store migrate on PostgreSQL prints the versions, does nothing the second t
   const sqlite = await gatehouse("store", "migrate", "--url", `sqlite:${sqlitePath()}`);
   assert.equal(sqlite.code, 0, sqlite.stderr);
   assert.match(sqlite.stdout, /migrates|creates and upgrades its table itself/);
-  const kurrent = await gatehouse("store", "migrate", "--url", "kurrentdb://127.0.0.1:2113");
-  assert.equal(kurrent.code, 0, kurrent.stderr);
-  assert.match(kurrent.stdout, /nothing to migrate/);
+  // No KurrentDB server here: a pre-flight migrate must fail, not report "nothing to migrate".
+  const kurrent = await gatehouse("store", "migrate", "--url", "kurrentdb://127.0.0.1:1?tls=false");
+  assert.equal(kurrent.code, 1, kurrent.stdout);
+  assert.match(kurrent.stderr, /kurrentdb:\/\/127\.0\.0\.1:1/);
   const bad = await gatehouse("store", "migrate", "--url", "mysql://u:pw@db/x");
   assert.notEqual(bad.code, 0);
   assert.match(
@@ -352,6 +353,10 @@ test("store verify names the tampered stream and revision with exit code 1; --st
   const one = await gatehouse("store", "verify", "--url", `sqlite:${path}`, "--stream", "workspace-2");
   assert.equal(one.code, 0, one.stderr);
   assert.match(one.stdout, /ok: 1 stream, 8 events checked/);
+  // The workspace id, as every other command takes it, names its stream too.
+  const byWorkspace = await gatehouse("store", "verify", "--url", `sqlite:${path}`, "--stream", "2");
+  assert.equal(byWorkspace.code, 0, byWorkspace.stderr);
+  assert.match(byWorkspace.stdout, /workspace-2[\s\S]*ok: 1 stream, 8 events checked/);
   const none = await gatehouse("store", "verify", "--url", `sqlite:${path}`, "--stream", "workspace-9");
   assert.equal(none.code, 1);
   assert.match(none.stderr, /stream workspace-9 does not exist/);

@@ -30,7 +30,8 @@ export interface MigrateReport {
 /**
  * Brings the store a URL names to this code's schema. PostgreSQL: runs `migratePostgres` (idempotent;
  * safe to run from several processes at once). SQLite: opens the file once, which creates the table when
- * missing (the embedded store migrates itself on every open). KurrentDB: there is no schema; nothing to do.
+ * missing (the embedded store migrates itself on every open). KurrentDB: there is no schema; the server is
+ * only probed, so an unreachable one still fails.
  * @param options.connectTimeoutMs how long to wait for a PostgreSQL server, ms (default 10 000).
  * @throws InvalidEvent for a URL that is none of the accepted forms (the message lists them).
  * @throws StoreUnavailable naming the URL (password redacted) when the server cannot be reached or the file cannot be opened.
@@ -44,13 +45,18 @@ export async function migrateStore(
   const shown = redactUrl(url);
   const base = { backend: target.backend, url: shown, applied: [] as number[] };
   switch (target.backend) {
-    case "kurrentdb":
+    case "kurrentdb": {
+      // Nothing to migrate, but a migrate run as a pre-flight check must still fail on a dead server:
+      // opening the store probes it (StoreUnavailable within KURRENT_OPEN_DEADLINE_MS).
+      const store = await openEventStore(url);
+      await store.close();
       return {
         ...base,
         before: null,
         after: null,
-        message: `${shown}: KurrentDB keeps streams without a schema, so there is nothing to migrate`,
+        message: `${shown}: the KurrentDB server answers; it keeps streams without a schema, so there is nothing to migrate`,
       };
+    }
     case "sqlite": {
       if (target.path !== ":memory:") {
         const store = openSqliteFile(target.path, url);

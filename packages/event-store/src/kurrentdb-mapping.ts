@@ -230,6 +230,42 @@ export function toClientConnectionString(url: string): string {
   );
 }
 
+/**
+ * The query options the KurrentDB client understands (its connection-string parser compares them
+ * lower-cased, without `-` and `_`). The client only warns about any other key, on stderr, quoting the
+ * whole connection string with its password: Gatehouse refuses such a URL itself instead.
+ */
+export const KURRENT_URL_OPTIONS = [
+  "tls",
+  "tlsVerifyCert",
+  "tlsCAFile",
+  "userCertFile",
+  "userKeyFile",
+  "connectionName",
+  "nodePreference",
+  "maxDiscoverAttempts",
+  "discoveryInterval",
+  "gossipTimeout",
+  "defaultDeadline",
+  "keepAliveInterval",
+  "keepAliveTimeout",
+  "throwOnAppendFailure",
+] as const;
+
+/** The option keys of a KurrentDB URL's query that the client does not know (as written), in order. */
+export function unknownKurrentOptions(url: string): string[] {
+  const q = url.indexOf("?");
+  if (q < 0) return [];
+  const flat = (k: string) => k.trim().toLowerCase().replace(/[_-]/g, "");
+  const known = new Set(KURRENT_URL_OPTIONS.map(flat));
+  return url
+    .slice(q + 1)
+    .split("&")
+    .filter((pair) => pair.length > 0)
+    .map((pair) => pair.split("=")[0] ?? "")
+    .filter((key) => !known.has(flat(key)));
+}
+
 /** The client's error types (`error.type`) that mean "the server is not reachable now". */
 const UNAVAILABLE_TYPES = new Set<string>([
   ErrorType.UNAVAILABLE,

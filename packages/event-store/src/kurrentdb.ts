@@ -16,6 +16,7 @@ import {
   fromResolvedEvent,
   isUnavailableError,
   KURRENT_STREAM_PREFIX,
+  KURRENT_URL_OPTIONS,
   kurrentErrorType,
   kurrentNamePrefixes,
   mapKurrentError,
@@ -25,6 +26,7 @@ import {
   toKurrentPosition,
   toKurrentStreamName,
   toStreamState,
+  unknownKurrentOptions,
 } from "./kurrentdb-mapping.ts";
 import type {
   AppendResult,
@@ -105,6 +107,13 @@ export async function openKurrentEventStore(
     throw new InvalidEvent(`openKurrentEventStore options.${issue?.path.join(".")}: ${issue?.message}`);
   }
   const { connectTimeoutMs, duplicateWindow, resubscribeMs, now } = parsed.data;
+  const unknown = unknownKurrentOptions(url);
+  if (unknown.length > 0) {
+    // Refused here: the client would only warn, quoting the whole string with its password.
+    throw new InvalidEvent(
+      `event store URL ${redactUrl(url)}: unknown KurrentDB option ${unknown.map((k) => `"${k}"`).join(", ")}; known options: ${KURRENT_URL_OPTIONS.join(", ")}`,
+    );
+  }
   let client: KurrentDBClient;
   try {
     client = KurrentDBClient.connectionString(toClientConnectionString(url));

@@ -20,7 +20,9 @@ export type StoreTarget =
  * - `kurrentdb://…`, `kurrent://…`, `esdb://…` (KurrentDB connection strings, e.g. `kurrentdb://host:2113?tls=false`).
  * @throws InvalidEvent naming the accepted forms.
  */
-export function parseStoreUrl(url: string): StoreTarget {
+export function parseStoreUrl(given: string): StoreTarget {
+  // URL schemes are case-insensitive (RFC 3986 §3.1): POSTGRES:// is postgres://.
+  const url = given.replace(/^[A-Za-z][A-Za-z0-9+.-]*:/, (scheme) => scheme.toLowerCase());
   if (url.startsWith("sqlite:")) {
     const rest = url.slice("sqlite:".length);
     const path = rest.startsWith("//") ? rest.slice(2) : rest;

@@ -251,7 +251,7 @@ describe("migrateStore, openStoreAt, sameStore, verifyStore", () => {
     await store.close();
   });
 
-  test("sqlite migrates itself on open; kurrentdb has no schema; a bad URL names the accepted forms", async () => {
+  test("sqlite migrates itself on open; kurrentdb has no schema but an absent server still fails; a bad URL names the accepted forms", async () => {
     const path = sqlitePath();
     const report = await migrateStore(`sqlite:${path}`);
     assert.equal(report.backend, "sqlite");
@@ -259,7 +259,11 @@ describe("migrateStore, openStoreAt, sameStore, verifyStore", () => {
     const store = await openStoreAt(`sqlite:${path}`);
     assert.deepEqual(await store.listStreams(), []);
     await store.close();
-    assert.match((await migrateStore("kurrentdb://127.0.0.1:2113")).message, /nothing to migrate/);
+    await assert.rejects(migrateStore("kurrentdb://admin:s3cret@127.0.0.1:1?tls=false"), (error: Error) => {
+      assert.ok(error instanceof StoreUnavailable, String(error));
+      assert.doesNotMatch(error.message, /s3cret/);
+      return true;
+    });
     await assert.rejects(migrateStore("mysql://u:pw@h/db"), /not one of sqlite:<path>, postgres:\/\//);
   });
 

@@ -29,6 +29,7 @@ import {
   toKurrentPosition,
   toKurrentStreamName,
   toStreamState,
+  unknownKurrentOptions,
   uuidV5,
 } from "../src/kurrentdb-mapping.ts";
 import {
@@ -335,6 +336,16 @@ describe("kurrentdb mapping: errors and URLs", () => {
       "kurrentdb://admin:***@n1:2113,n2:2113?tls=false",
     );
     assert.equal(redactUrl("kurrentdb://n1:2113,n2:2113"), "kurrentdb://n1:2113,n2:2113");
+    // libpq also takes the password as a query parameter.
+    assert.equal(
+      redactUrl("postgres://gh@127.0.0.1:5432/gh?password=s3cret&sslmode=disable"),
+      "postgres://gh@127.0.0.1:5432/gh?password=***&sslmode=disable",
+    );
+    assert.equal(redactUrl("postgres://gh@h/gh?sslpassword=k3y"), "postgres://gh@h/gh?sslpassword=***");
+    assert.equal(
+      redactUrl("kurrentdb://n1:2113,n2:2113?password=pw"),
+      "kurrentdb://n1:2113,n2:2113?password=***",
+    );
   });
 });
 
@@ -523,6 +534,33 @@ describe("kurrentdb: opening", () => {
       assert.doesNotMatch(error.message, /s3cret/);
       return true;
     });
+  });
+
+  test("an unknown URL option is refused naming it, and nothing quotes the password on stderr", async () => {
+    const warned: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => {
+      warned.push(args.map(String).join(" "));
+    };
+    try {
+      await assert.rejects(
+        openKurrentEventStore("kurrentdb://admin:s3cret@127.0.0.1:1?tls=false&bogus=1&Password=x"),
+        (error: Error) => {
+          assert.ok(error instanceof InvalidEvent, String(error));
+          assert.match(error.message, /unknown KurrentDB option "bogus", "Password"; known options: tls,/);
+          assert.doesNotMatch(error.message, /s3cret/);
+          return true;
+        },
+      );
+    } finally {
+      console.warn = warn;
+    }
+    assert.deepEqual(warned, []);
+    // Known keys pass in any case and with - or _ (as the client compares them).
+    assert.deepEqual(
+      unknownKurrentOptions("kurrentdb://h:2113?TLS=false&tls_verify_cert=false&keep-alive-interval=10"),
+      [],
+    );
   });
 
   test("an out-of-range option is refused naming it", async () => {

@@ -12,6 +12,12 @@ test("one URL selects the backend", () => {
   assert.deepEqual(parseStoreUrl("sqlite::memory:"), { backend: "sqlite", path: ":memory:" });
   assert.equal(parseStoreUrl("postgresql://a:b@db:5432/x").backend, "postgres");
   assert.equal(parseStoreUrl("kurrentdb://k:2113?tls=false").backend, "kurrentdb");
+  // Schemes are case-insensitive; the rest of the URL is kept as written.
+  assert.deepEqual(parseStoreUrl("POSTGRES://a:B@db:5432/X"), {
+    backend: "postgres",
+    url: "postgres://a:B@db:5432/X",
+  });
+  assert.deepEqual(parseStoreUrl("SQLite:./Events.sqlite"), { backend: "sqlite", path: "./Events.sqlite" });
   assert.throws(() => parseStoreUrl("sqlite:"), InvalidEvent);
   assert.throws(
     () => parseStoreUrl("mysql://u:pw@db/x"),

@@ -152,7 +152,10 @@ export function registerStoreCommands(program: Command, globals: () => GlobalOpt
       "recompute every stream's hash chain (or one stream's); exit code 1 naming each stream, revision and problem when one fails",
     )
     .requiredOption("--url <url>", `the store: ${URL_FORMS}`)
-    .option("--stream <id>", "verify only this stream")
+    .option(
+      "--stream <id>",
+      "verify only this stream: a stream id (workspace streams are workspace-<id>) or a workspace id",
+    )
     .action((opts: { url: string; stream?: string }) =>
       run("event store", async () => {
         const json = globals().json;
@@ -160,7 +163,7 @@ export function registerStoreCommands(program: Command, globals: () => GlobalOpt
         try {
           const results: StreamVerification[] = [];
           const result = await verifyStore(store, {
-            streams: opts.stream === undefined ? undefined : [opts.stream],
+            streams: opts.stream === undefined ? undefined : [await streamNamed(store, opts.stream)],
             onStream: (v) => {
               results.push(v);
               if (!json) line(false, v, verifyLineText(v));
@@ -176,4 +179,11 @@ export function registerStoreCommands(program: Command, globals: () => GlobalOpt
         }
       }),
     );
+}
+
+/** `id` when such a stream exists; else `workspace-<id>` when that one does (a workspace id was given); else `id`. */
+async function streamNamed(store: EventStore, id: string): Promise<string> {
+  if ((await store.streamRevision(id)) >= 0) return id;
+  const workspace = `workspace-${id}`;
+  return (await store.streamRevision(workspace)) >= 0 ? workspace : id;
 }

@@ -28,19 +28,19 @@ export const BindingParams = WorkspaceParam.extend({
 export const LogQuery = z.object({
   until: z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,14})$/, "until is a stream revision: a whole number, 0 or more")
+    .regex(/^(0|[1-9][0-9]{0,14})$/, "a stream revision: a whole number, 0 or more")
     .transform(Number)
     .optional(),
   after: z
     .string()
-    .regex(/^(0|[1-9][0-9]{0,14})$/, "after is a log id: a whole number, 0 or more")
+    .regex(/^(0|[1-9][0-9]{0,14})$/, "a log id: a whole number, 0 or more")
     .transform(Number)
     .optional(),
   limit: z
     .string()
-    .regex(/^[1-9][0-9]{0,3}$/, "limit is a page size: a whole number from 1 to 5000")
+    .regex(/^[1-9][0-9]{0,3}$/, "a page size: a whole number from 1 to 5000")
     .transform(Number)
-    .refine((n) => n <= 5000, "limit is a page size: a whole number from 1 to 5000")
+    .refine((n) => n <= 5000, "a page size: a whole number from 1 to 5000")
     .optional(),
 });
 

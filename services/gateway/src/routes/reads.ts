@@ -182,10 +182,15 @@ export function readRoutes(app: FastifyInstance, backends: Backends): void {
     const { until, after, limit } = LogQuery.parse(req.query);
     if (limit !== undefined) {
       if (until !== undefined)
-        throw new HttpError(400, "bad_request", "limit pages the live log; it cannot be combined with until");
+        throw new HttpError(
+          400,
+          "invalid_argument",
+          "limit pages the live log; it cannot be combined with until",
+        );
       return readLogPage(backends, ws, after ?? 0, limit);
     }
-    if (after !== undefined) throw new HttpError(400, "bad_request", "after needs limit (the page size)");
+    if (after !== undefined)
+      throw new HttpError(400, "invalid_argument", "after needs limit (the page size)");
     return readLog(backends, ws, until);
   });
 
