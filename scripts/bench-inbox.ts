@@ -17,17 +17,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { startApprovalService } from "@gatehouse/approval";
-import { type EventStore, type NewEvent, openEventStore } from "@gatehouse/event-store";
+import { openEventStore } from "@gatehouse/event-store";
 import { startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import {
-  ActionSubmitted,
   DecisionsClient,
   type GetInboxResponse,
   type GetLogPageRequest,
   type LogView,
-  ResourceIntroduced,
-  WorkspaceCreated,
 } from "@gatehouse/proto";
+import { seedPendingWorkspaces } from "@gatehouse/read-model";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
 import { credentials } from "@grpc/grpc-js";
 import { toAction, toLogResponse } from "../services/gateway/src/mapping.ts";
@@ -38,62 +36,6 @@ const WORKSPACES = envInt("BENCH_INBOX_WORKSPACES", 100);
 const PENDING = envInt("BENCH_INBOX_PENDING", 100);
 const ITERATIONS = envInt("BENCH_INBOX_ITERATIONS", 20);
 const SECRET = randomUUID() + randomUUID();
-
-/** Appends W workspaces with one binding and P pending submissions each. */
-async function seed(store: EventStore): Promise<string[]> {
-  const ids: string[] = [];
-  for (let w = 0; w < WORKSPACES; w++) {
-    const workspaceId = `bench-${w}`;
-    ids.push(workspaceId);
-    const events: NewEvent[] = [
-      {
-        type: "WorkspaceCreated",
-        data: WorkspaceCreated.toJSON({ workspaceId, name: workspaceId, owner: "user:bench" }),
-        metadata: { actor: "service:kernel" },
-      },
-      {
-        type: "ResourceIntroduced",
-        data: ResourceIntroduced.toJSON({
-          binding: "MEM",
-          url: "mcp+stdio://memory",
-          gatekeeper: "mcp",
-          trust: "vetted",
-          dts: "",
-          methods: [],
-          actionKinds: { kinds: [] },
-        }),
-        metadata: { actor: "user:bench" },
-      },
-    ];
-    for (let p = 0; p < PENDING; p++) {
-      events.push({
-        type: "ActionSubmitted",
-        data: ActionSubmitted.toJSON({
-          binding: "MEM",
-          localId: `l${p}`,
-          description: {
-            title: `Call create_entities on memory (${p})`,
-            description: '```json\n{"entities":[{"name":"x","entityType":"person","observations":[]}]}\n```',
-            descriptionIsComplete: true,
-            delivery: 1,
-            dependsOn: [],
-            implementsRevert: 0,
-            autoApprovable: false,
-            actionKind: undefined,
-            classifiedBy: "bench",
-            egress: false,
-          },
-          dependsOn: [],
-          payloadJson: JSON.stringify({ tool: "create_entities", arguments: { entities: [] } }),
-          executionId: `e${w}`,
-        }),
-        metadata: { actor: "service:approval", caller: { kind: "agent", id: `chat-${w}` } },
-      });
-    }
-    await store.append(`workspace-${workspaceId}`, events, "no_stream");
-  }
-  return ids;
-}
 
 async function timed(n: number, fn: () => Promise<unknown>): Promise<number[]> {
   const out: number[] = [];
@@ -107,7 +49,7 @@ async function timed(n: number, fn: () => Promise<unknown>): Promise<number[]> {
 
 async function benchBackend(backend: string, storeUrl: string, temporalAddress: string): Promise<Row[]> {
   const store = await openEventStore(storeUrl);
-  const ids = await seed(store);
+  const ids = await seedPendingWorkspaces(store, WORKSPACES, PENDING);
   const service = await startApprovalService({
     store,
     readModelUrl: storeUrl,

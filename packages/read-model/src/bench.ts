@@ -76,7 +76,17 @@ function seedEvents(ws: string, pending: number): PlannedEvent[] {
   return events;
 }
 
-async function seed(store: EventStore, workspaces: number, pending: number): Promise<string[]> {
+/**
+ * Appends workspaces `bench-0` … `bench-<workspaces-1>` (those not already there), each with one
+ * binding and `pending` pending actions (every fifth depends on the next), through the domain's event
+ * encoding. Shared by {@link benchInbox} and `scripts/bench-inbox.ts`.
+ * @returns the workspace ids, in order.
+ */
+export async function seedPendingWorkspaces(
+  store: EventStore,
+  workspaces: number,
+  pending: number,
+): Promise<string[]> {
   const ids: string[] = [];
   for (let w = 0; w < workspaces; w++) {
     const ws = `bench-${w}`;
@@ -101,7 +111,7 @@ export async function benchInbox(options: BenchInboxOptions = {}): Promise<Bench
   const pending = options.pendingPerWorkspace ?? 100;
   const store = await openEventStore(options.storeUrl ?? "sqlite::memory:");
   try {
-    const ids = await seed(store, workspaces, pending);
+    const ids = await seedPendingWorkspaces(store, workspaces, pending);
     const started = performance.now();
     const rm = await startReadModel({ store, url: options.readModelUrl, catchUpTimeoutMs: 600_000 });
     try {

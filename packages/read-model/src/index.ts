@@ -3,6 +3,11 @@
  * detail, log pages) kept by a checkpointed projector, in SQLite or PostgreSQL, rebuildable from the
  * streams (docs/event-store.md "Read models").
  */
-export { type BenchInboxOptions, type BenchInboxResult, benchInbox } from "./bench.ts";
+export {
+  type BenchInboxOptions,
+  type BenchInboxResult,
+  benchInbox,
+  seedPendingWorkspaces,
+} from "./bench.ts";
 export { ReadModelBehind } from "./errors.ts";
 export { type ReadModel, type ReadModelOptions, startReadModel } from "./read-model.ts";
