@@ -15,6 +15,23 @@ export interface EntryRow {
   entry: Uint8Array;
 }
 
+/**
+ * The parameters of one entry row in the column order of gatehouse_rm_entries (workspace_id, log_id,
+ * kind, status, execution_id, last_revision, caller_id, entry), as both backends insert them.
+ */
+export function entryParams(e: EntryRow): unknown[] {
+  return [
+    e.workspaceId,
+    e.logId,
+    e.kind,
+    e.status,
+    e.executionId,
+    e.lastRevision,
+    e.callerId,
+    Buffer.from(e.entry),
+  ];
+}
+
 /** One workspace's row (see schema.ts). */
 export interface WorkspaceRow {
   workspaceId: string;

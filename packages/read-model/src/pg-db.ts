@@ -1,7 +1,7 @@
 /** The read model's tables in PostgreSQL (node-postgres pool). */
 import { redactUrl, StoreUnavailable } from "@gatehouse/event-store";
 import pg from "pg";
-import type { Batch, ProjectionDb, Row, Statement } from "./db.ts";
+import { type Batch, entryParams, type ProjectionDb, type Row, type Statement } from "./db.ts";
 import { mapPgError } from "./pg-errors.ts";
 import { ddl, PROJECTOR_ROW, SCHEMA_ROW, SCHEMA_VERSION, TABLES } from "./schema.ts";
 
@@ -99,16 +99,7 @@ export class PgProjectionDb implements ProjectionDb {
            ON CONFLICT (workspace_id, log_id) DO UPDATE SET kind = excluded.kind, status = excluded.status,
              execution_id = excluded.execution_id, last_revision = excluded.last_revision,
              caller_id = excluded.caller_id, entry = excluded.entry`,
-          part.flatMap((e) => [
-            e.workspaceId,
-            e.logId,
-            e.kind,
-            e.status,
-            e.executionId,
-            e.lastRevision,
-            e.callerId,
-            Buffer.from(e.entry),
-          ]),
+          part.flatMap(entryParams),
         );
       }
       for (let i = 0; i < batch.depends.length; i += CHUNK) {

@@ -1,6 +1,6 @@
 /** The read model's tables in SQLite (better-sqlite3: synchronous, one connection). */
 import Database from "better-sqlite3";
-import type { Batch, ProjectionDb, Row, Statement } from "./db.ts";
+import { type Batch, entryParams, type ProjectionDb, type Row, type Statement } from "./db.ts";
 import { ddl, PROJECTOR_ROW, SCHEMA_ROW, SCHEMA_VERSION, TABLES } from "./schema.ts";
 
 /** How long a write waits for another connection's lock (the event store's appends), ms. */
@@ -65,17 +65,7 @@ export class SqliteProjectionDb implements ProjectionDb {
     this.writeTx = db.transaction((batch: Batch, expected: number): boolean => {
       if (this.checkpointNow() !== expected) return false;
       const entry = this.stmt(UPSERT_ENTRY);
-      for (const e of batch.entries)
-        entry.run(
-          e.workspaceId,
-          e.logId,
-          e.kind,
-          e.status,
-          e.executionId,
-          e.lastRevision,
-          e.callerId,
-          Buffer.from(e.entry),
-        );
+      for (const e of batch.entries) entry.run(...entryParams(e));
       const dep = this.stmt(INSERT_DEPENDS);
       for (const d of batch.depends) dep.run(d.workspaceId, d.actionId, d.dependsOn);
       const ws = this.stmt(UPSERT_WORKSPACE);
