@@ -1,8 +1,85 @@
 /**
- * The PostgreSQL gatekeeper (issue 17), first layer: resource URLs, the administrator's registry,
- * and the statement scope check. Not wired into a service yet.
+ * Library entry of the PostgreSQL gatekeeper: serves gRPC `gatehouse.v1.Gatekeeper` for
+ * `postgres://<registered-name>/<database>[#schema=…|#table=…]` resources. Connection details and
+ * credentials come only from the administrator's registry (registry.ts); the service calls the
+ * approval service's `ApprovalQueue`.
+ *
+ * ```ts
+ * const gk = await startPostgresGatekeeper({
+ *   registry: await loadRegistryFile("/etc/gatekeeper-postgres/registry.yaml"),
+ *   approvalAddress: "127.0.0.1:7002", host: "127.0.0.1", port: 0, logger: pino(),
+ * });
+ * ```
  */
+import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
+import type { Logger } from "pino";
+import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
+import { createMetrics, type PostgresGatekeeperMetrics } from "./metrics.ts";
+import { Pools } from "./pools.ts";
+import type { RegistryConfig } from "./registry.ts";
+import { createGatekeeperServer } from "./server.ts";
+import { PostgresState } from "./state.ts";
+import { loadParser } from "./statement-scope.ts";
+
+export { generatePostgresDts } from "./dts.ts";
 export * from "./errors.ts";
+export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
+export type { PostgresGatekeeperMetrics } from "./metrics.ts";
 export * from "./registry.ts";
 export * from "./resource-url.ts";
 export * from "./statement-scope.ts";
+
+/** Options of `startPostgresGatekeeper`. */
+export interface PostgresGatekeeperOptions {
+  /** The administrator's servers (registry.ts); validated. */
+  registry: RegistryConfig;
+  /** "host:port" of the approval service's ApprovalQueue. */
+  approvalAddress: string;
+  host: string;
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  logger: Logger;
+  metrics?: PostgresGatekeeperMetrics;
+  /** Page sizes and byte budgets (default DEFAULT_LIMITS; set `maxFrameBytes` to the runners' frame cap). */
+  limits?: Partial<Limits>;
+  /** Environment the registry's `passwordEnv` names are read from (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A running gatekeeper. */
+export interface PostgresGatekeeper {
+  port: number;
+  metrics: PostgresGatekeeperMetrics;
+  healthy(): boolean;
+  /** Stops the gRPC server and closes every database pool. */
+  close(): Promise<void>;
+}
+
+/** Starts the gRPC server. @throws Error when the address cannot be bound. */
+export async function startPostgresGatekeeper(opts: PostgresGatekeeperOptions): Promise<PostgresGatekeeper> {
+  await loadParser();
+  const logger = opts.logger.child({ component: "gatekeeper-postgres" });
+  const metrics = opts.metrics ?? createMetrics();
+  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
+  const pools = new Pools(opts.registry, opts.env ?? process.env, logger);
+  const served = await serveGatekeeper({
+    name: "gatekeeper-postgres",
+    impl: createGatekeeperServer({
+      registry: opts.registry,
+      pools,
+      limits: { ...DEFAULT_LIMITS, ...opts.limits },
+      approval,
+      state: new PostgresState(),
+      logger,
+      metrics,
+    }),
+    host: opts.host,
+    port: opts.port,
+    logger,
+    onClose: async () => {
+      approval.close();
+      await pools.close();
+    },
+  });
+  return { ...served, metrics };
+}
