@@ -21,6 +21,7 @@ import { createGatekeeperServer } from "./server.ts";
 import { PostgresState } from "./state.ts";
 import { loadParser } from "./statement-scope.ts";
 
+export { MARKER_DDL } from "./apply.ts";
 export { generatePostgresDts } from "./dts.ts";
 export * from "./errors.ts";
 export { DEFAULT_LIMITS, type Limits } from "./limits.ts";
@@ -44,6 +45,8 @@ export interface PostgresGatekeeperOptions {
   limits?: Partial<Limits>;
   /** Environment the registry's `passwordEnv` names are read from (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /** Test hook: runs after an apply transaction committed, before the reply (fault-injection tests). */
+  afterCommit?: (actionId: number) => void;
 }
 
 /** A running gatekeeper. */
@@ -72,6 +75,7 @@ export async function startPostgresGatekeeper(opts: PostgresGatekeeperOptions): 
       state: new PostgresState(),
       logger,
       metrics,
+      ...(opts.afterCommit ? { afterCommit: opts.afterCommit } : {}),
     }),
     host: opts.host,
     port: opts.port,

@@ -126,6 +126,7 @@ function checkFailed(binding: BindingState, err: unknown, credential: string): P
 
 function askGatekeeper(
   deps: ObserverDeps,
+  workspaceId: string,
   binding: BindingState,
   observer: string,
   credential: string,
@@ -134,7 +135,7 @@ function askGatekeeper(
     try {
       const client = deps.gatekeepers.get(binding.gatekeeper);
       client.checkObserver(
-        { url: binding.url, observer, credential },
+        { url: binding.url, observer, credential, workspaceId, binding: binding.name },
         new Metadata(),
         { deadline: Date.now() + CHECK_DEADLINE_MS },
         (err, res) =>
@@ -175,7 +176,7 @@ export async function addObserver(deps: ObserverDeps, req: AddObserverRequest): 
       checkCoverage(req.workspaceId, bindings, req.credentials);
       const todo = bindings.filter((b) => !checked.has(bindingKey(b)));
       const settled = await Promise.allSettled(
-        todo.map((b) => askGatekeeper(deps, b, req.observer, req.credentials[b.name]!)),
+        todo.map((b) => askGatekeeper(deps, req.workspaceId, b, req.observer, req.credentials[b.name]!)),
       );
       settled.forEach((s, i) => {
         if (s.status === "fulfilled") checked.set(bindingKey(todo[i]!), s.value);
