@@ -20,6 +20,8 @@ export interface PostgresServer {
   port: number;
   /** Stops the server (fast shutdown, then SIGKILL after 10 s) and deletes its data directory. */
   stop(): Promise<void>;
+  /** The server's log so far: its whole output with `logStatements`, else the last 4000 characters. */
+  log(): string;
 }
 
 /**
@@ -60,7 +62,12 @@ async function freePort(): Promise<number> {
  * @throws Error with the server's output when it does not start.
  */
 export async function startPostgresServer(
-  options: { startTimeoutMs?: number; migrate?: boolean } = {},
+  options: {
+    startTimeoutMs?: number;
+    migrate?: boolean;
+    /** Log every statement the server receives (`log_statement=all`) and keep the whole log (tests that check what reached it). */
+    logStatements?: boolean;
+  } = {},
 ): Promise<PostgresServer> {
   const bin = postgresBinDir();
   const dataDir = mkdtempSync(join(tmpdir(), "gatehouse-pg-"));
@@ -98,17 +105,19 @@ export async function startPostgresServer(
     dataDir,
     "-c",
     "max_connections=200",
+    ...(options.logStatements ? ["-c", "log_statement=all"] : []),
   ]);
   const child: ChildProcess = spawn(cmd, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, LC_ALL: "C" },
   });
   let output = "";
+  const keep = options.logStatements ? 64 * 1024 * 1024 : 4000;
   child.stdout?.on("data", (d) => {
-    output = (output + String(d)).slice(-4000);
+    output = (output + String(d)).slice(-keep);
   });
   child.stderr?.on("data", (d) => {
-    output = (output + String(d)).slice(-4000);
+    output = (output + String(d)).slice(-keep);
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async () => {
@@ -155,5 +164,5 @@ export async function startPostgresServer(
       await client.end().catch(() => {});
     }
   }
-  return { url: gatehouseUrl, port, stop };
+  return { url: gatehouseUrl, port, stop, log: () => output };
 }

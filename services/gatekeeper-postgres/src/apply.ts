@@ -72,7 +72,13 @@ export function parsePayload(json: string): StagedPayload {
     throw new InvalidRequest("payload_json is not JSON; it must be the payload gatekeeper-postgres staged");
   }
   const p = v as Record<string, unknown> | null;
-  if (p && p.kind === "write" && typeof p.sql === "string" && Array.isArray(p.params) && typeof p.expectedRowCount === "number") {
+  if (
+    p &&
+    p.kind === "write" &&
+    typeof p.sql === "string" &&
+    Array.isArray(p.params) &&
+    typeof p.expectedRowCount === "number"
+  ) {
     return p as unknown as WritePayload;
   }
   if (p && p.kind === "revert" && Array.isArray(p.rows) && Array.isArray(p.primaryKey) && p.target) {
@@ -88,7 +94,9 @@ function ensureMarker(pool: pg.Pool): Promise<void> {
   let p = ensured.get(pool);
   if (!p) {
     p = (async () => {
-      const exists = await pool.query<{ t: string | null }>("SELECT pg_catalog.to_regclass('gatehouse.applied_actions')::text AS t");
+      const exists = await pool.query<{ t: string | null }>(
+        "SELECT pg_catalog.to_regclass('gatehouse.applied_actions')::text AS t",
+      );
       if (exists.rows[0]?.t) return;
       try {
         await pool.query(MARKER_DDL);
@@ -106,7 +114,11 @@ function ensureMarker(pool: pg.Pool): Promise<void> {
   return p;
 }
 
-async function readMarker(c: pg.PoolClient | pg.Pool, workspaceId: string, actionId: number): Promise<string | undefined> {
+async function readMarker(
+  c: pg.PoolClient | pg.Pool,
+  workspaceId: string,
+  actionId: number,
+): Promise<string | undefined> {
   const r = await c.query<{ result: string }>(
     "SELECT result FROM gatehouse.applied_actions WHERE workspace_id = $1 AND action_id = $2",
     [workspaceId, actionId],
@@ -150,22 +162,34 @@ export async function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Pro
   try {
     const opened = openResource(req.url, deps.registry);
     const payload = parsePayload(req.payloadJson);
-    const pool = await deps.pools.pool(opened.resource.name, opened.server, opened.resource.database, "write");
+    const pool = await deps.pools.pool(
+      opened.resource.name,
+      opened.server,
+      opened.resource.database,
+      "write",
+    );
     await ensureMarker(pool);
     const actionId = Number(req.actionId);
     const run = () =>
-      inTransaction(pool, settingsOf(opened), { readOnly: false, commit: true, what: `action ${actionId}` }, async (c) => {
-        const done = await readMarker(c, req.workspaceId, actionId);
-        if (done !== undefined) return { resultJson: done, already: true };
-        const result =
-          payload.kind === "write" ? await applyWrite(c, opened, payload) : await applyRevert(c, opened, payload);
-        const resultJson = JSON.stringify(result);
-        await c.query(
-          "INSERT INTO gatehouse.applied_actions (workspace_id, action_id, binding, result) VALUES ($1, $2, $3, $4)",
-          [req.workspaceId, actionId, req.binding, resultJson],
-        );
-        return { resultJson, already: false };
-      });
+      inTransaction(
+        pool,
+        settingsOf(opened),
+        { readOnly: false, commit: true, what: `action ${actionId}` },
+        async (c) => {
+          const done = await readMarker(c, req.workspaceId, actionId);
+          if (done !== undefined) return { resultJson: done, already: true };
+          const result =
+            payload.kind === "write"
+              ? await applyWrite(c, opened, payload)
+              : await applyRevert(c, opened, payload);
+          const resultJson = JSON.stringify(result);
+          await c.query(
+            "INSERT INTO gatehouse.applied_actions (workspace_id, action_id, binding, result) VALUES ($1, $2, $3, $4)",
+            [req.workspaceId, actionId, req.binding, resultJson],
+          );
+          return { resultJson, already: false };
+        },
+      );
     let out: { resultJson: string; already: boolean };
     try {
       out = await run();
@@ -189,7 +213,10 @@ export async function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Pro
     if (e instanceof DatabaseUnavailable || isConnectionError(e)) throw e;
     if (!(e instanceof GatekeeperError)) throw e;
     const dropped = dropWrite(state, req.localId, "failed to apply");
-    deps.logger.warn({ event: "apply.failed", actionId: Number(req.actionId), dropped, err: (e as Error).message }, "apply failed");
+    deps.logger.warn(
+      { event: "apply.failed", actionId: Number(req.actionId), dropped, err: (e as Error).message },
+      "apply failed",
+    );
     return { ok: false, resultJson: "", error: (e as Error).message };
   }
 }

@@ -11,9 +11,19 @@ import { InvalidRequest, InvalidResourceUrl, SqlSyntaxError, StatementRefused } 
 import type { Limits } from "./limits.ts";
 import type { Pools, RoleKind } from "./pools.ts";
 import { lookupServer, type RegistryConfig, type ServerConfig } from "./registry.ts";
-import { formatScopeFragment, type PostgresResource, parsePostgresResource, type QualifiedTable } from "./resource-url.ts";
+import {
+  formatScopeFragment,
+  type PostgresResource,
+  parsePostgresResource,
+  type QualifiedTable,
+} from "./resource-url.ts";
 import type { BindingState, SqlParam } from "./state.ts";
-import { checkStatementSync, defaultSchema, type ScopeDecision, type StatementMethod } from "./statement-scope.ts";
+import {
+  checkStatementSync,
+  defaultSchema,
+  type ScopeDecision,
+  type StatementMethod,
+} from "./statement-scope.ts";
 
 /** Schema of the gatekeeper's own marker table (apply.ts); no agent statement may touch it. */
 export const RESERVED_SCHEMA = "gatehouse";
@@ -55,7 +65,11 @@ export type CheckedStatement = Extract<ScopeDecision, { ok: true }> & { sql: str
  * Checks `sql` for `method` within the resource's scope, and again that it names no table of the
  * reserved schema. @throws SqlSyntaxError (with PostgreSQL's message and position), StatementRefused.
  */
-export function checkSql(opened: OpenedResource, sql: string, method: StatementMethod): ScopeDecision & { ok: true } {
+export function checkSql(
+  opened: OpenedResource,
+  sql: string,
+  method: StatementMethod,
+): ScopeDecision & { ok: true } {
   const d = checkStatementSync(sql, {
     method,
     scope: opened.resource.scope,
@@ -117,10 +131,13 @@ export class Binding {
    */
   statementArgs(args: unknown, method: string): { sql: string; params: SqlParam[] } {
     if (args === null || typeof args !== "object" || Array.isArray(args)) {
-      throw new InvalidRequest(`${method} takes { sql: string, params?: (string | number | boolean | null)[] }`);
+      throw new InvalidRequest(
+        `${method} takes { sql: string, params?: (string | number | boolean | null)[] }`,
+      );
     }
     const a = args as { sql?: unknown; params?: unknown };
-    if (typeof a.sql !== "string" || a.sql.trim() === "") throw new InvalidRequest(`${method}.sql must be a non-empty string`);
+    if (typeof a.sql !== "string" || a.sql.trim() === "")
+      throw new InvalidRequest(`${method}.sql must be a non-empty string`);
     if (Buffer.byteLength(a.sql) > this.limits.maxSqlBytes) {
       throw new InvalidRequest(`${method}.sql is over ${this.limits.maxSqlBytes} bytes`);
     }
@@ -130,7 +147,10 @@ export class Binding {
     }
     params.forEach((p, i) => {
       const ok =
-        p === null || typeof p === "string" || typeof p === "boolean" || (typeof p === "number" && Number.isFinite(p));
+        p === null ||
+        typeof p === "string" ||
+        typeof p === "boolean" ||
+        (typeof p === "number" && Number.isFinite(p));
       if (!ok) {
         throw new InvalidRequest(
           `${method}.params[${i}] must be a string, a finite number, a boolean or null (pass JSON or arrays as a string and cast, e.g. $1::jsonb)`,
@@ -143,7 +163,9 @@ export class Binding {
   /** Restricted columns of `table` per the registry (names only). */
   restrictedColumnsOf(table: QualifiedTable): string[] {
     const prefix = `${table.schema}.${table.table}.`;
-    return this.opened.server.restrictedColumns.filter((c) => c.startsWith(prefix)).map((c) => c.slice(prefix.length));
+    return this.opened.server.restrictedColumns
+      .filter((c) => c.startsWith(prefix))
+      .map((c) => c.slice(prefix.length));
   }
 
   /**

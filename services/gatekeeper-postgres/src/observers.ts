@@ -49,12 +49,17 @@ export async function checkObserver(
   try {
     let tables: string[];
     if (read && read.size > 0) tables = [...read];
-    else if (resource.scope.kind === "tables") tables = resource.scope.tables.map((t) => `${t.schema}.${t.table}`);
+    else if (resource.scope.kind === "tables")
+      tables = resource.scope.tables.map((t) => `${t.schema}.${t.table}`);
     else {
       const cond =
         resource.scope.kind === "schema"
           ? { where: "n.nspname = $1", params: [resource.scope.schema] }
-          : { where: "n.nspname NOT IN ('pg_catalog', 'information_schema', 'gatehouse') AND n.nspname NOT LIKE 'pg\\_%'", params: [] };
+          : {
+              where:
+                "n.nspname NOT IN ('pg_catalog', 'information_schema', 'gatehouse') AND n.nspname NOT LIKE 'pg\\_%'",
+              params: [],
+            };
       const r = await client.query<{ t: string }>(
         `SELECT n.nspname || '.' || c.relname AS t FROM pg_catalog.pg_class c
            JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -75,7 +80,10 @@ export async function checkObserver(
         reason: `B: ${who}'s own role cannot read ${denied.length} table(s) the workspace read: ${denied.slice(0, 10).join(", ")}`,
       };
     }
-    return { allowed: true, reason: `B: ${who}'s own role can read all ${tables.length} table(s) the workspace read` };
+    return {
+      allowed: true,
+      reason: `B: ${who}'s own role can read all ${tables.length} table(s) the workspace read`,
+    };
   } finally {
     await client.end().catch(() => undefined);
   }

@@ -52,7 +52,9 @@ export class Pools {
       connectionTimeoutMillis: 10_000,
     });
     // A backend that dies while idle in the pool must not crash the process; the next checkout reconnects.
-    pool.on("error", (e) => this.logger.warn({ event: "pool.error", err: e.message }, "idle connection lost"));
+    pool.on("error", (e) =>
+      this.logger.warn({ event: "pool.error", err: e.message }, "idle connection lost"),
+    );
     return pool;
   }
 

@@ -19,7 +19,7 @@ import {
 import pg from "pg";
 import Cursor from "pg-cursor";
 import { type Binding, checkSql } from "./binding.ts";
-import { inTransaction, replayPending, type SkippedWrite, typeParsers } from "./db.ts";
+import { inTransaction, isConnectionError, replayPending, type SkippedWrite, typeParsers } from "./db.ts";
 import { InvalidRequest, NotFound, RowTooLarge } from "./errors.ts";
 import type { QualifiedTable } from "./resource-url.ts";
 import type { SqlParam } from "./state.ts";
@@ -52,13 +52,24 @@ const typeNames = new Map<number, string>(
 );
 
 /** Page descriptions are recorded with the statement fenced, bounded. */
-function describeRead(b: Binding, headline: string, sql: string | undefined, restricted: boolean): PageDescription {
+function describeRead(
+  b: Binding,
+  headline: string,
+  sql: string | undefined,
+  restricted: boolean,
+): PageDescription {
   const d = buildDescription({
     headline,
     details: [`Resource: postgres://${b.label}`],
-    blocks: sql === undefined ? [] : [{ label: "Statement (untrusted):", text: sql, lang: "sql", maxBytes: 4096 }],
+    blocks:
+      sql === undefined ? [] : [{ label: "Statement (untrusted):", text: sql, lang: "sql", maxBytes: 4096 }],
   });
-  return { title: headline.slice(0, 200), description: d.description, containsRestrictedData: restricted, kind: "postgres.read" };
+  return {
+    title: headline.slice(0, 200),
+    description: d.description,
+    containsRestrictedData: restricted,
+    kind: "postgres.read",
+  };
 }
 
 /**
@@ -66,20 +77,28 @@ function describeRead(b: Binding, headline: string, sql: string | undefined, res
  * @returns fn's result, the replayed ids and the skipped ones.
  */
 async function readTx<T>(b: Binding, what: string, fn: (c: pg.PoolClient) => Promise<T>) {
-  const pending = b.state.overlay.pending().map((p) => ({ localId: p.localId, sql: p.write.sql, params: p.write.params }));
+  const pending = b.state.overlay
+    .pending()
+    .map((p) => ({ localId: p.localId, sql: p.write.sql, params: p.write.params }));
   const pool = await b.pool(pending.length > 0 ? "write" : "read");
-  return inTransaction(pool, b.settings, { readOnly: pending.length === 0, commit: false, what }, async (c) => {
-    const skipped = pending.length > 0 ? await replayPending(c, pending) : [];
-    if (pending.length > 0) await c.query("SET LOCAL transaction_read_only = on");
-    const out = await fn(c);
-    const skippedIds = new Set(skipped.map((s) => s.id));
-    return { out, pending: pending.map((p) => p.localId).filter((id) => !skippedIds.has(id)), skipped };
-  });
+  return inTransaction(
+    pool,
+    b.settings,
+    { readOnly: pending.length === 0, commit: false, what },
+    async (c) => {
+      const skipped = pending.length > 0 ? await replayPending(c, pending) : [];
+      if (pending.length > 0) await c.query("SET LOCAL transaction_read_only = on");
+      const out = await fn(c);
+      const skippedIds = new Set(skipped.map((s) => s.id));
+      return { out, pending: pending.map((p) => p.localId).filter((id) => !skippedIds.has(id)), skipped };
+    },
+  );
 }
 
 function offsetArg(v: unknown): number {
   if (v === undefined) return 0;
-  if (!Number.isSafeInteger(v) || (v as number) < 0) throw new InvalidRequest("query.offset must be a non-negative integer");
+  if (!Number.isSafeInteger(v) || (v as number) < 0)
+    throw new InvalidRequest("query.offset must be a non-negative integer");
   return v as number;
 }
 
@@ -103,7 +122,9 @@ export async function query(b: Binding, args?: unknown): Promise<QueryPage> {
       ),
     page,
     async () => {
-      const run = await readTx(b, "the query", (c) => fetchPage(c, sql, params, offset, b.limits.maxRows, budget));
+      const run = await readTx(b, "the query", (c) =>
+        fetchPage(c, sql, params, offset, b.limits.maxRows, budget),
+      );
       return {
         ...run.out,
         offset,
@@ -116,12 +137,31 @@ export async function query(b: Binding, args?: unknown): Promise<QueryPage> {
   return result.data;
 }
 
-/** Reads up to `n` rows of the cursor, with the result's field descriptions. */
-function readChunk(cursor: Cursor, n: number): Promise<{ rows: unknown[][]; fields: pg.FieldDef[] }> {
+/**
+ * Reads up to `n` rows of the cursor, with the result's field descriptions. pg-cursor never calls
+ * back when the connection dies mid-read, so the client's `error`/`end` events reject too.
+ */
+function readChunk(
+  c: pg.PoolClient,
+  cursor: Cursor,
+  n: number,
+): Promise<{ rows: unknown[][]; fields: pg.FieldDef[] }> {
   return new Promise((resolve, reject) => {
-    cursor.read(n, (err, rows, result) =>
-      err ? reject(err) : resolve({ rows: rows as unknown[][], fields: result?.fields ?? [] }),
-    );
+    const lost = (e?: unknown) => {
+      cleanup();
+      reject(e instanceof Error ? e : new Error("Connection terminated unexpectedly"));
+    };
+    const cleanup = () => {
+      c.off("error", lost);
+      c.off("end", lost);
+    };
+    c.once("error", lost);
+    c.once("end", lost);
+    cursor.read(n, (err, rows, result) => {
+      cleanup();
+      if (err) reject(err);
+      else resolve({ rows: rows as unknown[][], fields: result?.fields ?? [] });
+    });
   });
 }
 
@@ -134,11 +174,12 @@ async function fetchPage(
   budget: number,
 ): Promise<Omit<QueryPage, "offset" | "pending">> {
   const cursor = c.query(new Cursor(sql, params, { rowMode: "array", types: typeParsers(pg.types) }));
+  let broken = false;
   try {
     let skipped = 0;
     let fields: pg.FieldDef[] = [];
     while (skipped < offset) {
-      const chunk = await readChunk(cursor, Math.min(1000, offset - skipped));
+      const chunk = await readChunk(c, cursor, Math.min(1000, offset - skipped));
       fields = chunk.fields;
       if (chunk.rows.length === 0) break;
       skipped += chunk.rows.length;
@@ -149,7 +190,7 @@ async function fetchPage(
     let bytes = 0;
     let more = false;
     for (;;) {
-      const read = await readChunk(cursor, Math.min(100, maxRows + 1 - rows.length));
+      const read = await readChunk(c, cursor, Math.min(100, maxRows + 1 - rows.length));
       const chunk = read.rows;
       if (columns.length === 0) {
         const f = read.fields.length > 0 ? read.fields : fields;
@@ -159,7 +200,10 @@ async function fetchPage(
           seen.set(x.name, n);
           return n === 1 ? x.name : `${x.name}_${n}`;
         });
-        columns = f.map((x, i) => ({ name: names[i] as string, type: typeNames.get(x.dataTypeID) ?? `oid:${x.dataTypeID}` }));
+        columns = f.map((x, i) => ({
+          name: names[i] as string,
+          type: typeNames.get(x.dataTypeID) ?? `oid:${x.dataTypeID}`,
+        }));
       }
       if (chunk.length === 0) break;
       let stop = false;
@@ -189,8 +233,11 @@ async function fetchPage(
     const page = { columns, rows, more, ...(more ? { nextOffset: offset + rows.length } : {}) };
     checkReplyFits(page, budget + 4096, "query page", "select fewer columns");
     return page;
+  } catch (e) {
+    broken = isConnectionError(e);
+    throw e;
   } finally {
-    await cursor.close().catch(() => undefined);
+    if (!broken) await cursor.close().catch(() => undefined);
   }
 }
 
@@ -220,7 +267,8 @@ function scopeCondition(b: Binding): { where: string; params: unknown[] } {
     };
   }
   return {
-    where: "n.nspname NOT IN ('pg_catalog', 'information_schema', 'gatehouse') AND n.nspname NOT LIKE 'pg\\_%'",
+    where:
+      "n.nspname NOT IN ('pg_catalog', 'information_schema', 'gatehouse') AND n.nspname NOT LIKE 'pg\\_%'",
     params: [],
   };
 }
@@ -262,7 +310,9 @@ export interface ColumnInfo {
 /** Parses `describeTable`'s `table` ("schema.table", or "table" in the scope's default schema). */
 function tableArg(b: Binding, v: unknown): QualifiedTable {
   if (typeof v !== "string" || !/^([a-z_][a-z0-9_$]{0,62}\.)?[a-z_][a-z0-9_$]{0,62}$/.test(v)) {
-    throw new InvalidRequest('describeTable.table must be "schema.table" or "table" in lower-case identifiers');
+    throw new InvalidRequest(
+      'describeTable.table must be "schema.table" or "table" in lower-case identifiers',
+    );
   }
   const parts = v.split(".");
   const schema = parts.length === 2 ? (parts[0] as string) : b.settings.searchPath;

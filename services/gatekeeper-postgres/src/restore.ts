@@ -10,7 +10,11 @@ import { parsePayload } from "./apply.ts";
 import type { BindingState } from "./state.ts";
 
 /** Restores `state` once; later calls wait for the first. @throws ApprovalRefused. */
-export function restoreOnce(state: BindingState, approval: ApprovalQueue, callerToken: string): Promise<void> {
+export function restoreOnce(
+  state: BindingState,
+  approval: ApprovalQueue,
+  callerToken: string,
+): Promise<void> {
   state.restored ??= restore(state, approval, callerToken).catch((e: unknown) => {
     state.restored = undefined;
     throw e;
@@ -32,7 +36,9 @@ async function restore(state: BindingState, approval: ApprovalQueue, callerToken
       continue;
     }
     if (p.kind !== "write") continue;
-    const deps = a.dependsOn.map((d) => localOf.get(d)).filter((l): l is string => !!l && state.overlay.has(l));
+    const deps = a.dependsOn
+      .map((d) => localOf.get(d))
+      .filter((l): l is string => !!l && state.overlay.has(l));
     state.overlay.add(a.localId, { ...p, localId: a.localId }, deps);
   }
 }

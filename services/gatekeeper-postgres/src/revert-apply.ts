@@ -19,7 +19,11 @@ import { qualified, quoteIdent } from "./write-statement.ts";
 const MAX_NAMED_ROWS = 20;
 
 /** Restores `p.rows` in the caller's transaction. @throws NotRevertable naming rows changed since. */
-export async function applyRevert(c: pg.PoolClient, opened: OpenedResource, p: RevertPayload): Promise<AppliedResult> {
+export async function applyRevert(
+  c: pg.PoolClient,
+  opened: OpenedResource,
+  p: RevertPayload,
+): Promise<AppliedResult> {
   void opened;
   const table = qualified(p.target);
   const rowType = `NULL::${table}`;
@@ -37,7 +41,8 @@ export async function applyRevert(c: pg.PoolClient, opened: OpenedResource, p: R
       row.after === null
         ? now === undefined
         : now !== undefined &&
-          (await c.query<{ eq: boolean }>("SELECT $1::jsonb = $2::jsonb AS eq", [now, row.after])).rows[0]?.eq === true;
+          (await c.query<{ eq: boolean }>("SELECT $1::jsonb = $2::jsonb AS eq", [now, row.after])).rows[0]
+            ?.eq === true;
     if (!same) changed.push(keyOf(probe, p.primaryKey));
   }
   if (changed.length > 0) {
@@ -50,9 +55,10 @@ export async function applyRevert(c: pg.PoolClient, opened: OpenedResource, p: R
   const fromImage = cols.map((k) => `r.${quoteIdent(k)}`).join(", ");
   for (const row of p.rows) {
     if (row.before === null) {
-      await c.query(`DELETE FROM ${table} AS t USING jsonb_populate_record(${rowType}, $1::jsonb) AS r WHERE ${keyMatch}`, [
-        row.after,
-      ]);
+      await c.query(
+        `DELETE FROM ${table} AS t USING jsonb_populate_record(${rowType}, $1::jsonb) AS r WHERE ${keyMatch}`,
+        [row.after],
+      );
     } else if (row.after === null) {
       await c.query(
         `INSERT INTO ${table} (${colList}) OVERRIDING SYSTEM VALUE SELECT ${fromImage} FROM jsonb_populate_record(${rowType}, $1::jsonb) AS r`,

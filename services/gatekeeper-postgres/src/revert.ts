@@ -28,7 +28,9 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
   const opened = openResource(req.url, deps.registry);
   const staged = parsePayload(req.payloadJson);
   if (staged.kind !== "write" || !staged.target) {
-    throw new NotRevertable(`action ${req.actionId} is not a row change; only INSERT, UPDATE and DELETE are reverted here`);
+    throw new NotRevertable(
+      `action ${req.actionId} is not a row change; only INSERT, UPDATE and DELETE are reverted here`,
+    );
   }
   let result: AppliedResult;
   try {
@@ -53,7 +55,12 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
   const label = inlineSafe(`${opened.resource.name}/${opened.resource.database}`);
   const d = describeWrite(
     label,
-    { sql: `-- restores ${payload.rows.length} row(s) of ${table} changed by action ${req.actionId}`, params: [], statementKind: "update", target: staged.target },
+    {
+      sql: `-- restores ${payload.rows.length} row(s) of ${table} changed by action ${req.actionId}`,
+      params: [],
+      statementKind: "update",
+      target: staged.target,
+    },
     { rowCount: payload.rows.length, rows: inverse, primaryKey: payload.primaryKey, paired: true },
     deps.limits,
   );

@@ -10,8 +10,9 @@
  *   key, or when the statement assigns a key column, rows cannot be paired: `before` stays null
  *   and `paired` is false (the change is shown after-only and cannot be reverted).
  */
-import type pg from "pg";
+
 import { parseSync } from "libpg-query";
+import type pg from "pg";
 import type { QualifiedTable } from "./resource-url.ts";
 import type { RowImage, SqlParam } from "./state.ts";
 import { qualified, quoteIdent, ROW_COLUMN, type WriteStatement } from "./write-statement.ts";
@@ -86,9 +87,21 @@ export async function captureChange(
     const r = await images(c, stmt, params);
     const rows = r.rows.map((after) => ({ before: null, after }));
     if (stmt.upsert) {
-      return { rowCount: r.rowCount, rows, primaryKey, paired: false, note: "INSERT … ON CONFLICT may update rows whose before-image is not captured" };
+      return {
+        rowCount: r.rowCount,
+        rows,
+        primaryKey,
+        paired: false,
+        note: "INSERT … ON CONFLICT may update rows whose before-image is not captured",
+      };
     }
-    return { rowCount: r.rowCount, rows, primaryKey, paired: primaryKey.length > 0, ...(primaryKey.length > 0 ? {} : { note: `${stmt.target.table} has no primary key` }) };
+    return {
+      rowCount: r.rowCount,
+      rows,
+      primaryKey,
+      paired: primaryKey.length > 0,
+      ...(primaryKey.length > 0 ? {} : { note: `${stmt.target.table} has no primary key` }),
+    };
   }
   if (stmt.kind === "delete") {
     const r = await images(c, stmt, params);
@@ -108,7 +121,10 @@ export async function captureChange(
       rows: r.rows.map((after) => ({ before: null, after })),
       primaryKey,
       paired: false,
-      note: primaryKey.length === 0 ? `${stmt.target.table} has no primary key` : "the statement assigns a primary-key column",
+      note:
+        primaryKey.length === 0
+          ? `${stmt.target.table} has no primary key`
+          : "the statement assigns a primary-key column",
     };
   }
   await c.query("SAVEPOINT gatehouse_images");

@@ -53,7 +53,12 @@ export const POSTGRES_ACTION_KINDS: readonly BindingActionKind[] = [
   { tag: "postgres.update", label: "SQL update", autoApprovable: false, notAutoApprovableReason: NEVER },
   { tag: "postgres.delete", label: "SQL delete", autoApprovable: false, notAutoApprovableReason: NEVER },
   { tag: "postgres.ddl", label: "Schema change", autoApprovable: false, notAutoApprovableReason: NEVER },
-  { tag: "postgres.revert", label: "Revert SQL write", autoApprovable: false, notAutoApprovableReason: NEVER },
+  {
+    tag: "postgres.revert",
+    label: "Revert SQL write",
+    autoApprovable: false,
+    notAutoApprovableReason: NEVER,
+  },
 ];
 
 /** ResolveResource: the binding name (default DB), d.ts, methods, normalized URL and action kinds. */
@@ -64,7 +69,14 @@ export function resolveResource(req: ResolveResourceRequest, deps: ServerDeps): 
   }
   const { resource } = openResource(req.url, deps.registry);
   if (req.checkOnly) {
-    return { binding, trust: "byo", dts: "", methods: [], url: resource.normalizedUrl, actionKinds: undefined };
+    return {
+      binding,
+      trust: "byo",
+      dts: "",
+      methods: [],
+      url: resource.normalizedUrl,
+      actionKinds: undefined,
+    };
   }
   return {
     binding,
@@ -114,8 +126,15 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
     applyAction: applyStreamHandler(deps, (req) => applyAction(req, applyDeps)),
     applyActions: applyRunHandler(deps, (req) => applyAction(req, applyDeps)),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
-      const dropped = dropWrite(deps.state.binding(req.workspaceId, req.binding), req.localId, "was rejected");
-      deps.logger.info({ event: "action.rejected", actionId: req.actionId, dropped }, "pending writes dropped");
+      const dropped = dropWrite(
+        deps.state.binding(req.workspaceId, req.binding),
+        req.localId,
+        "was rejected",
+      );
+      deps.logger.info(
+        { event: "action.rejected", actionId: req.actionId, dropped },
+        "pending writes dropped",
+      );
       return {};
     }),
     prepareRevert: unaryHandler("PrepareRevert", deps, async (req) =>

@@ -65,7 +65,10 @@ export interface BindingState {
 export function dropWrite(state: BindingState, localId: string, why: string): string[] {
   const dropped = state.overlay.drop(localId);
   for (const id of dropped) {
-    state.settled.set(id, id === localId ? why : `was dropped because ${localId}, which it was built on, ${why}`);
+    state.settled.set(
+      id,
+      id === localId ? why : `was dropped because ${localId}, which it was built on, ${why}`,
+    );
   }
   return dropped;
 }

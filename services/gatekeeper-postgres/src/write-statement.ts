@@ -61,7 +61,9 @@ export function analyseWrite(sql: string, defaultSchema: string): WriteStatement
   const target = { schema: rel.schemaname ?? defaultSchema, table: rel.relname };
   const ref = rel.alias?.aliasname ?? rel.relname;
   const bytes = Buffer.from(sql, "utf8");
-  const tokens = scanSync(sql).tokens.filter((t) => t.tokenName !== "SQL_COMMENT" && t.tokenName !== "C_COMMENT");
+  const tokens = scanSync(sql).tokens.filter(
+    (t) => t.tokenName !== "SQL_COMMENT" && t.tokenName !== "C_COMMENT",
+  );
   let depth = 0;
   let cut = -1;
   let end = 0;

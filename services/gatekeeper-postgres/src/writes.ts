@@ -11,14 +11,16 @@
  */
 import { buildDescription, inlineSafe } from "@gatehouse/gatekeeper-kit";
 import { type ActionDescription, Delivery } from "@gatehouse/proto";
+import type pg from "pg";
 import type { Binding } from "./binding.ts";
 import { checkSql } from "./binding.ts";
 import { inTransaction, replayPending } from "./db.ts";
 import { InvalidRequest, QueryFailed } from "./errors.ts";
 import type { Limits } from "./limits.ts";
+import type { QualifiedTable } from "./resource-url.ts";
 import { type CapturedChange, captureChange } from "./row-images.ts";
 import type { PendingSqlWrite, RowImage, SqlParam, WritePayload } from "./state.ts";
-import { analyseWrite } from "./write-statement.ts";
+import { analyseWrite, qualified } from "./write-statement.ts";
 
 /** What `execute` returns. */
 export interface ExecuteResult {
@@ -53,14 +55,21 @@ export function describeWrite(
   limits: Pick<Limits, "maxDescribedRows" | "maxDescribedBytes">,
 ): { description: string; complete: boolean } {
   const table = payload.target ? `${payload.target.schema}.${payload.target.table}` : "";
-  const verb = { insert: "Insert into", update: "Update", delete: "Delete from", ddl: "Change the schema of", select: "Read" }[
-    payload.statementKind
-  ];
+  const verb = {
+    insert: "Insert into",
+    update: "Update",
+    delete: "Delete from",
+    ddl: "Change the schema of",
+    select: "Read",
+  }[payload.statementKind];
   const headline = change
     ? `${verb} ${inlineSafe(table)} on ${label}: ${change.rowCount} row(s) change.`
     : `${verb} ${label} (DDL).`;
   const details: string[] = [];
-  if (change?.note) details.push(`Before-images: not all captured (${inlineSafe(change.note, 200)}); this write cannot be reverted automatically.`);
+  if (change?.note)
+    details.push(
+      `Before-images: not all captured (${inlineSafe(change.note, 200)}); this write cannot be reverted automatically.`,
+    );
   details.push("Applied exactly once, only if it still changes the same number of rows.");
   const rows = change ? describeRows(change.rows, limits) : undefined;
   const d = buildDescription({
@@ -68,7 +77,12 @@ export function describeWrite(
     details,
     blocks: [
       { label: "Statement (untrusted):", text: payload.sql, lang: "sql", maxBytes: 8192 },
-      { label: "Parameters (untrusted):", text: JSON.stringify(payload.params), lang: "json", maxBytes: 4096 },
+      {
+        label: "Parameters (untrusted):",
+        text: JSON.stringify(payload.params),
+        lang: "json",
+        maxBytes: 4096,
+      },
       ...(rows
         ? [
             {
@@ -84,8 +98,29 @@ export function describeWrite(
   return { description: d.description, complete: d.descriptionIsComplete && (rows?.complete ?? true) };
 }
 
+/**
+ * Tables linked to `target` by a foreign key, either way: a row inserted into `orders` may need a
+ * pending `customers` row, a deleted `customers` row may cascade into `orders`.
+ */
+async function foreignKeyNeighbours(c: pg.PoolClient, target: QualifiedTable): Promise<QualifiedTable[]> {
+  const r = await c.query<{ schema: string; table: string }>(
+    `SELECT n.nspname AS schema, t.relname AS table
+       FROM pg_catalog.pg_constraint k
+       JOIN pg_catalog.pg_class t
+         ON t.oid = CASE WHEN k.conrelid = pg_catalog.to_regclass($1) THEN k.confrelid ELSE k.conrelid END
+       JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace
+      WHERE k.contype = 'f' AND pg_catalog.to_regclass($1) IN (k.conrelid, k.confrelid)`,
+    [qualified(target)],
+  );
+  return r.rows;
+}
+
 /** The latest pending write to each table this statement touches. */
-function dependencies(b: Binding, relations: readonly { schema: string; table: string }[], ddl: boolean): string[] {
+function dependencies(
+  b: Binding,
+  relations: readonly { schema: string; table: string }[],
+  ddl: boolean,
+): string[] {
   const pending = b.state.overlay.pending();
   if (ddl) return pending.length > 0 ? [pending[pending.length - 1]!.localId] : [];
   const deps = new Set<string>();
@@ -112,16 +147,25 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
   }
   const ddl = decision.kind === "ddl";
   const stmt = ddl ? undefined : analyseWrite(sql, b.settings.searchPath ?? "public");
-  const pending = b.state.overlay.pending().map((p) => ({ localId: p.localId, sql: p.write.sql, params: p.write.params }));
+  const pending = b.state.overlay
+    .pending()
+    .map((p) => ({ localId: p.localId, sql: p.write.sql, params: p.write.params }));
   const pool = await b.pool("write");
-  const change = await inTransaction(pool, b.settings, { readOnly: false, commit: false, what: "the statement" }, async (c) => {
-    await replayPending(c, pending);
-    if (!stmt) {
-      await c.query(sql, params as unknown[]);
-      return undefined;
-    }
-    return captureChange(c, stmt, sql, params as SqlParam[]);
-  });
+  type Simulated = CapturedChange & { neighbours: QualifiedTable[] };
+  const change = await inTransaction<Simulated | undefined>(
+    pool,
+    b.settings,
+    { readOnly: false, commit: false, what: "the statement" },
+    async (c) => {
+      await replayPending(c, pending);
+      if (!stmt) {
+        await c.query(sql, params as unknown[]);
+        return undefined;
+      }
+      const captured = await captureChange(c, stmt, sql, params as SqlParam[]);
+      return { ...captured, neighbours: await foreignKeyNeighbours(c, stmt.target) };
+    },
+  );
   if (change && change.rowCount > b.limits.maxChangedRows) {
     throw new QueryFailed(
       `the statement changes ${change.rowCount} rows; one write may change at most ${b.limits.maxChangedRows} (narrow its WHERE clause)`,
@@ -136,7 +180,7 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
     expectedRowCount: change ? change.rowCount : -1,
   };
   const d = describeWrite(b.label, payload, change, b.limits);
-  const dependsOn = dependencies(b, decision.relations, ddl);
+  const dependsOn = dependencies(b, [...decision.relations, ...(change?.neighbours ?? [])], ddl);
   const localId = b.state.ids.next();
   const table = stmt ? `${stmt.target.schema}.${stmt.target.table}` : b.label;
   const desc: ActionDescription = {
@@ -147,7 +191,10 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
     dependsOn,
     implementsRevert: 0,
     autoApprovable: false,
-    actionKind: { tag: `postgres.${decision.kind}`, label: decision.kind === "ddl" ? "Schema change" : `SQL ${decision.kind}` },
+    actionKind: {
+      tag: `postgres.${decision.kind}`,
+      label: decision.kind === "ddl" ? "Schema change" : `SQL ${decision.kind}`,
+    },
     classifiedBy: "gatekeeper-postgres: execute is a write",
     egress: false,
   };

@@ -1,0 +1,299 @@
+/**
+ * Test helpers: a real PostgreSQL (Debian's, started on loopback by @gatehouse/event-store's
+ * startPostgresServer) with a `shop` database, read and write roles; a FAKE recording
+ * ApprovalQueue on loopback (it stands in for services/approval, which a service may not import);
+ * and a running gatekeeper-postgres with a session client.
+ */
+import assert from "node:assert/strict";
+import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
+import { connectSession, readApplyOutcome } from "@gatehouse/gatekeeper-kit";
+import {
+  type ActionDescription,
+  ActionStatus,
+  type ApplyActionResponse,
+  type ApprovalQueueServer,
+  ApprovalQueueService,
+  GatekeeperClient,
+  type ObservationDescription,
+} from "@gatehouse/proto";
+import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
+import pg from "pg";
+import { pino } from "pino";
+import {
+  createRegistry,
+  type Limits,
+  type PostgresGatekeeper,
+  type RegistryInput,
+  startPostgresGatekeeper,
+} from "../src/index.ts";
+
+/** FAKE ApprovalQueue: records observations and submissions; ids count up from 1. */
+export class FakeApprovalQueue {
+  readonly observations: ObservationDescription[] = [];
+  readonly submissions: {
+    localId: string;
+    actionId: number;
+    description: ActionDescription;
+    payloadJson: string;
+  }[] = [];
+  readonly settled = new Set<number>();
+  port = 0;
+  #next = 1;
+  #server = new Server();
+
+  async start(): Promise<this> {
+    const impl: ApprovalQueueServer = {
+      authorizeObservation: (call, cb) => {
+        this.observations.push(call.request.description!);
+        cb(null, { observationId: this.#next++ });
+      },
+      submitAction: (call, cb) => {
+        const r = call.request;
+        const actionId = this.#next++;
+        this.submissions.push({
+          localId: r.localId,
+          actionId,
+          description: r.description!,
+          payloadJson: r.payloadJson,
+        });
+        cb(null, { actionId, status: ActionStatus.ACTION_STATUS_PENDING });
+      },
+      getActionForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
+      listUnappliedForCaller: (_call, cb) => {
+        const byLocal = new Map(this.submissions.map((s) => [s.localId, s.actionId]));
+        const actions = this.submissions
+          .filter((s) => !this.settled.has(s.actionId))
+          .map((s) => ({
+            action: {
+              id: s.actionId,
+              workspaceId: "ws-1",
+              binding: "DB",
+              localId: s.localId,
+              description: s.description,
+              status: ActionStatus.ACTION_STATUS_PENDING,
+              dependsOn: s.description.dependsOn.map((l) => byLocal.get(l) ?? 0),
+              caller: undefined,
+              submittedAt: "",
+              decidedBy: "",
+              decidedAt: "",
+              reason: "",
+              cascadedFrom: 0,
+              resultJson: "",
+              outcomeUnknown: false,
+              executionId: "",
+              lastRevision: s.actionId,
+              chatStartedBy: "",
+            },
+            payloadJson: s.payloadJson,
+          }));
+        cb(null, { actions, usedLocalIds: this.submissions.map((s) => s.localId) });
+      },
+    };
+    this.#server.addService(ApprovalQueueService, impl);
+    this.port = await new Promise<number>((res, rej) =>
+      this.#server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
+        e ? rej(e) : res(p),
+      ),
+    );
+    return this;
+  }
+
+  close(): void {
+    this.#server.forceShutdown();
+  }
+}
+
+type ServerInput = NonNullable<RegistryInput["servers"]>[string];
+
+/** The schema every test starts from (database `shop`). */
+export const SHOP_SQL = `
+CREATE ROLE gatehouse_read LOGIN PASSWORD 'read-pw';
+CREATE ROLE gatehouse_write LOGIN PASSWORD 'write-pw';
+CREATE ROLE bob LOGIN PASSWORD 'bob-pw';
+CREATE SCHEMA sales;
+CREATE SCHEMA secret;
+CREATE TABLE sales.customers (id int PRIMARY KEY, name text NOT NULL, email text, tier text NOT NULL DEFAULT 'basic');
+CREATE TABLE sales.orders (id int PRIMARY KEY, customer_id int NOT NULL REFERENCES sales.customers(id), total numeric(10,2) NOT NULL);
+CREATE TABLE sales.audit (note text);
+CREATE TABLE secret.keys (id int PRIMARY KEY, k text);
+INSERT INTO sales.customers VALUES (1, 'Ada', 'ada@example.com', 'gold'), (2, 'Bo', 'bo@example.com', 'basic'), (3, 'Cy', NULL, 'basic');
+INSERT INTO sales.orders VALUES (10, 1, 12.50), (11, 2, 99.00);
+INSERT INTO secret.keys VALUES (1, 'hunter2');
+GRANT USAGE ON SCHEMA sales TO gatehouse_read, gatehouse_write, bob;
+GRANT SELECT ON ALL TABLES IN SCHEMA sales TO gatehouse_read;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA sales TO gatehouse_write;
+GRANT SELECT ON sales.customers TO bob;
+GRANT CREATE ON DATABASE shop TO gatehouse_write;
+`;
+
+/** A running database server with the shop database. */
+export interface Db {
+  server: PostgresServer;
+  port: number;
+  /** Runs SQL as the superuser on `shop`. */
+  admin<T extends pg.QueryResultRow = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  /** A superuser client on `shop` (the caller ends it). */
+  client(): Promise<pg.Client>;
+  stop(): Promise<void>;
+}
+
+export async function startDb(): Promise<Db> {
+  const server = await startPostgresServer({ logStatements: true });
+  const boot = new pg.Client({ connectionString: server.url });
+  await boot.connect();
+  await boot.query("CREATE DATABASE shop");
+  await boot.end();
+  const shopUrl = server.url.replace(/\/gatehouse$/, "/shop");
+  const pool = new pg.Pool({ connectionString: shopUrl, max: 4 });
+  await pool.query(SHOP_SQL);
+  return {
+    server,
+    port: server.port,
+    admin: async (sql, params) => (await pool.query(sql, params)).rows,
+    async client() {
+      const c = new pg.Client({ connectionString: shopUrl });
+      await c.connect();
+      return c;
+    },
+    async stop() {
+      await pool.end();
+      await server.stop();
+    },
+  };
+}
+
+/** The registry of a test server (name `shop`). */
+export function registryFor(db: Db, extra: Partial<ServerInput> = {}) {
+  return createRegistry({
+    servers: {
+      shop: {
+        host: "127.0.0.1",
+        port: db.port,
+        databases: ["shop"],
+        readRole: { user: "gatehouse_read", passwordEnv: "SHOP_READ_PW" },
+        writeRole: { user: "gatehouse_write", passwordEnv: "SHOP_WRITE_PW" },
+        restrictedColumns: ["sales.customers.email"],
+        ...extra,
+      },
+    },
+  });
+}
+
+/** The methods of a PostgreSQL binding as a test calls them. */
+export interface DbApi {
+  query(args: unknown): Promise<{
+    columns: { name: string; type: string }[];
+    rows: Record<string, unknown>[];
+    offset: number;
+    more: boolean;
+    nextOffset?: number;
+    pending: string[];
+    skippedPending?: { id: string; error: string }[];
+  }>;
+  listTables(): Promise<{ tables: { schema: string; name: string; kind: string }[] }>;
+  describeTable(
+    args: unknown,
+  ): Promise<{ columns: { name: string; restricted: boolean }[]; primaryKey: string[] }>;
+  execute(args: unknown): Promise<{ id: string; pending: true; rowCount: number }>;
+}
+
+/** A running gatekeeper, its fake approval queue and a gRPC client. */
+export interface Harness {
+  gk: PostgresGatekeeper;
+  approval: FakeApprovalQueue;
+  client: GatekeeperClient;
+  open(url: string, binding?: string): { db: DbApi; close(): void };
+  apply(url: string, localId: string, binding?: string): Promise<ApplyActionResponse>;
+  reject(localId: string, binding?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const ENV = { SHOP_READ_PW: "read-pw", SHOP_WRITE_PW: "write-pw" };
+
+export async function startHarness(
+  db: Db,
+  opts: {
+    limits?: Partial<Limits>;
+    registry?: Partial<ServerInput>;
+    approval?: FakeApprovalQueue;
+  } = {},
+): Promise<Harness> {
+  const approval = opts.approval ?? (await new FakeApprovalQueue().start());
+  const gk = await startPostgresGatekeeper({
+    registry: registryFor(db, opts.registry),
+    approvalAddress: `127.0.0.1:${approval.port}`,
+    host: "127.0.0.1",
+    port: 0,
+    env: ENV,
+    ...(opts.limits ? { limits: opts.limits } : {}),
+    logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
+  });
+  const sessions: { close(): void }[] = [];
+  const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
+  const h: Harness = {
+    gk,
+    approval,
+    client,
+    open(url, binding = "DB") {
+      const s = connectSession<DbApi & Record<string, never>>(client.openSession(), {
+        workspaceId: "ws-1",
+        binding,
+        url,
+        trust: "byo",
+        callerToken: "token-1",
+        executionId: "exec-1",
+      });
+      sessions.push(s);
+      return { db: s.stub as unknown as DbApi, close: () => s.close() };
+    },
+    async apply(url, localId, binding = "DB") {
+      const sub = approval.submissions.find((s) => s.localId === localId);
+      if (!sub) throw new Error(`no submission ${localId}`);
+      const res = await applyVia(client, url, sub, binding);
+      approval.settled.add(sub.actionId);
+      return res;
+    },
+    reject(localId, binding = "DB") {
+      const sub = approval.submissions.find((s) => s.localId === localId);
+      if (sub) approval.settled.add(sub.actionId);
+      return new Promise((res, rej) =>
+        client.actionRejected({ workspaceId: "ws-1", binding, actionId: sub?.actionId ?? 0, localId }, (e) =>
+          e ? rej(e) : res(),
+        ),
+      );
+    },
+    async close() {
+      for (const s of sessions) s.close();
+      client.close();
+      await gk.close();
+      if (!opts.approval) approval.close();
+    },
+  };
+  return h;
+}
+
+/** ApplyAction of a recorded submission through `client`. */
+export function applyVia(
+  client: GatekeeperClient,
+  url: string,
+  sub: { localId: string; actionId: number; payloadJson: string },
+  binding = "DB",
+): Promise<ApplyActionResponse> {
+  return readApplyOutcome(
+    client.applyAction({
+      workspaceId: "ws-1",
+      binding,
+      url,
+      trust: "byo",
+      actionId: sub.actionId,
+      localId: sub.localId,
+      payloadJson: sub.payloadJson,
+      dependencyResults: {},
+    }),
+  );
+}
+
+/** assert.rejects for capnweb RpcPromises (thenables, not Promises). */
+export function rejects(p: PromiseLike<unknown>, re: RegExp): Promise<void> {
+  return assert.rejects((async () => await p)(), re);
+}
