@@ -1,7 +1,8 @@
 /**
  * The app layer of each image, as a directory that becomes `/app`: every entry bundled into one file
  * with esbuild (the workspace packages export TypeScript sources; npm packages are bundled too), and
- * the packages a bundle leaves external — native modules (better-sqlite3, isolated-vm, @kurrent/bridge of the KurrentDB client), Temporal (its
+ * the packages a bundle leaves external — native modules (better-sqlite3, isolated-vm, @kurrent/bridge of the KurrentDB client),
+ * libpg-query (PostgreSQL's parser as WebAssembly, read from its own directory: gatekeeper-postgres), Temporal (its
  * core bridge is native and its worker loads webpack) and modules loaded through createRequire — copied
  * in as production node_modules with their dependency closure.
  *
@@ -20,7 +21,7 @@ import { copyClosure, dependencyClosure } from "./node-modules.ts";
 import { REPO_ROOT, SERVICE_COMPONENTS } from "./spec.ts";
 
 /** npm packages left out of every bundle (resolved from /app/node_modules at run time). */
-const EXTERNAL = /^(better-sqlite3|isolated-vm|@temporalio\/|@kurrent\/bridge)/;
+const EXTERNAL = /^(better-sqlite3|isolated-vm|libpg-query(\/|$)|@temporalio\/|@kurrent\/bridge)/;
 
 /**
  * Packages loaded at run time in a way esbuild cannot follow (createRequire(import.meta.url)(name) in

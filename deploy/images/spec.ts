@@ -25,6 +25,7 @@ export const SERVICE_COMPONENTS = [
   "gateway",
   "gatekeeper-mcp",
   "gatekeeper-git",
+  "gatekeeper-postgres",
 ] as const;
 export type ServiceComponent = (typeof SERVICE_COMPONENTS)[number];
 

@@ -26,7 +26,7 @@ test("an unknown key is refused naming it", async () => {
 });
 
 test("replicas the gatekeepers cannot take are refused by the schema naming the component", async () => {
-  for (const c of ["gatekeeperMcp", "gatekeeperGit"]) {
+  for (const c of ["gatekeeperMcp", "gatekeeperGit", "gatekeeperPostgres"]) {
     await refused([], [`${c}.replicas=2`], new RegExp(`/${c}/replicas.*maximum: got 2, want 1`));
   }
   const scaled = await template(["minimal.yaml"], ["gateway.replicas=3", "sandboxRunner.replicas=4"]);
@@ -240,4 +240,86 @@ test("sandbox.backend=kubernetes: the release namespace, no RuntimeClass and req
     /sandbox\.kubernetes\.resources\.requests\.memoryMb: 4096 is above limits\.memoryMb \(2560\)/,
   );
   assert.match(err, /sandbox\.kubernetes\.resources\.requests\.cpu: 1500m is above limits\.cpu \(1\)/);
+});
+
+test("gatekeeperPostgres.enabled without a registry, or without the databases its NetworkPolicy may reach, fails naming the value", async () => {
+  await refused(
+    [],
+    ["gatekeeperPostgres.enabled=true", "networkPolicy.gatekeeperPostgres.databases[0].cidr=10.0.3.7/32"],
+    /gatekeeperPostgres\.registry\.servers: gatekeeperPostgres\.enabled needs the PostgreSQL servers .*gatekeeperPostgres\.registry\.existingSecret/,
+  );
+  const err = await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["networkPolicy.gatekeeperPostgres.databases=null"],
+    /networkPolicy\.gatekeeperPostgres\.databases: gatekeeperPostgres\.enabled with the NetworkPolicies on: list the PostgreSQL servers' addresses/,
+  );
+  assert.match(err, /or set networkPolicy\.enabled=false/);
+  const open = await template(
+    ["minimal.yaml", "postgres-gatekeeper.yaml"],
+    ["networkPolicy.gatekeeperPostgres.databases=null", "networkPolicy.enabled=false"],
+  );
+  assert.ok(open.ok, `no policies: no database addresses needed: ${open.stderr}`);
+});
+
+test("gatekeeperPostgres: a passwordFile outside the mounted directory, or one missing from passwords.files, fails naming both keys", async () => {
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.registry.servers.crm.readRole.passwordFile=/run/secrets/crm-read"],
+    /gatekeeperPostgres\.registry\.servers\.crm\.readRole\.passwordFile: password files live under \/etc\/gatehouse\/postgres-passwords\//,
+  );
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.passwords.files=null"],
+    /gatekeeperPostgres\.passwords\.files\.crm-read: gatekeeperPostgres\.registry\.servers\.crm\.readRole\.passwordFile names it/,
+  );
+  const given = await template(
+    ["minimal.yaml", "postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.passwords.files=null", "gatekeeperPostgres.passwords.existingSecret=pg-passwords"],
+  );
+  assert.ok(given.ok, given.stderr);
+});
+
+test("gatekeeperPostgres: an inline password, a role with both or neither password source, an unknown server key and a bad CIDR are refused by the schema naming the key", async () => {
+  const err = await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.registry.servers.crm.readRole.password=s3cret-inline"],
+    /\/gatekeeperPostgres\/registry\/servers\/crm\/readRole.*additional properties 'password' not allowed/,
+  );
+  assert.doesNotMatch(err, /s3cret-inline/, "the password is not echoed");
+  // Both passwordFile and passwordEnv.
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    [
+      "gatekeeperPostgres.registry.servers.crm.writeRole.passwordFile=/etc/gatehouse/postgres-passwords/crm-read",
+    ],
+    /\/gatekeeperPostgres\/registry\/servers\/crm\/writeRole': 'oneOf' failed/,
+  );
+  // Neither.
+  const neither = await refused(
+    ["postgres-gatekeeper.yaml"],
+    [
+      "gatekeeperPostgres.registry.servers.ops.host=ops-db",
+      "gatekeeperPostgres.registry.servers.ops.databases={ops}",
+      "gatekeeperPostgres.registry.servers.ops.readRole.user=gatehouse_read",
+      "gatekeeperPostgres.registry.servers.ops.writeRole.user=gatehouse_write",
+      "gatekeeperPostgres.registry.servers.ops.writeRole.passwordEnv=OPS_WRITE_PASSWORD",
+    ],
+    /\/gatekeeperPostgres\/registry\/servers\/ops\/readRole': 'oneOf' failed/,
+  );
+  assert.match(neither, /missing property 'passwordFile'/);
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.registry.servers.crm.hots=db"],
+    /\/gatekeeperPostgres\/registry\/servers\/crm.*additional properties 'hots' not allowed/,
+  );
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["gatekeeperPostgres.registry.servers.CRM.host=db"],
+    /\/gatekeeperPostgres\/registry\/servers/,
+  );
+  await refused(
+    ["postgres-gatekeeper.yaml"],
+    ["networkPolicy.gatekeeperPostgres.databases[0].cidr=crm-db.internal"],
+    /\/networkPolicy\/gatekeeperPostgres\/databases\/0\/cidr.*does not match pattern/,
+  );
 });

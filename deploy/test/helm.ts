@@ -24,8 +24,20 @@ export const valuesFile = (name: string): string =>
 /** The Kubernetes version `helm template` renders for (the local cluster's). */
 export const KUBE_VERSION = "1.34.4";
 
-/** Every component the chart deploys: the services image's components, then the sandbox runner. */
-export const COMPONENTS: readonly string[] = [...SERVICE_COMPONENTS, "sandbox-runner"];
+/** Components the chart deploys only when their values turn them on (gatekeeperPostgres.enabled; off by default). */
+export const OPTIONAL_COMPONENTS: readonly string[] = ["gatekeeper-postgres"];
+
+/**
+ * Every component the chart deploys with its default values: the services image's components but the
+ * optional ones, then the sandbox runner.
+ */
+export const COMPONENTS: readonly string[] = [
+  ...SERVICE_COMPONENTS.filter((c) => !OPTIONAL_COMPONENTS.includes(c)),
+  "sandbox-runner",
+];
+
+/** Every component the chart can deploy: {@link COMPONENTS} and the optional ones. */
+export const ALL_COMPONENTS: readonly string[] = [...COMPONENTS, ...OPTIONAL_COMPONENTS];
 
 /** The cluster cache folder agreed with scripts/cluster (binaries in bin/, runtime state in run/). */
 export function clusterCache(): string {

@@ -130,6 +130,7 @@ test("services image: every component starts on the read-only root as uid 65532 
   const { rootfs, config } = unpacked.services!;
   const volumes = freshVolumes();
   writeFileSync(join(volumes.tmp, "registry.yaml"), "servers: {}\n");
+  writeFileSync(join(volumes.tmp, "postgres-registry.yaml"), "servers: {}\n");
   writeFileSync(
     join(volumes.tmp, "tokens.yaml"),
     `tokens:\n  - token: ${randomBytes(16).toString("hex")}\n    subject: alice\n    roles: [approver]\n`,
@@ -147,11 +148,13 @@ test("services image: every component starts on the read-only root as uid 65532 
         "mcpOps",
         "git",
         "gitOps",
+        "postgres",
+        "postgresOps",
       ].map(async (k) => [k, await freePort()] as const),
     ),
   );
   const secret = randomBytes(32).toString("hex");
-  const gatekeepers = `mcp=127.0.0.1:${ports.mcp},git=127.0.0.1:${ports.git}`;
+  const gatekeepers = `mcp=127.0.0.1:${ports.mcp},git=127.0.0.1:${ports.git},postgres=127.0.0.1:${ports.postgres}`;
   const components: Array<{ c: (typeof SERVICE_COMPONENTS)[number]; health: number; env: string[] }> = [
     {
       c: "approval",
@@ -215,6 +218,17 @@ test("services image: every component starts on the read-only root as uid 65532 
         `APPROVAL_ADDRESS=127.0.0.1:${ports.approval}`,
         "GATEKEEPER_GIT_ALLOWED_ROOTS=/data/repos",
         "GATEKEEPER_GIT_CACHE_DIR=/data/git-cache",
+      ],
+    },
+    {
+      // Its parser (libpg-query's WebAssembly) is loaded at start: a /healthz answer proves the image carries it.
+      c: "gatekeeper-postgres",
+      health: ports.postgresOps!,
+      env: [
+        `GATEKEEPER_POSTGRES_ADDR=0.0.0.0:${ports.postgres}`,
+        `GATEKEEPER_POSTGRES_METRICS_ADDR=0.0.0.0:${ports.postgresOps}`,
+        `APPROVAL_ADDRESS=127.0.0.1:${ports.approval}`,
+        "GATEKEEPER_POSTGRES_REGISTRY=/tmp/postgres-registry.yaml",
       ],
     },
   ];

@@ -6,7 +6,8 @@
  * and split into its own file under dist/chunks/, read only when that command runs.
  *
  * Left out of the bundle, resolved from node_modules at run time: native modules (better-sqlite3, @kurrent/* (the KurrentDB client's native bridge),
- * isolated-vm), Temporal (@temporalio/*), tsx, and `gatehouse dev`'s whole stack: dev-stack.ts and
+ * isolated-vm), libpg-query (PostgreSQL's parser as WebAssembly: it reads libpg-query.wasm from its own
+ * directory, which a bundle does not have), Temporal (@temporalio/*), tsx, and `gatehouse dev`'s whole stack: dev-stack.ts and
  * the packages the dev command imports dynamically are loaded from source through tsx
  * (src/load-dev-stack.ts), so the services run as they do from source.
  * Run by `npm run build` (turbo); by hand: `node build.mjs` in packages/cli.
@@ -14,9 +15,9 @@
 import { rmSync } from "node:fs";
 import { build } from "esbuild";
 
-/** npm packages that stay external: native, heavy and only used by `gatehouse dev`, or tsx itself. */
+/** npm packages that stay external: native or WebAssembly, heavy and only used by `gatehouse dev`, or tsx itself. */
 const EXTERNAL =
-  /^(better-sqlite3|isolated-vm|@kurrent\/|@temporalio\/|tsx(\/|$)|pino(\/|$)|fastify|@fastify\/)/;
+  /^(better-sqlite3|isolated-vm|libpg-query(\/|$)|@kurrent\/|@temporalio\/|tsx(\/|$)|pino(\/|$)|fastify|@fastify\/)/;
 
 const externals = {
   name: "gatehouse-externals",

@@ -11,6 +11,7 @@ import { readModelUrlFor, startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
+import type { RegistryConfig as PostgresRegistryConfig } from "@gatehouse/gatekeeper-postgres";
 import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
 import { type RunningKernel, startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
@@ -32,7 +33,9 @@ export interface DevStackOptions {
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
   /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway` serves the web app. */
-  ports?: Partial<Record<"kernel" | "approval" | "mcp" | "git" | "runner" | "temporal" | "gateway", number>>;
+  ports?: Partial<
+    Record<"kernel" | "approval" | "mcp" | "git" | "postgres" | "runner" | "temporal" | "gateway", number>
+  >;
   /**
    * NATS server(s) for live notices ("nats://host:port"). Absent: an in-process bus (no NATS needed).
    */
@@ -55,6 +58,13 @@ export interface DevStackOptions {
    */
   gitRemotes?: RemoteRule[];
   /**
+   * The administrator's registry of PostgreSQL servers (`loadRegistryFile` of @gatehouse/gatekeeper-postgres,
+   * what `--postgres-registry <file>` names). Given: the PostgreSQL gatekeeper runs in-process and
+   * serves `postgres://<registered server>/<database>` resources. Absent: it does not run, and such a
+   * resource is refused saying to pass `--postgres-registry`.
+   */
+  postgresRegistry?: PostgresRegistryConfig;
+  /**
    * Longest wait for one apply by gatekeeper kind, ms, while the gatekeeper reports it running
    * (default: from GATEKEEPER_APPLY_MAX, e.g. "mcp=30m", when set; else 15 minutes each).
    */
@@ -65,8 +75,8 @@ export interface DevStackOptions {
    */
   sandbox?: "auto" | "gvisor" | "none";
   /**
-   * The sandbox runner's frame cap (its SANDBOX_MAX_FRAME_BYTES), bytes; the git gatekeeper sizes
-   * its replies from the same value (default: the runner's, 1 MiB).
+   * The sandbox runner's frame cap (its SANDBOX_MAX_FRAME_BYTES), bytes; the git and PostgreSQL
+   * gatekeepers size their replies from the same value (default: the runner's, 1 MiB).
    */
   maxFrameBytes?: number;
   /**
@@ -83,6 +93,8 @@ export interface DevStack {
     approval: string;
     mcp: string;
     git: string;
+    /** The PostgreSQL gatekeeper, when `postgresRegistry` was given. */
+    postgres?: string;
     runner: string;
     temporal: string;
     /** The gateway's URL, "http://127.0.0.1:<port>" (web app at `/`, API at `/api`). */
@@ -125,7 +137,19 @@ export function devRegistry(dataDir: string): RegistryConfig {
   });
 }
 
-/** Starts store, approval, MCP gatekeeper, sandbox runner and kernel; resolves when all listen. */
+/**
+ * What the kernel tells a person whose resource needs a gatekeeper this stack does not run (the
+ * PostgreSQL gatekeeper runs only with a registry).
+ */
+export const DEV_UNCONFIGURED_HINTS: Readonly<Record<string, string>> = {
+  postgres:
+    "pass --postgres-registry <file> to gatehouse dev, naming the YAML registry of PostgreSQL servers (format: services/gatekeeper-postgres/src/registry.ts), then connect the resource again",
+};
+
+/**
+ * Starts store, approval, the gatekeepers (MCP, git, and PostgreSQL when `postgresRegistry` is
+ * given), sandbox runner and kernel; resolves when all listen.
+ */
 export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
   const applyMaxMs = options.applyMaxMs ?? applyMaxFromEnv(); // before anything starts
   const dataDir = resolve(options.dataDir);
@@ -202,7 +226,26 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       limits: { maxFrameBytes },
     });
     closers.push(() => git.close());
-    const gatekeepers = { mcp: `${host}:${mcp.port}`, git: `${host}:${git.port}` };
+    let postgresAddress: string | undefined;
+    if (options.postgresRegistry) {
+      // Loaded only when asked for: it brings PostgreSQL's parser (WebAssembly) and the pg driver.
+      const { startPostgresGatekeeper } = await import("@gatehouse/gatekeeper-postgres");
+      const postgres = await startPostgresGatekeeper({
+        registry: options.postgresRegistry,
+        approvalAddress: `${host}:${approvalPort}`,
+        host,
+        port: options.ports?.postgres ?? 0,
+        logger,
+        limits: { maxFrameBytes },
+      });
+      closers.push(() => postgres.close());
+      postgresAddress = `${host}:${postgres.port}`;
+    }
+    const gatekeepers: Record<string, string> = {
+      mcp: `${host}:${mcp.port}`,
+      git: `${host}:${git.port}`,
+      ...(postgresAddress ? { postgres: postgresAddress } : {}),
+    };
     const worker = await startLifecycleWorker({
       store,
       temporal,
@@ -228,6 +271,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       store,
       callerTokenSecret: secret,
       gatekeepers,
+      unconfiguredHints: DEV_UNCONFIGURED_HINTS,
       sandboxRunnerAddress: `${host}:${runner.port}`,
       temporal,
       host,
@@ -253,6 +297,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       approval: `${host}:${approval.port}`,
       mcp: `${host}:${mcp.port}`,
       git: `${host}:${git.port}`,
+      ...(postgresAddress ? { postgres: postgresAddress } : {}),
       runner: `${host}:${runner.port}`,
       temporal: temporalAddress,
       gateway: gateway.url,

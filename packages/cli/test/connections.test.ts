@@ -73,6 +73,13 @@ test("a connection request is checked by its gatekeeper without connecting to th
     const noGatekeeper = await refused(request(ws, "ftp://example.com/x"));
     assert.equal(noGatekeeper.code, status.FAILED_PRECONDITION);
     assert.match(noGatekeeper.details, /no gatekeeper serves "ftp:" URLs/);
+    // The dev stack runs the PostgreSQL gatekeeper only with --postgres-registry: the refusal says so.
+    const noPostgres = await refused(request(ws, "postgres://crm/crm#schema=public"));
+    assert.equal(noPostgres.code, status.FAILED_PRECONDITION);
+    assert.match(
+      noPostgres.details,
+      /^the postgres gatekeeper is not configured; pass --postgres-registry <file> to gatehouse dev/,
+    );
     const unknown = await refused(request(ws, "mcp://not-registered"));
     assert.equal(unknown.code, status.NOT_FOUND);
     const list = await unary(connections, connections.listConnectionRequests, { workspaceId: ws, state: "" });

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { after, test } from "node:test";
@@ -56,8 +56,11 @@ interface Dev {
   exited: Promise<number | null>;
 }
 
-/** Starts `gatehouse dev` on `dir` and `base`; `ready` waits for its sign-in links. */
-function startDev(dir: string, base: number): Dev {
+/**
+ * Starts `gatehouse dev` on `dir` and `base` (web app on `webPort`, default n+6), with `extra` options;
+ * `ready` waits for its sign-in links.
+ */
+function startDev(dir: string, base: number, extra: string[] = [], webPort = base + 6): Dev {
   const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_DATA_DIR: dir, LOG_LEVEL: "warn" };
   delete env.TEMPORAL_ADDRESS;
   const child = spawn(
@@ -71,9 +74,10 @@ function startDev(dir: string, base: number): Dev {
       "--port-base",
       String(base),
       "--web-port",
-      String(base + 6),
+      String(webPort),
       "--sandbox",
       hasRunsc ? "gvisor" : "none",
+      ...extra,
     ],
     { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
   );
@@ -244,5 +248,50 @@ test("a port held by another process is refused naming that process's pid, for a
     assert.match(dev.output(), new RegExp(`port ${port}\\b.* is already in use by pid ${holder.pid} \\(`));
     assert.match(dev.output(), new RegExp(`kill ${holder.pid}\\b`));
     holder.kill("SIGKILL");
+  }
+});
+
+test("--postgres-registry naming a missing or invalid file exits 2 naming the file and the problem, with nothing started", async () => {
+  const files = mkdtempSync(join(tmpdir(), "gatehouse-pgreg-"));
+  dirs.push(files);
+  const invalid = join(files, "pg-registry.yaml");
+  writeFileSync(
+    invalid,
+    [
+      "servers:",
+      "  crm:",
+      "    host: db.internal",
+      "    databases: [crm]",
+      "    readRole: { user: gatehouse_read, password: hunter2-inline }",
+      "    writeRole: { user: gatehouse_write, passwordEnv: CRM_WRITE_PASSWORD }",
+      "",
+    ].join("\n"),
+  );
+  const cases: Array<[string, RegExp]> = [
+    [
+      "/nonexistent",
+      /^gatehouse dev: --postgres-registry: cannot read postgres registry file \/nonexistent \(ENOENT\)\n$/m,
+    ],
+    [
+      invalid,
+      new RegExp(
+        `^gatehouse dev: --postgres-registry ${invalid.replaceAll("/", "\\/")}: postgres registry is invalid: servers\\.crm\\.readRole: inline "password" is not allowed; use passwordFile or passwordEnv`,
+        "m",
+      ),
+    ],
+  ];
+  for (const [file, message] of cases) {
+    const dir = mkdtempSync(join(tmpdir(), "gatehouse-devproc-"));
+    dirs.push(dir);
+    const base = await freePortBase();
+    // The web app off n+6, which is the postgres gatekeeper's port with --postgres-registry.
+    const dev = startDev(dir, base, ["--postgres-registry", file], base + 7);
+    const code = await dev.exited;
+    assert.equal(code, 2, dev.output());
+    assert.match(dev.output(), message);
+    assert.doesNotMatch(dev.output(), /hunter2-inline/, "the inline password is not echoed");
+    // Nothing was started: no port of the stack listens, nothing was written to the data dir.
+    for (let i = 0; i <= 7; i++) assert.equal(await canConnect(base + i), false, `port ${base + i} is free`);
+    assert.deepEqual(readdirSync(dir), [], `${dir} holds no data, dev.json or temporal.pid`);
   }
 });

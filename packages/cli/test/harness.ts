@@ -40,7 +40,10 @@ export const unary = callUnary;
 
 export async function startHarness(
   registry?: (dir: string) => RegistryConfig,
-  extra: Pick<DevStackOptions, "gitRemotes" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc"> = {},
+  extra: Pick<
+    DevStackOptions,
+    "gitRemotes" | "postgresRegistry" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc"
+  > = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));
   const stack = await startDevStack({ dataDir: dir, registry: registry?.(dir), ...extra });

@@ -1,6 +1,6 @@
 /**
  * A split deployment for crash tests: the approval service, the lifecycle worker, gatekeeper-mcp, the
- * sandbox runner and the kernel each run as their own process from their `main.ts`, configured only by
+ * sandbox runner, the kernel (and gatekeeper-postgres with the `postgresRegistry` option) each run as their own process from their `main.ts`, configured only by
  * environment variables and sharing one event store (a SQLite file by default, or the `storeUrl` option,
  * e.g. a PostgreSQL database), against a `temporal server start-dev`. Options add more approval
  * processes and gateway processes (each gateway talks to its own approval process; live notices over
@@ -27,6 +27,7 @@ export type SplitService =
   | "approval"
   | "worker"
   | "gatekeeper-mcp"
+  | "gatekeeper-postgres"
   | "sandbox-runner"
   | "kernel"
   | `approval-${number}`
@@ -55,6 +56,15 @@ export interface SplitStackOptions {
   gateways?: number;
   /** The gateways' dev tokens (needed when `gateways` > 0). */
   devTokens?: SplitDevToken[];
+  /**
+   * Path of a YAML registry of PostgreSQL servers (services/gatekeeper-postgres/src/registry.ts): runs
+   * gatekeeper-postgres as its own process (GATEKEEPER_POSTGRES_REGISTRY) and adds it to every
+   * GATEKEEPER_ADDRESSES as `postgres=`. Passwords its roles name by `passwordEnv` are read from
+   * `postgresEnv`. Absent: no gatekeeper-postgres process.
+   */
+  postgresRegistry?: string;
+  /** Extra environment of the gatekeeper-postgres process (e.g. the registry's passwordEnv variables). */
+  postgresEnv?: Record<string, string>;
 }
 
 /** One registered MCP server (gatekeeper-mcp's registry entry; the YAML registry's shape). */
@@ -120,8 +130,9 @@ export async function startSplitStack(
   writeFileSync(registry, JSON.stringify({ servers }));
   const temporal: TemporalDevServer = await startTemporalDevServer();
   // Every port chosen free, the ops (metrics) ports too: their defaults would collide with any other stack.
+  const postgresCount = opts.postgresRegistry ? 1 : 0;
   const ports = await Promise.all(
-    Array.from({ length: 7 + 2 * approvalCount + 2 * gatewayCount }, () => freePort()),
+    Array.from({ length: 7 + 2 * approvalCount + 2 * gatewayCount + 2 * postgresCount }, () => freePort()),
   );
   const take = (n: number) => ports.splice(0, n);
   const [kernel, mcp, runner, workerMetrics, ...ops] = take(7);
@@ -130,8 +141,9 @@ export async function startSplitStack(
   const approvalOpsPorts = take(approvalCount);
   const gatewayPorts = take(gatewayCount);
   const gatewayOpsPorts = take(gatewayCount);
+  const [postgres, postgresOps] = take(2 * postgresCount);
   const approval = approvalPorts[0] as number;
-  const gatekeepers = `mcp=127.0.0.1:${mcp}`;
+  const gatekeepers = `mcp=127.0.0.1:${mcp}${postgres ? `,postgres=127.0.0.1:${postgres}` : ""}`;
   const common = {
     GATEHOUSE_DATA_DIR: join(base, "data"),
     ...(opts.storeUrl ? { EVENT_STORE_URL: opts.storeUrl } : {}),
@@ -199,6 +211,22 @@ export async function startSplitStack(
       port: mcp as number,
       output: "",
     },
+    ...(opts.postgresRegistry && postgres && postgresOps
+      ? {
+          "gatekeeper-postgres": {
+            entry: "services/gatekeeper-postgres/src/main.ts",
+            env: {
+              ...opts.postgresEnv,
+              GATEKEEPER_POSTGRES_ADDR: `127.0.0.1:${postgres}`,
+              APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
+              GATEKEEPER_POSTGRES_REGISTRY: opts.postgresRegistry,
+              GATEKEEPER_POSTGRES_METRICS_ADDR: `127.0.0.1:${postgresOps}`,
+            },
+            port: postgres,
+            output: "",
+          } satisfies Running,
+        }
+      : {}),
     "sandbox-runner": {
       entry: "sandbox-runner/src/main.ts",
       env: { SANDBOX_RUNNER_ADDR: `127.0.0.1:${runner}`, SANDBOX_RUNNER_METRICS_ADDR: runnerOps as string },

@@ -2,7 +2,8 @@
  * Which gatekeeper serves a resource URL, and gRPC clients to reach them. The mapping is by URL
  * scheme (GATEKEEPER_SCHEMES): `mcp://`, `https://` and loopback `http://` go to the MCP
  * gatekeeper; `git+file://`, `git+https://`, `git+ssh://` and loopback `git+http://` to the git
- * gatekeeper. A kind with no configured address is refused with a clear error, never guessed.
+ * gatekeeper; `postgres://<registered server>/<database>` to the PostgreSQL gatekeeper. A kind with
+ * no configured address is refused with a clear error, never guessed.
  */
 
 import { GatekeeperClient } from "@gatehouse/proto";
@@ -21,6 +22,7 @@ export const GATEKEEPER_SCHEMES: Readonly<Record<string, { kind: string; example
   "git+https": { kind: "git", example: "git+https://host/org/repo.git" },
   "git+ssh": { kind: "git", example: "git+ssh://git@host/org/repo.git" },
   "git+http": { kind: "git", example: "git+http://127.0.0.1:<port>/repo.git (loopback only)" },
+  postgres: { kind: "postgres", example: "postgres://<registered server>/<database>" },
 };
 
 /** Gatekeeper kind → "host:port". */
@@ -46,20 +48,34 @@ export function gatekeeperKindFor(url: string): string {
   throw new NoGatekeeperForResource(`no gatekeeper serves "${scheme}:" URLs; supported: ${supported}`);
 }
 
+/**
+ * Gatekeeper kind → what a person does to configure it, for the refusal of a URL whose kind has no
+ * address (e.g. `gatehouse dev`: "start gatehouse dev with --postgres-registry <file>"). A kind
+ * without an entry gets "set GATEKEEPER_ADDRESSES to include <kind>=host:port".
+ */
+export type UnconfiguredHints = Record<string, string>;
+
 /** Lazily created, reused gRPC clients per gatekeeper kind. */
 export class GatekeeperClients {
   private readonly clients = new Map<string, GatekeeperClient>();
 
-  constructor(private readonly addresses: GatekeeperAddresses) {}
+  constructor(
+    private readonly addresses: GatekeeperAddresses,
+    private readonly hints: UnconfiguredHints = {},
+  ) {}
 
-  /** @throws NoGatekeeperForResource when no address is configured for `kind`. */
+  /**
+   * @throws NoGatekeeperForResource when no address is configured for `kind`, saying how to
+   *   configure it (the kind's hint, else GATEKEEPER_ADDRESSES).
+   */
   get(kind: string): GatekeeperClient {
     const existing = this.clients.get(kind);
     if (existing) return existing;
-    const address = this.addresses[kind];
+    const address = Object.hasOwn(this.addresses, kind) ? this.addresses[kind] : undefined;
     if (!address) {
+      const hint = Object.hasOwn(this.hints, kind) ? this.hints[kind] : undefined;
       throw new NoGatekeeperForResource(
-        `the ${kind} gatekeeper is not configured; set GATEKEEPER_ADDRESSES to include ${kind}=host:port`,
+        `the ${kind} gatekeeper is not configured; ${hint ?? `set GATEKEEPER_ADDRESSES to include ${kind}=host:port`}`,
       );
     }
     const client = new GatekeeperClient(address, credentials.createInsecure());

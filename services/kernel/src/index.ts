@@ -10,7 +10,7 @@ import { credentials, Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
 import { connectionsHandlers } from "./connections-server.ts";
-import { type GatekeeperAddresses, GatekeeperClients } from "./gatekeepers.ts";
+import { type GatekeeperAddresses, GatekeeperClients, type UnconfiguredHints } from "./gatekeepers.ts";
 import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
 import { kernelHandlers } from "./server.ts";
 import { Workspaces } from "./workspaces.ts";
@@ -25,7 +25,7 @@ export {
 export * from "./domain/errors.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
-export { GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
+export { GatekeeperClients, gatekeeperKindFor, type UnconfiguredHints } from "./gatekeepers.ts";
 export { addMember, checkPerson, MEMBER_ID, reaches, removeMember, workspaceOf } from "./members.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { type RevocationDeps, removeBinding } from "./revocation.ts";
@@ -36,6 +36,11 @@ export interface KernelOptions {
   callerTokenSecret: string;
   /** Gatekeeper kind → "host:port", e.g. {mcp: "127.0.0.1:7003"}. */
   gatekeepers: GatekeeperAddresses;
+  /**
+   * Per gatekeeper kind, how a person configures it, for the refusal of a resource whose kind has no
+   * address in `gatekeepers` (default: "set GATEKEEPER_ADDRESSES to include <kind>=host:port").
+   */
+  unconfiguredHints?: UnconfiguredHints;
   /** Sandbox runner "host:port". */
   sandboxRunnerAddress: string;
   host?: string;
@@ -69,7 +74,7 @@ async function connectTemporal(target: { address: string } & TemporalSecurity): 
 /** Starts the Kernel gRPC server. Resolves once it listens. */
 export async function startKernel(options: KernelOptions): Promise<RunningKernel> {
   const logger = (options.logger ?? pino()).child({ component: "kernel" });
-  const gatekeepers = new GatekeeperClients(options.gatekeepers);
+  const gatekeepers = new GatekeeperClients(options.gatekeepers, options.unconfiguredHints);
   const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
   const workspaces = new Workspaces(options.store, gatekeepers);
   const metrics = options.metrics ?? createKernelMetrics();

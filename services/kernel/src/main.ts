@@ -4,7 +4,7 @@
  *   EVENT_STORE_URL                event store: sqlite:<path> or postgres://… (default sqlite:<GATEHOUSE_DATA_DIR>/events.sqlite)
  *   GATEHOUSE_DATA_DIR             data directory of the embedded store when EVENT_STORE_URL is unset (default ./.gatehouse)
  *   GATEHOUSE_CALLER_TOKEN_SECRET  shared with the approval service, ≥ 32 bytes
- *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...]"
+ *   GATEKEEPER_ADDRESSES           "mcp=127.0.0.1:7003[,git=...][,postgres=...]"
  *   SANDBOX_RUNNER_ADDRESS         default 127.0.0.1:7004
  *   TEMPORAL_ADDRESS               Temporal frontend host:port (await-decision turns); required
  *   TEMPORAL_NAMESPACE             default "default"

@@ -1,6 +1,7 @@
 {{/*
 Shared names, labels, images, ports and security contexts. Each component template calls these with
-its component name (kernel, approval, worker, gateway, gatekeeper-mcp, gatekeeper-git, sandbox-runner)
+its component name (kernel, approval, worker, gateway, gatekeeper-mcp, gatekeeper-git, gatekeeper-postgres,
+sandbox-runner)
 and its values block.
 */}}
 
@@ -47,11 +48,11 @@ app.kubernetes.io/part-of: gatehouse
 
 {{/* The ports every component listens on (container = Service port). */}}
 {{- define "gatehouse.grpcPort" -}}
-{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7005 "sandbox-runner" 7004 -}}
+{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7005 "gatekeeper-postgres" 7007 "sandbox-runner" 7004 -}}
 {{- index $ports . -}}
 {{- end -}}
 {{- define "gatehouse.opsPort" -}}
-{{- $ports := dict "kernel" 9401 "approval" 9402 "gatekeeper-mcp" 9403 "gatekeeper-git" 9404 "worker" 9405 "sandbox-runner" 9474 "gateway" 9780 -}}
+{{- $ports := dict "kernel" 9401 "approval" 9402 "gatekeeper-mcp" 9403 "gatekeeper-git" 9404 "gatekeeper-postgres" 9407 "worker" 9405 "sandbox-runner" 9474 "gateway" 9780 -}}
 {{- index $ports . -}}
 {{- end -}}
 {{- define "gatehouse.httpPort" -}}8780{{- end -}}
@@ -61,11 +62,12 @@ app.kubernetes.io/part-of: gatehouse
 {{- printf "%s:%s" (include "gatehouse.componentName" .) (include "gatehouse.grpcPort" (index . 1)) -}}
 {{- end -}}
 
-{{/* GATEKEEPER_ADDRESSES: "mcp=<svc>:7003,git=<svc>:7005" for the enabled gatekeepers. */}}
+{{/* GATEKEEPER_ADDRESSES: "mcp=<svc>:7003,git=<svc>:7005,postgres=<svc>:7007" for the enabled gatekeepers. */}}
 {{- define "gatehouse.gatekeeperAddresses" -}}
 {{- $out := list -}}
 {{- if .Values.gatekeeperMcp.enabled -}}{{- $out = append $out (printf "mcp=%s" (include "gatehouse.grpcAddress" (list . "gatekeeper-mcp"))) -}}{{- end -}}
 {{- if .Values.gatekeeperGit.enabled -}}{{- $out = append $out (printf "git=%s" (include "gatehouse.grpcAddress" (list . "gatekeeper-git"))) -}}{{- end -}}
+{{- if .Values.gatekeeperPostgres.enabled -}}{{- $out = append $out (printf "postgres=%s" (include "gatehouse.grpcAddress" (list . "gatekeeper-postgres"))) -}}{{- end -}}
 {{- join "," $out -}}
 {{- end -}}
 
@@ -120,6 +122,12 @@ app.kubernetes.io/part-of: gatehouse
 {{- end -}}
 {{- define "gatehouse.gitCredentialsSecretName" -}}
 {{- .Values.gatekeeperGit.credentials.existingSecret | default (printf "%s-git-credentials" (include "gatehouse.fullname" .)) -}}
+{{- end -}}
+{{- define "gatehouse.postgresRegistrySecretName" -}}
+{{- .Values.gatekeeperPostgres.registry.existingSecret | default (printf "%s-postgres-registry" (include "gatehouse.fullname" .)) -}}
+{{- end -}}
+{{- define "gatehouse.postgresPasswordsSecretName" -}}
+{{- .Values.gatekeeperPostgres.passwords.existingSecret | default (printf "%s-postgres-passwords" (include "gatehouse.fullname" .)) -}}
 {{- end -}}
 {{- define "gatehouse.dataClaimName" -}}
 {{- .Values.persistence.existingClaim | default (printf "%s-data" (include "gatehouse.fullname" .)) -}}

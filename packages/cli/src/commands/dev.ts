@@ -12,6 +12,10 @@ export function registerDevCommand(program: Command): void {
     .description("run every Gatehouse service in this process (gRPC on 127.0.0.1), data under ./.gatehouse/")
     .option("--registry <file>", "MCP server registry (YAML); default: memory + files servers from npm")
     .option(
+      "--postgres-registry <file>",
+      "run the PostgreSQL gatekeeper (postgres://<registered server>/<database> resources) on port n+6, with this YAML registry of servers; default: not run",
+    )
+    .option(
       "--sandbox <mode>",
       "auto (gVisor; refuses to start without runsc) | gvisor | none (insecure: the isolate is the only wall)",
       "auto",
@@ -19,7 +23,7 @@ export function registerDevCommand(program: Command): void {
     .option("--insecure-no-gvisor", "same as --sandbox none")
     .option(
       "--port-base <n>",
-      "kernel on n, approval n+1, mcp gatekeeper n+2, sandbox runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set), git gatekeeper n+5",
+      "kernel on n, approval n+1, mcp gatekeeper n+2, sandbox runner n+3, Temporal dev server n+4 (unless TEMPORAL_ADDRESS is set), git gatekeeper n+5, postgres gatekeeper n+6 (with --postgres-registry)",
       "7001",
     )
     .option("--web-port <n>", "the gateway (approver web app and HTTP API) on 127.0.0.1:<n>", "8780")
@@ -36,6 +40,7 @@ export function registerDevCommand(program: Command): void {
     .action(
       async (opts: {
         registry?: string;
+        postgresRegistry?: string;
         eventStore?: string;
         sandbox: string;
         insecureNoGvisor?: boolean;
@@ -48,16 +53,25 @@ export function registerDevCommand(program: Command): void {
           process.stderr.write(`gatehouse: --sandbox must be auto, gvisor or none (got "${mode}")\n`);
           process.exit(2);
         }
+        const postgres = opts.postgresRegistry !== undefined;
+        // n..n+5, and n+6 for the postgres gatekeeper.
+        const lastOffset = postgres ? 6 : 5;
         const base = Number(opts.portBase);
-        if (!Number.isInteger(base) || base < 1024 || base > 65530) {
+        if (!Number.isInteger(base) || base < 1024 || base > 65535 - lastOffset) {
           process.stderr.write(
-            `gatehouse: --port-base must be an integer between 1024 and 65530 (it uses n to n+5; got "${opts.portBase}")\n`,
+            `gatehouse: --port-base must be an integer between 1024 and ${65535 - lastOffset} (it uses n to n+${lastOffset}${postgres ? " with --postgres-registry" : ""}; got "${opts.portBase}")\n`,
           );
           process.exit(2);
         }
         const webPort = Number(opts.webPort);
         if (!Number.isInteger(webPort) || webPort < 1024 || webPort > 65535) {
           process.stderr.write("gatehouse: --web-port must be an integer between 1024 and 65535\n");
+          process.exit(2);
+        }
+        if (postgres && webPort === base + 6) {
+          process.stderr.write(
+            `gatehouse: --web-port ${webPort} is the postgres gatekeeper's port (--port-base + 6 with --postgres-registry); pick another --web-port\n`,
+          );
           process.exit(2);
         }
         if (opts.nats !== undefined && !/^nats:\/\/\S+$/.test(opts.nats)) {
@@ -76,6 +90,9 @@ export function registerDevCommand(program: Command): void {
           }
         }
         const { loadRegistryFile } = await import("@gatehouse/gatekeeper-mcp");
+        // Checked before anything starts: a bad registry leaves nothing running.
+        const postgresRegistry =
+          opts.postgresRegistry !== undefined ? await loadPostgresRegistry(opts.postgresRegistry) : undefined;
         const dir = resolve(dataDir());
         const other = otherDevUsing(dir);
         if (other) {
@@ -91,6 +108,7 @@ export function registerDevCommand(program: Command): void {
           ["sandbox runner", base + 3],
           // The Temporal dev server's port (n+4) is checked when it starts: a leftover of ours is stopped first.
           ["git gatekeeper", base + 5],
+          ...(postgres ? [["postgres gatekeeper", base + 6] as [string, number]] : []),
           ["gateway", webPort],
         ]);
         if (busy) {
@@ -104,6 +122,7 @@ export function registerDevCommand(program: Command): void {
           const stack = await startDevStack({
             dataDir: dir,
             registry,
+            ...(postgresRegistry ? { postgresRegistry } : {}),
             sandbox: mode as "auto" | "gvisor" | "none",
             ports: {
               kernel: base,
@@ -112,6 +131,7 @@ export function registerDevCommand(program: Command): void {
               runner: base + 3,
               temporal: base + 4,
               git: base + 5,
+              postgres: base + 6,
               gateway: webPort,
             },
             ...(opts.nats ? { natsUrl: opts.nats } : {}),
@@ -123,7 +143,8 @@ export function registerDevCommand(program: Command): void {
           writeDevFile(dir, stack.addresses);
           process.stdout.write(
             `gatehouse dev: kernel ${stack.addresses.kernel}, approval ${stack.addresses.approval}, ` +
-              `mcp gatekeeper ${stack.addresses.mcp}, git gatekeeper ${stack.addresses.git}, sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
+              `mcp gatekeeper ${stack.addresses.mcp}, git gatekeeper ${stack.addresses.git}, ` +
+              `${stack.addresses.postgres ? `postgres gatekeeper ${stack.addresses.postgres}, ` : ""}sandbox runner ${stack.addresses.runner} (sandbox: ${stack.sandboxMode}), ` +
               `temporal ${stack.addresses.temporal}${process.env.TEMPORAL_ADDRESS ? "" : " (dev server, data in temporal.db)"}\n` +
               `data: ${dir}\n` +
               `event store: ${opts.eventStore ? redactUrl(opts.eventStore) : `sqlite:${dir}/events.sqlite`}\n` +
@@ -158,13 +179,32 @@ export function registerDevCommand(program: Command): void {
           }
           process.stderr.write(
             /EADDRINUSE|address already in use/i.test(message)
-              ? `gatehouse dev: a port from ${base} to ${base + 5}, or ${webPort}, is already in use; stop what holds it or pass --port-base <n> / --web-port <n>\n`
+              ? `gatehouse dev: a port from ${base} to ${base + lastOffset}, or ${webPort}, is already in use; stop what holds it or pass --port-base <n> / --web-port <n>\n`
               : `gatehouse dev: ${message}\n`,
           );
           process.exit(1);
         }
       },
     );
+}
+
+/**
+ * The PostgreSQL gatekeeper's registry named by `--postgres-registry` (services/gatekeeper-postgres/src/registry.ts).
+ * Exits 2 naming the file and the problem when it cannot be read, is not YAML or fails validation
+ * (nothing has started yet). Call after loadDevStack (the compiled CLI loads the package from source).
+ */
+async function loadPostgresRegistry(file: string) {
+  const { loadRegistryFile } = await import("@gatehouse/gatekeeper-postgres");
+  const path = resolve(file);
+  try {
+    return await loadRegistryFile(path);
+  } catch (err) {
+    const message = (err as Error).message;
+    // The file's path is named once: in the message when it says it, else before it.
+    const flag = message.includes(path) ? "--postgres-registry" : `--postgres-registry ${path}`;
+    process.stderr.write(`gatehouse dev: ${flag}: ${message}\n`);
+    process.exit(2);
+  }
 }
 
 /**
