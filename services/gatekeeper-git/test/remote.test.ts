@@ -237,7 +237,10 @@ test("revert: an applied commit is reverted by a new commit action; createBranch
 test("observers, strategy B: allowed only when the person's own credential reads the repository", async () => {
   const check = (u: string, credential: string) =>
     new Promise<{ allowed: boolean; reason: string }>((ok, ko) =>
-      h.client.checkObserver({ url: u, observer: "user:alice", credential }, (e, x) => (e ? ko(e) : ok(x))),
+      h.client.checkObserver(
+        { url: u, observer: "user:alice", credential, workspaceId: "ws-1", binding: "REPO" },
+        (e, x) => (e ? ko(e) : ok(x)),
+      ),
     );
   const yes = await check(url, "alice:alice-token");
   assert.equal(yes.allowed, true, yes.reason);

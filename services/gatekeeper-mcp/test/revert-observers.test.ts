@@ -82,6 +82,8 @@ const check = (req: Partial<CheckObserverRequest>) =>
     url: "mcp://memory",
     observer: "user:alice",
     credential: CREDENTIAL,
+    workspaceId: "ws-1",
+    binding: "MEM",
     ...req,
   });
 

@@ -185,7 +185,10 @@ export class Binding {
     let hit = false;
     const walk = (v: unknown): void => {
       if (hit || v === null || typeof v !== "object") return;
-      if (Array.isArray(v)) return v.forEach(walk);
+      if (Array.isArray(v)) {
+        for (const x of v) walk(x);
+        return;
+      }
       const o = v as Record<string, unknown>;
       if (o.alias && typeof (o.alias as { aliasname?: unknown }).aliasname === "string") {
         names.add((o.alias as { aliasname: string }).aliasname);
