@@ -214,8 +214,20 @@ test("every gatekeeper allowing: ObserverAdded is appended with each binding's f
   });
   const got = allowing.checks.slice(asked).sort((a, b) => a.url.localeCompare(b.url));
   assert.deepEqual(got, [
-    { url: "git+file:///srv/repos/docs.git", observer: "user:alice", credential: DOCS_CREDENTIAL },
-    { url: "git+file:///srv/repos/repo.git", observer: "user:alice", credential: REPO_CREDENTIAL },
+    {
+      url: "git+file:///srv/repos/docs.git",
+      observer: "user:alice",
+      credential: DOCS_CREDENTIAL,
+      workspaceId: ws,
+      binding: "DOCS",
+    },
+    {
+      url: "git+file:///srv/repos/repo.git",
+      observer: "user:alice",
+      credential: REPO_CREDENTIAL,
+      workspaceId: ws,
+      binding: "REPO",
+    },
   ]);
   const [last] = await store.readStream(`workspace-${ws}`, { direction: "backwards", maxCount: 1 });
   assert.equal(last?.type, "ObserverAdded");
