@@ -7,16 +7,9 @@
 import assert from "node:assert/strict";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { connectSession, readApplyOutcome } from "@gatehouse/gatekeeper-kit";
-import {
-  type ActionDescription,
-  ActionStatus,
-  type ApplyActionResponse,
-  type ApprovalQueueServer,
-  ApprovalQueueService,
-  GatekeeperClient,
-  type ObservationDescription,
-} from "@gatehouse/proto";
-import { credentials, Server, ServerCredentials } from "@grpc/grpc-js";
+import { FakeApprovalQueue } from "@gatehouse/gatekeeper-kit/testing";
+import { type ApplyActionResponse, GatekeeperClient } from "@gatehouse/proto";
+import { credentials } from "@grpc/grpc-js";
 import pg from "pg";
 import { pino } from "pino";
 import {
@@ -27,81 +20,7 @@ import {
   startPostgresGatekeeper,
 } from "../src/index.ts";
 
-/** FAKE ApprovalQueue: records observations and submissions; ids count up from 1. */
-export class FakeApprovalQueue {
-  readonly observations: ObservationDescription[] = [];
-  readonly submissions: {
-    localId: string;
-    actionId: number;
-    description: ActionDescription;
-    payloadJson: string;
-  }[] = [];
-  readonly settled = new Set<number>();
-  port = 0;
-  #next = 1;
-  #server = new Server();
-
-  async start(): Promise<this> {
-    const impl: ApprovalQueueServer = {
-      authorizeObservation: (call, cb) => {
-        this.observations.push(call.request.description!);
-        cb(null, { observationId: this.#next++ });
-      },
-      submitAction: (call, cb) => {
-        const r = call.request;
-        const actionId = this.#next++;
-        this.submissions.push({
-          localId: r.localId,
-          actionId,
-          description: r.description!,
-          payloadJson: r.payloadJson,
-        });
-        cb(null, { actionId, status: ActionStatus.ACTION_STATUS_PENDING });
-      },
-      getActionForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
-      listUnappliedForCaller: (_call, cb) => {
-        const byLocal = new Map(this.submissions.map((s) => [s.localId, s.actionId]));
-        const actions = this.submissions
-          .filter((s) => !this.settled.has(s.actionId))
-          .map((s) => ({
-            action: {
-              id: s.actionId,
-              workspaceId: "ws-1",
-              binding: "DB",
-              localId: s.localId,
-              description: s.description,
-              status: ActionStatus.ACTION_STATUS_PENDING,
-              dependsOn: s.description.dependsOn.map((l) => byLocal.get(l) ?? 0),
-              caller: undefined,
-              submittedAt: "",
-              decidedBy: "",
-              decidedAt: "",
-              reason: "",
-              cascadedFrom: 0,
-              resultJson: "",
-              outcomeUnknown: false,
-              executionId: "",
-              lastRevision: s.actionId,
-              chatStartedBy: "",
-            },
-            payloadJson: s.payloadJson,
-          }));
-        cb(null, { actions, usedLocalIds: this.submissions.map((s) => s.localId) });
-      },
-    };
-    this.#server.addService(ApprovalQueueService, impl);
-    this.port = await new Promise<number>((res, rej) =>
-      this.#server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
-        e ? rej(e) : res(p),
-      ),
-    );
-    return this;
-  }
-
-  close(): void {
-    this.#server.forceShutdown();
-  }
-}
+export { FakeApprovalQueue };
 
 type ServerInput = NonNullable<RegistryInput["servers"]>[string];
 
@@ -218,7 +137,7 @@ export async function startHarness(
     approval?: FakeApprovalQueue;
   } = {},
 ): Promise<Harness> {
-  const approval = opts.approval ?? (await new FakeApprovalQueue().start());
+  const approval = opts.approval ?? (await new FakeApprovalQueue({ binding: "DB" }).start());
   const gk = await startPostgresGatekeeper({
     registry: registryFor(db, opts.registry),
     approvalAddress: `127.0.0.1:${approval.port}`,

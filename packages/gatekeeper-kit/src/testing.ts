@@ -1,0 +1,2 @@
+/** Test doubles for gatekeeper tests (never imported by a service). */
+export { FakeApprovalQueue } from "./testing/fake-approval-queue.ts";
