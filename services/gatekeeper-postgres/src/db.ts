@@ -101,6 +101,12 @@ export async function inTransaction<T>(
     throw mapPgError(e, mode.what, settings.statementTimeoutMs);
   }
   let broken: Error | undefined;
+  // A connection that dies while checked out emits `error` on the client (e.g. ECONNRESET on a
+  // later write); without a listener that would be an uncaught exception and end the process.
+  const onError = (e: Error) => {
+    broken ??= e;
+  };
+  client.on("error", onError);
   try {
     await client.query(mode.readOnly ? "BEGIN READ ONLY" : "BEGIN");
     await client.query(
@@ -118,6 +124,8 @@ export async function inTransaction<T>(
     else await client.query("ROLLBACK").catch((r: unknown) => (broken = r as Error));
     throw mapPgError(e, mode.what, settings.statementTimeoutMs);
   } finally {
+    // A broken client is destroyed and keeps its listener; a healthy one goes back to the pool without it.
+    if (!broken) client.off("error", onError);
     client.release(broken ?? undefined);
   }
 }

@@ -174,6 +174,9 @@ async function fetchPage(
   budget: number,
 ): Promise<Omit<QueryPage, "offset" | "pending">> {
   const cursor = c.query(new Cursor(sql, params, { rowMode: "array", types: typeParsers(pg.types) }));
+  // The cursor also emits its error as an event; it reaches us through the read callback or the
+  // client's events, so the event itself only needs a listener (else: an uncaught exception).
+  cursor.on("error", () => undefined);
   let broken = false;
   try {
     let skipped = 0;
