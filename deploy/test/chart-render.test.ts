@@ -6,15 +6,16 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parse } from "yaml";
 import {
-  ALL_COMPONENTS,
   CHART,
   COMPONENTS,
+  envVar,
   find,
   helm,
   type K8sObject,
   KUBE_VERSION,
+  peers,
+  podFiles,
   render,
   valuesFile,
 } from "./helm.ts";
@@ -97,16 +98,6 @@ test("kernel, approval and worker share the event store claim, kept on uninstall
     assert.equal(d.spec.template.metadata.labels["gatehouse.dev/event-store"], "embedded", c);
   }
 });
-
-/** A container's env entry by name (the whole EnvVar: value or valueFrom). */
-function envVar(objects: K8sObject[], c: string, key: string) {
-  const env = find(objects, "Deployment", name(c)).spec.template.spec.containers[0].env as {
-    name: string;
-    value?: string;
-    valueFrom?: { secretKeyRef?: { name: string; key: string } };
-  }[];
-  return env.find((e) => e.name === key);
-}
 
 test("eventStore.backend=postgres with existingSecret: EVENT_STORE_URL from the Secret in kernel, approval and worker; no claim, no /data, no same-node rule; several replicas", async () => {
   const objects = await render(
@@ -234,18 +225,6 @@ test("extraObjects are rendered through tpl", async () => {
   find(objects, "ConfigMap", "t-extra-string");
 });
 
-/** The components a policy's rules name as peers (by app.kubernetes.io/component), sorted. */
-function peers(rules: { from?: unknown[]; to?: unknown[] }[], side: "from" | "to"): string[] {
-  const out = new Set<string>();
-  for (const rule of rules) {
-    for (const p of (rule[side] ?? []) as { podSelector?: { matchLabels?: Record<string, string> } }[]) {
-      const c = p.podSelector?.matchLabels?.["app.kubernetes.io/component"];
-      if (c && ALL_COMPONENTS.includes(c)) out.add(c);
-    }
-  }
-  return [...out].sort();
-}
-
 test("NetworkPolicies: default deny, then exactly the flows between services; the sandbox runner has no egress at all", async () => {
   const objects = await render(["minimal.yaml"]);
   const deny = find(objects, "NetworkPolicy", "t-gatehouse-default-deny");
@@ -317,30 +296,6 @@ test("the caller-token secret is generated (48 characters) or taken from an exis
   const ref = kernel.env.find((e: { name: string }) => e.name === "GATEHOUSE_CALLER_TOKEN_SECRET");
   assert.equal(ref.valueFrom.secretKeyRef.name, "company-caller-token");
 });
-
-/** A Deployment's container env (name -> value) and its volumes by mount path. */
-function podFiles(objects: K8sObject[], c: string) {
-  const pod = find(objects, "Deployment", name(c)).spec.template.spec;
-  const container = pod.containers[0];
-  const env: Record<string, string> = Object.fromEntries(
-    container.env.map((e: { name: string; value?: string }) => [e.name, e.value]),
-  );
-  const mounts = container.volumeMounts as { name: string; mountPath: string; readOnly?: boolean }[];
-  const volumes = pod.volumes as {
-    name: string;
-    secret?: { secretName: string; items: { key: string; path: string }[] };
-  }[];
-  /** The Secret and key a mounted file comes from (undefined: no such file is mounted). */
-  const source = (file: string) => {
-    const m = mounts.find((x) => file.startsWith(`${x.mountPath}/`));
-    const v = m && volumes.find((x) => x.name === m.name);
-    const item = v?.secret?.items.find((i) => `${m?.mountPath}/${i.path}` === file);
-    return item && v?.secret
-      ? { secret: v.secret.secretName, key: item.key, readOnly: m?.readOnly }
-      : undefined;
-  };
-  return { env, source, volumes: volumes.map((v) => v.name) };
-}
 
 test("TLS off (the default): no TEMPORAL_TLS*/NATS_TLS* variables and no TLS volumes in any pod", async () => {
   const objects = await render(["minimal.yaml"]);
@@ -591,190 +546,3 @@ test("sandbox.backend=kubernetes: every pod in the sandbox namespace is denied a
 });
 
 /** GATEKEEPER_ADDRESSES of kernel, approval and worker (each must carry the same value). */
-function gatekeeperAddresses(objects: K8sObject[]): string {
-  const values = ["kernel", "approval", "worker"].map(
-    (c) => envVar(objects, c, "GATEKEEPER_ADDRESSES")?.value,
-  );
-  assert.equal(new Set(values).size, 1, `one GATEKEEPER_ADDRESSES: ${values}`);
-  return values[0] as string;
-}
-
-test("gatekeeper-postgres is off by default: none of its objects, and no postgres= in GATEKEEPER_ADDRESSES", async () => {
-  const objects = await render(["minimal.yaml"], ["serviceMonitor.enabled=true"]);
-  assert.deepEqual(
-    objects
-      .filter((o) => o.metadata.labels?.["app.kubernetes.io/component"] === "gatekeeper-postgres")
-      .map((o) => `${o.kind}/${o.metadata.name}`),
-    [],
-  );
-  assert.equal(
-    gatekeeperAddresses(objects),
-    "mcp=t-gatehouse-gatekeeper-mcp:7003,git=t-gatehouse-gatekeeper-git:7005",
-  );
-  const healthz = find(objects, "Pod", "t-gatehouse-test-healthz");
-  assert.doesNotMatch(JSON.stringify(healthz), /gatekeeper-postgres/);
-});
-
-test("gatekeeperPostgres.enabled: a Deployment and Service on 7007/9407 with the registry from the chart's Secret, password files mounted read-only, env wired, and postgres= in GATEKEEPER_ADDRESSES", async () => {
-  const objects = await render(["minimal.yaml", "postgres-gatekeeper.yaml"], ["serviceMonitor.enabled=true"]);
-  const c = "gatekeeper-postgres";
-  const d = find(objects, "Deployment", name(c));
-  assert.equal(d.spec.replicas, 1);
-  assert.equal(d.spec.strategy.type, "Recreate", "one instance: the old pod stops first");
-  const pod = d.spec.template.spec;
-  const [container] = pod.containers;
-  assert.equal(container.image, "gatehouse/services:0.1.0");
-  assert.deepEqual(container.args, ["gatekeeper-postgres"]);
-  assert.equal(pod.automountServiceAccountToken, false);
-  assert.equal(container.securityContext.readOnlyRootFilesystem, true);
-  assert.deepEqual(container.securityContext.capabilities, { drop: ["ALL"] });
-  for (const probe of ["startupProbe", "readinessProbe", "livenessProbe"]) {
-    assert.deepEqual(container[probe].httpGet, { path: "/healthz", port: "ops" }, probe);
-  }
-  assert.deepEqual(
-    container.ports.map((p: { name: string; containerPort: number }) => [p.name, p.containerPort]),
-    [
-      ["grpc", 7007],
-      ["ops", 9407],
-    ],
-  );
-  const svc = find(objects, "Service", name(c));
-  assert.deepEqual(svc.spec.selector, d.spec.selector.matchLabels);
-  assert.deepEqual(
-    svc.spec.ports.map((p: { name: string; port: number }) => [p.name, p.port]),
-    [
-      ["grpc", 7007],
-      ["ops", 9407],
-    ],
-  );
-  const { env, source } = podFiles(objects, c);
-  assert.equal(env.GATEKEEPER_POSTGRES_ADDR, "0.0.0.0:7007");
-  assert.equal(env.GATEKEEPER_POSTGRES_METRICS_ADDR, "0.0.0.0:9407");
-  assert.equal(env.APPROVAL_ADDRESS, "t-gatehouse-approval:7002");
-  assert.equal(env.SANDBOX_MAX_FRAME_BYTES, "1048576", "the runners' frame cap");
-  assert.deepEqual(source(env.GATEKEEPER_POSTGRES_REGISTRY as string), {
-    secret: "t-gatehouse-postgres-registry",
-    key: "registry.yaml",
-    readOnly: true,
-  });
-  // extraEnv carries the variable a role's passwordEnv names, from the administrator's Secret.
-  assert.deepEqual(envVar(objects, c, "CRM_WRITE_PASSWORD")?.valueFrom, {
-    secretKeyRef: { name: "crm-write", key: "password" },
-  });
-  // The registry Secret holds the servers as given (no password, only the file path and the variable name).
-  const registry = find(objects, "Secret", "t-gatehouse-postgres-registry") as K8sObject & {
-    stringData: Record<string, string>;
-  };
-  const parsed = parse(registry.stringData["registry.yaml"] as string);
-  assert.deepEqual(parsed.servers.crm.readRole, {
-    user: "gatehouse_read",
-    passwordFile: "/etc/gatehouse/postgres-passwords/crm-read",
-  });
-  assert.deepEqual(parsed.servers.crm.databases, ["crm", "crm_staging"]);
-  assert.doesNotMatch(registry.stringData["registry.yaml"] as string, /read-pw-from-values/);
-  // The password file is in the chart's passwords Secret, mounted read-only (0400) where passwordFile points.
-  const passwords = find(objects, "Secret", "t-gatehouse-postgres-passwords") as K8sObject & {
-    stringData: Record<string, string>;
-  };
-  assert.deepEqual(passwords.stringData, { "crm-read": "read-pw-from-values" });
-  const volume = pod.volumes.find((v: { name: string }) => v.name === "passwords");
-  assert.deepEqual(volume.secret, { secretName: "t-gatehouse-postgres-passwords", defaultMode: 0o400 });
-  const mount = container.volumeMounts.find((m: { name: string }) => m.name === "passwords");
-  assert.deepEqual(mount, {
-    name: "passwords",
-    mountPath: "/etc/gatehouse/postgres-passwords",
-    readOnly: true,
-  });
-  assert.equal(
-    gatekeeperAddresses(objects),
-    "mcp=t-gatehouse-gatekeeper-mcp:7003,git=t-gatehouse-gatekeeper-git:7005,postgres=t-gatehouse-gatekeeper-postgres:7007",
-  );
-  find(objects, "PodDisruptionBudget", name(c));
-  find(objects, "ServiceMonitor", name(c));
-  const healthz = find(objects, "Pod", "t-gatehouse-test-healthz");
-  assert.match(
-    JSON.stringify(healthz),
-    /gatekeeper-postgres=http:\/\/t-gatehouse-gatekeeper-postgres:9407\/healthz/,
-  );
-  // A changed registry rolls the pod.
-  const changed = await render(
-    ["minimal.yaml", "postgres-gatekeeper.yaml"],
-    ["gatekeeperPostgres.registry.servers.crm.statementTimeoutMs=9000"],
-  );
-  assert.notEqual(
-    find(changed, "Deployment", name(c)).spec.template.metadata.annotations["checksum/config"],
-    d.spec.template.metadata.annotations["checksum/config"],
-  );
-});
-
-test("gatekeeperPostgres with existing Secrets: the chart renders neither Secret and mounts the named ones", async () => {
-  const objects = await render(
-    ["minimal.yaml"],
-    [
-      "gatekeeperPostgres.enabled=true",
-      "gatekeeperPostgres.registry.existingSecret=company-pg-registry",
-      "gatekeeperPostgres.registry.existingSecretKey=servers.yaml",
-      "gatekeeperPostgres.passwords.existingSecret=company-pg-passwords",
-      "networkPolicy.gatekeeperPostgres.databases[0].cidr=10.0.3.0/24",
-    ],
-  );
-  assert.deepEqual(
-    objects
-      .filter((o) => o.kind === "Secret" && /postgres/.test(o.metadata.name))
-      .map((o) => o.metadata.name),
-    [],
-  );
-  const { env, source, volumes } = podFiles(objects, "gatekeeper-postgres");
-  assert.deepEqual(source(env.GATEKEEPER_POSTGRES_REGISTRY as string), {
-    secret: "company-pg-registry",
-    key: "servers.yaml",
-    readOnly: true,
-  });
-  assert.ok(volumes.includes("passwords"));
-  const pod = find(objects, "Deployment", name("gatekeeper-postgres")).spec.template.spec;
-  assert.equal(
-    pod.volumes.find((v: { name: string }) => v.name === "passwords").secret.secretName,
-    "company-pg-passwords",
-  );
-  // Without password files (roles by passwordEnv only) no passwords volume is mounted.
-  const envOnly = await render(
-    ["minimal.yaml"],
-    [
-      "gatekeeperPostgres.enabled=true",
-      "gatekeeperPostgres.registry.existingSecret=company-pg-registry",
-      "networkPolicy.gatekeeperPostgres.databases[0].cidr=10.0.3.0/24",
-    ],
-  );
-  assert.equal(podFiles(envOnly, "gatekeeper-postgres").volumes.includes("passwords"), false);
-});
-
-test("gatekeeper-postgres NetworkPolicy: ingress from kernel, approval and worker; egress only to approval, DNS and the listed databases; its callers may reach it", async () => {
-  const objects = await render(["minimal.yaml", "postgres-gatekeeper.yaml"]);
-  const np = find(objects, "NetworkPolicy", name("gatekeeper-postgres"));
-  assert.deepEqual(np.spec.policyTypes, ["Ingress", "Egress"]);
-  assert.deepEqual(
-    { from: peers(np.spec.ingress, "from"), to: peers(np.spec.egress, "to") },
-    { from: ["approval", "kernel", "worker"], to: ["approval"] },
-  );
-  const external = (np.spec.egress as { to?: { ipBlock?: unknown }[]; ports?: unknown }[]).filter((r) =>
-    r.to?.some((p) => p.ipBlock),
-  );
-  assert.deepEqual(external, [
-    { to: [{ ipBlock: { cidr: "10.0.3.7/32" } }], ports: [{ port: 6432, protocol: "TCP" }] },
-    { to: [{ ipBlock: { cidr: "10.0.4.0/24" } }], ports: [{ port: 5432, protocol: "TCP" }] },
-  ]);
-  // Every egress rule names its destination: nothing open to "anywhere on a port".
-  for (const rule of np.spec.egress as { to?: unknown[] }[]) assert.ok(rule.to?.length, JSON.stringify(rule));
-  assert.equal(np.spec.egress.length, 4, "approval, DNS and the two databases");
-  for (const c of ["kernel", "approval", "worker"]) {
-    const policy = find(objects, "NetworkPolicy", name(c));
-    assert.ok(peers(policy.spec.egress, "to").includes("gatekeeper-postgres"), `${c} reaches it`);
-  }
-  const approval = find(objects, "NetworkPolicy", name("approval"));
-  assert.ok(peers(approval.spec.ingress, "from").includes("gatekeeper-postgres"), "it reaches approval");
-  // Off by default: nobody gets a rule to it.
-  const plain = await render(["minimal.yaml"]);
-  for (const o of plain.filter((x) => x.kind === "NetworkPolicy")) {
-    assert.doesNotMatch(JSON.stringify(o.spec), /gatekeeper-postgres/, o.metadata.name);
-  }
-});

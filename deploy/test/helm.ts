@@ -140,3 +140,49 @@ export function find(objects: K8sObject[], kind: string, name: string): K8sObjec
   }
   return o;
 }
+
+/** A container's env entry by name (the whole EnvVar: value or valueFrom). */
+export function envVar(objects: K8sObject[], c: string, key: string) {
+  const env = find(objects, "Deployment", `t-gatehouse-${c}`).spec.template.spec.containers[0].env as {
+    name: string;
+    value?: string;
+    valueFrom?: { secretKeyRef?: { name: string; key: string } };
+  }[];
+  return env.find((e) => e.name === key);
+}
+
+/** A Deployment's container env (name -> value) and its volumes by mount path. */
+export function podFiles(objects: K8sObject[], c: string) {
+  const pod = find(objects, "Deployment", `t-gatehouse-${c}`).spec.template.spec;
+  const container = pod.containers[0];
+  const env: Record<string, string> = Object.fromEntries(
+    container.env.map((e: { name: string; value?: string }) => [e.name, e.value]),
+  );
+  const mounts = container.volumeMounts as { name: string; mountPath: string; readOnly?: boolean }[];
+  const volumes = pod.volumes as {
+    name: string;
+    secret?: { secretName: string; items: { key: string; path: string }[] };
+  }[];
+  /** The Secret and key a mounted file comes from (undefined: no such file is mounted). */
+  const source = (file: string) => {
+    const m = mounts.find((x) => file.startsWith(`${x.mountPath}/`));
+    const v = m && volumes.find((x) => x.name === m.name);
+    const item = v?.secret?.items.find((i) => `${m?.mountPath}/${i.path}` === file);
+    return item && v?.secret
+      ? { secret: v.secret.secretName, key: item.key, readOnly: m?.readOnly }
+      : undefined;
+  };
+  return { env, source, volumes: volumes.map((v) => v.name) };
+}
+
+/** The components a policy's rules name as peers (by app.kubernetes.io/component), sorted. */
+export function peers(rules: { from?: unknown[]; to?: unknown[] }[], side: "from" | "to"): string[] {
+  const out = new Set<string>();
+  for (const rule of rules) {
+    for (const p of (rule[side] ?? []) as { podSelector?: { matchLabels?: Record<string, string> } }[]) {
+      const c = p.podSelector?.matchLabels?.["app.kubernetes.io/component"];
+      if (c && ALL_COMPONENTS.includes(c)) out.add(c);
+    }
+  }
+  return [...out].sort();
+}
