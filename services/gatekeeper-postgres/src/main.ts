@@ -50,6 +50,11 @@ async function main(): Promise<void> {
     console.error(`gatekeeper-postgres: ${(e as Error).message}`);
     process.exit(2);
   }
+  if (Object.keys(registry.servers).length === 0)
+    logger.warn(
+      { event: "registry_empty", registry: env.GATEKEEPER_POSTGRES_REGISTRY },
+      "the postgres registry names no servers: every postgres:// binding will be refused until servers are added",
+    );
   const { host, port } = splitHostPort(env.GATEKEEPER_POSTGRES_ADDR);
   const gk = await startPostgresGatekeeper({
     registry,

@@ -26,7 +26,7 @@ const input = z.object({
     .max(2048)
     .optional()
     .describe(
-      "The resource to ask for, e.g. mcp://files#tool=read_text_file (a registered MCP server, narrowed to tools), https://host/mcp, git+file:///path/repo.git#branch=main",
+      "The resource to ask for, e.g. mcp://files#tool=read_text_file (a registered MCP server, narrowed to tools), https://host/mcp, git+file:///path/repo.git#branch=main, postgres://crm/shop#table=sales.orders (a registered PostgreSQL server and database, narrowed to tables)",
     ),
   reason: z
     .string()
