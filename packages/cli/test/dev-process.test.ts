@@ -270,7 +270,7 @@ test("--postgres-registry naming a missing or invalid file exits 2 naming the fi
   const cases: Array<[string, RegExp]> = [
     [
       "/nonexistent",
-      /^gatehouse dev: --postgres-registry: cannot read postgres registry file \/nonexistent \(ENOENT\)\n$/m,
+      /^gatehouse dev: --postgres-registry: cannot read postgres registry file \/nonexistent \(ENOENT: no such file\)\n$/m,
     ],
     [
       invalid,

@@ -33,6 +33,7 @@ export {
 } from "./apply-stream.ts";
 export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
+export { readYamlConfigFile, type YamlConfigFileOptions } from "./config-file.ts";
 export {
   type BoundedDescription,
   buildDescription,

@@ -20,7 +20,7 @@
  * never in a URL.
  */
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
+import { readYamlConfigFile } from "@gatehouse/gatekeeper-kit";
 import { z } from "zod";
 
 const LOOPBACK = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d+)?$/;
@@ -141,20 +141,11 @@ export function createRemotes(input: RemotesInput): RemoteRule[] {
  * @throws RemotesInvalid when the file cannot be read, is not YAML, or fails validation.
  */
 export function loadRemotesFile(path: string): RemoteRule[] {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (err) {
-    throw new RemotesInvalid(
-      `cannot read git remotes file ${path} (${(err as NodeJS.ErrnoException).code ?? "error"}); check GATEKEEPER_GIT_REMOTES`,
-    );
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new RemotesInvalid(`git remotes file ${path} is not valid YAML: ${(err as Error).message}`);
-  }
+  const doc = readYamlConfigFile(path, {
+    what: "git remotes file",
+    setting: "GATEKEEPER_GIT_REMOTES",
+    fail: (m) => new RemotesInvalid(m),
+  });
   return createRemotes(doc as RemotesInput);
 }
 

@@ -20,8 +20,7 @@
  * Invariant: nothing an agent or person supplies (a URL) can add a command; stdio servers come
  * only from this registry.
  */
-import { readFile } from "node:fs/promises";
-import { parse as parseYaml } from "yaml";
+import { readYamlConfigFile } from "@gatehouse/gatekeeper-kit";
 import { z } from "zod";
 
 /** Server and endpoint names: lower-case start, then letters, digits, `_` or `-` (max 63). */
@@ -101,19 +100,10 @@ export function createRegistry(input: RegistryInput): RegistryConfig {
  * @throws RegistryInvalid when the file cannot be read, is not YAML, or fails validation.
  */
 export async function loadRegistryFile(path: string): Promise<RegistryConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new RegistryInvalid(
-      `cannot read server registry file ${path} (${(err as NodeJS.ErrnoException).code ?? "error"}); check GATEKEEPER_MCP_REGISTRY`,
-    );
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new RegistryInvalid(`server registry file ${path} is not valid YAML: ${(err as Error).message}`);
-  }
+  const doc = readYamlConfigFile(path, {
+    what: "server registry file",
+    setting: "GATEKEEPER_MCP_REGISTRY",
+    fail: (m) => new RegistryInvalid(m),
+  });
   return createRegistry(doc as RegistryInput);
 }

@@ -47,7 +47,7 @@ async function main(): Promise<void> {
   try {
     registry = await loadRegistryFile(env.GATEKEEPER_POSTGRES_REGISTRY);
   } catch (e) {
-    console.error(`gatekeeper-postgres: ${(e as Error).message}`);
+    console.error(`gatekeeper-postgres: GATEKEEPER_POSTGRES_REGISTRY: ${(e as Error).message}`);
     process.exit(2);
   }
   if (Object.keys(registry.servers).length === 0)

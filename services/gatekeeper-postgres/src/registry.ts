@@ -24,7 +24,7 @@
  * environment variable, so the registry itself can be logged or shown without leaking one.
  */
 import { readFile } from "node:fs/promises";
-import { parse as parseYaml } from "yaml";
+import { readYamlConfigFile } from "@gatehouse/gatekeeper-kit";
 import { z } from "zod";
 import { RegistryInvalid } from "./errors.ts";
 import { IDENTIFIER, REGISTERED_NAME } from "./resource-url.ts";
@@ -129,20 +129,10 @@ export function createRegistry(input: RegistryInput): RegistryConfig {
  * @throws RegistryInvalid when the file cannot be read, is not YAML, or fails validation.
  */
 export async function loadRegistryFile(path: string): Promise<RegistryConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new RegistryInvalid(
-      `cannot read postgres registry file ${path} (${(err as NodeJS.ErrnoException).code ?? "error"})`,
-    );
-  }
-  let doc: unknown;
-  try {
-    doc = parseYaml(text) ?? {};
-  } catch (err) {
-    throw new RegistryInvalid(`postgres registry file ${path} is not valid YAML: ${(err as Error).message}`);
-  }
+  const doc = readYamlConfigFile(path, {
+    what: "postgres registry file",
+    fail: (m) => new RegistryInvalid(m),
+  });
   return createRegistry(doc as RegistryInput);
 }
 

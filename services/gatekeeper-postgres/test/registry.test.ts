@@ -101,7 +101,7 @@ test("an inline password is refused without echoing it", () => {
 test("an unreadable or non-YAML file is reported with its path", async () => {
   await assert.rejects(
     loadRegistryFile(join(dir, "missing.yaml")),
-    /cannot read postgres registry file .*missing\.yaml \(ENOENT\)/,
+    /cannot read postgres registry file .*missing\.yaml \(ENOENT: no such file\)$/,
   );
   writeFileSync(join(dir, "bad.yaml"), "servers: [unclosed");
   await assert.rejects(loadRegistryFile(join(dir, "bad.yaml")), /is not valid YAML/);
