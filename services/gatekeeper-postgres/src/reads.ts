@@ -2,7 +2,8 @@
  * Reads of a PostgreSQL binding: query, listTables, describeTable. Each runs in a transaction that
  * is always rolled back. Without pending writes it is `READ ONLY` as the registry's read role; with
  * pending writes it runs as the write role, replays them in submission order (db.ts), then turns
- * the transaction read-only (`SET LOCAL transaction_read_only = on`) before the read. The data is
+ * the transaction read-only (`SET LOCAL transaction_read_only = on`) and, when the write role is a
+ * member of the read role, switches to the read role (`SET LOCAL ROLE`) before the read. The data is
  * recorded as an observation (one per page) before it is returned; a failed read records nothing.
  *
  * `query` pages by rows and bytes: a page holds at most `maxRows` rows and what fits one reply;
@@ -87,7 +88,17 @@ async function readTx<T>(b: Binding, what: string, fn: (c: pg.PoolClient) => Pro
     { readOnly: pending.length === 0, commit: false, what },
     async (c) => {
       const skipped = pending.length > 0 ? await replayPending(c, pending) : [];
-      if (pending.length > 0) await c.query("SET LOCAL transaction_read_only = on");
+      if (pending.length > 0) {
+        await c.query("SET LOCAL transaction_read_only = on");
+        // Drop to the read role for the read itself when the administrator made the write role a
+        // member of it, so the database enforces the read grant here too (docs: "Roles").
+        // PostgreSQL 16 split SET ROLE out of membership (`GRANT … WITH SET`); 15 and older: MEMBER.
+        await c.query(
+          `SELECT set_config('role', $1, true) WHERE pg_has_role(current_user, $1,
+             CASE WHEN current_setting('server_version_num')::int >= 160000 THEN 'SET' ELSE 'MEMBER' END)`,
+          [b.opened.server.readRole.user],
+        );
+      }
       const out = await fn(c);
       const skippedIds = new Set(skipped.map((s) => s.id));
       return { out, pending: pending.map((p) => p.localId).filter((id) => !skippedIds.has(id)), skipped };
