@@ -41,6 +41,26 @@ const rows: [requested: string, accepted: string, refusal: RegExp | undefined][]
     "git+file:///r.git#path=docs/",
     /drops the request's scope parameter "branch"/,
   ],
+  // postgres: tables of a requested schema are narrower than the schema; tables elsewhere are not.
+  [
+    "postgres://crm/shop#schema=sales",
+    "postgres://crm/shop#table=sales.orders&table=sales.customers",
+    undefined,
+  ],
+  ["postgres://crm/shop#table=sales.orders", "postgres://crm/shop#table=sales.orders", undefined],
+  [
+    "postgres://crm/shop#schema=sales",
+    "postgres://crm/shop#table=sales.orders&table=hr.salaries",
+    /parameter "table" has "hr.salaries", not within the requested schema="sales"/,
+  ],
+  ["postgres://crm/shop#schema=sales", "postgres://crm/shop#table=salesx.orders", /not within the requested/],
+  ["postgres://crm/shop#schema=sales", "postgres://crm/shop#table=salesx", /not within the requested/],
+  ["postgres://crm/shop#schema=sales", "postgres://crm/shop", /drops the request's scope parameter "schema"/],
+  [
+    "postgres://crm/shop#table=sales.orders",
+    "postgres://crm/shop#schema=sales",
+    /drops the request's scope parameter "table"/,
+  ],
 ];
 
 test("an accepted url keeps every parameter of the request's fragment with values among the requested ones (deeper paths allowed); otherwise it is refused naming the parameter and gatehouse connect", () => {

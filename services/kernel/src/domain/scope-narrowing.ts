@@ -5,11 +5,25 @@
  * key of the request, each with values among the requested ones; for `path` a deeper path under a
  * requested one is narrower too. Keys the request lacks may be added (another constraint). A
  * request without fragment asked for everything, so any fragment (or none) is accepted.
+ * One key may stand in for a wider one: PostgreSQL's `#table=<schema>.<table>` is narrower than
+ * `#schema=<schema>` when every table is in a requested schema.
  */
 import { InvalidArgument } from "./errors.ts";
 
 /** Fragment keys whose values are path prefixes: a value under a requested one is narrower. */
 const PATH_KEYS = new Set(["path"]);
+
+/**
+ * Keys whose values may be replaced by values of a narrower key: `schema` → `table`, a table
+ * `<schema>.<table>` being within the schema named before its dot (identifiers have no dots).
+ */
+const NARROWER_KEYS: Record<string, { key: string; within: (value: string, requested: string) => boolean }> =
+  {
+    schema: {
+      key: "table",
+      within: (table, schema) => table.includes(".") && table.slice(0, table.indexOf(".")) === schema,
+    },
+  };
 
 /** The fragment's pairs as key → values (percent-decoded, in order); `undefined` without "#". */
 export function fragmentPairs(url: string): Map<string, string[]> | undefined {
@@ -61,6 +75,17 @@ export function checkNarrowsRequest(requestedUrl: string, acceptedUrl: string): 
     "; accepting may only narrow the request — to grant more, connect the resource with `gatehouse connect`";
   for (const [key, values] of requested) {
     const got = accepted.get(key);
+    const narrower = NARROWER_KEYS[key];
+    const byNarrower = narrower ? accepted.get(narrower.key) : undefined;
+    if (!got && narrower && byNarrower) {
+      const outside = byNarrower.filter((v) => !values.some((r) => narrower.within(v, r)));
+      if (outside.length > 0) {
+        throw new InvalidArgument(
+          `the accepted url's scope parameter "${narrower.key}" has ${shown(outside)}, not within the requested ${key}=${shown(values)}${more}`,
+        );
+      }
+      continue;
+    }
     if (!got) {
       throw new InvalidArgument(
         `the accepted url drops the request's scope parameter "${key}" (requested ${key}=${shown(values)}), which would widen it${more}`,
