@@ -2,14 +2,26 @@
  * Test helpers: a real PostgreSQL (Debian's, started on loopback by @gatehouse/event-store's
  * startPostgresServer) with a `shop` database, read and write roles; a FAKE recording
  * ApprovalQueue on loopback (it stands in for services/approval, which a service may not import);
- * and a running gatekeeper-postgres with a session client.
+ * and a running gatekeeper-postgres with a session client; gRPC helpers for ApplyAction,
+ * PrepareRevert and CheckObserver; password checking on the server (requirePasswords); and a
+ * gatekeeper child process that SIGKILLs itself between an apply's commit and its reply.
  */
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { connectSession, readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import { FakeApprovalQueue } from "@gatehouse/gatekeeper-kit/testing";
-import { type ApplyActionResponse, GatekeeperClient } from "@gatehouse/proto";
-import { credentials } from "@grpc/grpc-js";
+import {
+  type ApplyActionResponse,
+  type CheckObserverRequest,
+  type CheckObserverResponse,
+  GatekeeperClient,
+  type PrepareRevertRequest,
+  type PrepareRevertResponse,
+} from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
+import { credentials, type ServiceError } from "@grpc/grpc-js";
 import pg from "pg";
 import { pino } from "pino";
 import {
@@ -64,6 +76,10 @@ export async function startDb(): Promise<Db> {
   await boot.end();
   const shopUrl = server.url.replace(/\/gatehouse$/, "/shop");
   const pool = new pg.Pool({ connectionString: shopUrl, max: 4 });
+  // pool.end() resolves before its clients' sockets close; stop() waits for each client's `end`
+  // so the server's shutdown never reaches a still-open client (an uncaught 57P01 on the pool).
+  const ended: Promise<void>[] = [];
+  pool.on("connect", (c) => ended.push(new Promise((res) => c.once("end", () => res()))));
   await pool.query(SHOP_SQL);
   return {
     server,
@@ -76,18 +92,19 @@ export async function startDb(): Promise<Db> {
     },
     async stop() {
       await pool.end();
+      await Promise.all(ended);
       await server.stop();
     },
   };
 }
 
-/** The registry of a test server (name `shop`). */
-export function registryFor(db: Db, extra: Partial<ServerInput> = {}) {
-  return createRegistry({
+/** The registry input of a test server (name `shop`) listening on 127.0.0.1:`port` (plain data: a child process gets it as JSON). */
+export function shopRegistryInput(port: number, extra: Partial<ServerInput> = {}): RegistryInput {
+  return {
     servers: {
       shop: {
         host: "127.0.0.1",
-        port: db.port,
+        port,
         databases: ["shop"],
         readRole: { user: "gatehouse_read", passwordEnv: "SHOP_READ_PW" },
         writeRole: { user: "gatehouse_write", passwordEnv: "SHOP_WRITE_PW" },
@@ -95,6 +112,48 @@ export function registryFor(db: Db, extra: Partial<ServerInput> = {}) {
         ...extra,
       },
     },
+  };
+}
+
+/** The registry of a test server (name `shop`). */
+export function registryFor(db: Db, extra: Partial<ServerInput> = {}) {
+  return createRegistry(shopRegistryInput(db.port, extra));
+}
+
+/**
+ * Makes the server check passwords on TCP for every role but the superuser `gatehouse` (which
+ * startPostgresServer's URL logs in as without one): rewrites pg_hba.conf as the superuser, reloads,
+ * and waits until a wrong password for `bob` is refused.
+ * @throws Error when the server still lets a wrong password in after 60 s.
+ */
+export async function requirePasswords(db: Db): Promise<void> {
+  const [{ hba_file: hba }] = (await db.admin<{ hba_file: string }>("SHOW hba_file")) as [
+    { hba_file: string },
+  ];
+  const rules = [
+    "local all all trust",
+    "host all gatehouse 127.0.0.1/32 trust",
+    "host all all 127.0.0.1/32 scram-sha-256",
+  ];
+  const lines = rules.map((r) => pg.escapeLiteral(r)).join(", ");
+  await db.admin(`COPY (SELECT unnest(ARRAY[${lines}])) TO ${pg.escapeLiteral(hba)}`);
+  await db.admin("SELECT pg_catalog.pg_reload_conf()");
+  await waitUntil("the server to refuse a wrong password", async () => {
+    const c = new pg.Client({
+      host: "127.0.0.1",
+      port: db.port,
+      database: "shop",
+      user: "bob",
+      password: "wrong",
+    });
+    try {
+      await c.connect();
+      return false;
+    } catch (e) {
+      return /password authentication failed/.test((e as Error).message);
+    } finally {
+      await c.end().catch(() => undefined);
+    }
   });
 }
 
@@ -215,4 +274,128 @@ export function applyVia(
 /** assert.rejects for capnweb RpcPromises (thenables, not Promises). */
 export function rejects(p: PromiseLike<unknown>, re: RegExp): Promise<void> {
   return assert.rejects((async () => await p)(), re);
+}
+
+/** A unary gRPC call of `client` as a promise (rejects with the ServiceError). */
+export function unary<Req, Res>(
+  fn: (req: Req, cb: (err: ServiceError | null, res: Res) => void) => unknown,
+  req: Req,
+): Promise<Res> {
+  return new Promise((res, rej) => fn(req, (e, r) => (e ? rej(e) : res(r))));
+}
+
+/** PrepareRevert of applied submission `sub` (its ApplyAction result `resultJson`) through `client`. */
+export function prepareRevertVia(
+  client: GatekeeperClient,
+  url: string,
+  sub: { localId: string; actionId: number; payloadJson: string },
+  resultJson: string,
+  binding = "DB",
+): Promise<PrepareRevertResponse> {
+  return unary<PrepareRevertRequest, PrepareRevertResponse>(client.prepareRevert.bind(client), {
+    workspaceId: "ws-1",
+    binding,
+    url,
+    trust: "byo",
+    actionId: sub.actionId,
+    localId: sub.localId,
+    payloadJson: sub.payloadJson,
+    resultJson,
+  });
+}
+
+/** CheckObserver of `observer` with `credential` ("role:password") on workspace ws-1's binding through `client`. */
+export function checkObserverVia(
+  client: GatekeeperClient,
+  url: string,
+  observer: string,
+  credential: string,
+  binding = "DB",
+): Promise<CheckObserverResponse> {
+  return unary<CheckObserverRequest, CheckObserverResponse>(client.checkObserver.bind(client), {
+    url,
+    observer,
+    credential,
+    workspaceId: "ws-1",
+    binding,
+  });
+}
+
+/** A gatekeeper child process (kill-after-commit-child.ts) and a gRPC client of it. */
+export interface KillingGatekeeper {
+  child: ChildProcess;
+  port: number;
+  client: GatekeeperClient;
+  /** Resolves when the child exited, with its exit code or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Its stdout and stderr so far. */
+  output(): string;
+  /** Closes the client; SIGKILLs the child if it still runs and waits until it is reaped. */
+  stop(): Promise<void>;
+}
+
+const KILL_CHILD = join(import.meta.dirname, "kill-after-commit-child.ts");
+
+/**
+ * Spawns a gatekeeper-postgres process for `db` that SIGKILLs itself after an apply committed and
+ * before its reply, and waits (up to `startTimeoutMs`, default 120 s: the machine may be busy) until it serves.
+ * @throws Error with the child's output when it exits or does not serve in time.
+ */
+export async function spawnKillingGatekeeper(
+  db: Db,
+  approval: FakeApprovalQueue,
+  startTimeoutMs = 120_000,
+): Promise<KillingGatekeeper> {
+  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", KILL_CHILD], {
+    cwd: join(import.meta.dirname, ".."),
+    env: {
+      ...process.env,
+      ...ENV,
+      KILL_TEST_REGISTRY: JSON.stringify(shopRegistryInput(db.port)),
+      APPROVAL_ADDRESS: `127.0.0.1:${approval.port}`,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  child.stdout?.on("data", (d) => {
+    out += d;
+  });
+  child.stderr?.on("data", (d) => {
+    out += d;
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) =>
+    child.once("exit", (code, signal) => res({ code, signal })),
+  );
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const stopChild = async () => {
+    if (running()) child.kill("SIGKILL");
+    await exited;
+  };
+  let port: number;
+  try {
+    port = await waitUntil(
+      "the gatekeeper child to serve",
+      () => {
+        if (!running()) throw new Error(`the gatekeeper child exited before serving: ${out}`);
+        const m = /\{"port":(\d+)\}/.exec(out);
+        return m ? Number(m[1]) : undefined;
+      },
+      { timeoutMs: startTimeoutMs },
+    );
+  } catch (e) {
+    await stopChild();
+    throw new Error(`${(e as Error).message}; output: ${out}`);
+  }
+  const client = new GatekeeperClient(`127.0.0.1:${port}`, credentials.createInsecure());
+  return {
+    child,
+    port,
+    client,
+    exited,
+    output: () => out,
+    async stop() {
+      client.close();
+      await stopChild();
+    },
+  };
 }
