@@ -10,7 +10,9 @@
  *   (redacted) error, so the agent's call fails at once with the reason instead of waiting;
  * - errors that cross capnweb to the caller are redacted: a `GatekeeperError` keeps its name and
  *   message, a call to a name the main object lacks becomes `NoSuchMethod`, anything else becomes a
- *   generic `InternalError` (no paths, tokens or external data leak).
+ *   generic `InternalError` (no paths, tokens or external data leak; the stack sent is only
+ *   `<name>: <message>`). capnweb rebuilds an error whose name is not a built-in Error class as a
+ *   plain `Error` on the caller's side, so there the name survives only as the stack's first line.
  *
  * ```ts
  * server.addService(GatekeeperService, {
@@ -65,23 +67,24 @@ const DEFAULT_HINT = "see the binding's .d.ts for the methods it has";
 
 /**
  * Redacts an error before capnweb sends it to the caller (see module doc).
- * @returns a new plain `Error` with a safe `name` and `message`.
+ * @returns a new plain `Error` with a safe `name` and `message`, and a stack of just
+ *   `<name>: <message>` (capnweb sends a rewritten error's stack; a real one would name the
+ *   gatekeeper's source paths).
  */
 export function redactForCaller(err: Error, noSuchMethodHint = DEFAULT_HINT): Error {
-  if (err instanceof GatekeeperError) {
-    const e = new Error(err.message);
-    e.name = err.name;
-    return e;
-  }
+  if (err instanceof GatekeeperError) return callerError(err.name, err.message);
   // capnweb's own dispatch errors name only the method path the caller sent.
   const m = /^'([^']{1,200})' is not a function\.$/.exec(err.message);
   if (err instanceof TypeError && m) {
-    const e = new Error(`'${m[1]}' is not a method of this binding; ${noSuchMethodHint}`);
-    e.name = "NoSuchMethod";
-    return e;
+    return callerError("NoSuchMethod", `'${m[1]}' is not a method of this binding; ${noSuchMethodHint}`);
   }
-  const e = new Error("internal gatekeeper error; the call was not completed");
-  e.name = "InternalError";
+  return callerError("InternalError", "internal gatekeeper error; the call was not completed");
+}
+
+function callerError(name: string, message: string): Error {
+  const e = new Error(message);
+  e.name = name;
+  e.stack = `${name}: ${message}`;
   return e;
 }
 

@@ -79,10 +79,16 @@ test("a session's main object is the gatekeeper's RpcTarget, and objects it retu
 test("errors reaching the caller are redacted: domain errors keep their message, others become generic", async () => {
   const s = connectSession<Repo>(srv.client.openSession(), OPEN);
   try {
-    await assert.rejects(Promise.resolve(s.stub.missing()), /action 7 is not an action of this binding/);
+    await assert.rejects(Promise.resolve(s.stub.missing()), (e: Error) => {
+      assert.match(e.message, /action 7 is not an action of this binding/);
+      // The stack the caller gets is the error's first line only: no frames, no gatekeeper paths.
+      assert.equal(e.stack, `UnknownAction: ${e.message}`);
+      return true;
+    });
     await assert.rejects(Promise.resolve(s.stub.crash()), (e: Error) => {
       assert.match(e.message, /internal gatekeeper error; the call was not completed/);
       assert.doesNotMatch(e.message, /secret/);
+      assert.equal(e.stack, `InternalError: ${e.message}`);
       return true;
     });
     const any = s.stub as unknown as Record<string, () => Promise<unknown>>;
