@@ -350,10 +350,22 @@ test("a read outside the resource's #table= scope comes back to the snippet as a
   assert.equal(log.entries.length, 0, "nothing in the action log either");
 });
 
-test("the refusal reaches the snippet under its own name (StatementRefused)", {
-  todo: "capnweb rebuilds an error whose name is not a built-in Error class as a plain Error: the snippet sees e.name === 'Error' (the name survives only in e.stack's first line)",
-}, async () => {
+test("the refusal reaches the snippet under its own name (StatementRefused), caught or uncaught", async () => {
   const ws = await h.workspace("postgres://shop/shop#table=sales.customers");
   const caught = returned<{ name: string }>(await h.exec(ws, OUTSIDE));
   assert.equal(caught.name, "StatementRefused");
+  const r = await h.exec(
+    ws,
+    `export default async (env: any) => env.DB.query({ sql: "SELECT 1 FROM sales.orders" })`,
+  );
+  assert.equal(r.ok, false);
+  assert.equal(r.error?.name, "StatementRefused");
+  const viaCatch = returned<string>(
+    await h.exec(
+      ws,
+      `export default async (env: any) =>
+        env.DB.query({ sql: "SELECT 1 FROM sales.orders" }).then(() => "resolved", (e: any) => e.name)`,
+    ),
+  );
+  assert.equal(viaCatch, "StatementRefused");
 });

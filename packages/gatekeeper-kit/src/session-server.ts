@@ -12,7 +12,8 @@
  *   message, a call to a name the main object lacks becomes `NoSuchMethod`, anything else becomes a
  *   generic `InternalError` (no paths, tokens or external data leak; the stack sent is only
  *   `<name>: <message>`). capnweb rebuilds an error whose name is not a built-in Error class as a
- *   plain `Error` on the caller's side, so there the name survives only as the stack's first line.
+ *   plain `Error` on the caller's side; the sandbox's binding facade (sandbox-runner prelude.ts)
+ *   puts the name back from that stack's first line, so a snippet sees `e.name`.
  *
  * ```ts
  * server.addService(GatekeeperService, {

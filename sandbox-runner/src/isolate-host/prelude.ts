@@ -195,6 +195,44 @@ export const SETUP_SOURCE = `
     }
   }
 
+  // capnweb rebuilds an error whose name is not a built-in class (a gatekeeper's StatementRefused,
+  // ApprovalRefused, ...) as a plain Error; the gatekeeper kit sends its stack as exactly
+  // "<name>: <message>", so the name is put back from there and nowhere else.
+  function named(error) {
+    if (error instanceof Error && error.name === "Error" && typeof error.stack === "string") {
+      const m = /^([A-Za-z_$][\\w$]{0,63}): /.exec(error.stack);
+      if (m && m[1] !== "Error" && error.stack === m[1] + ": " + error.message) {
+        try { Object.defineProperty(error, "name", { value: m[1], configurable: true, writable: true }); } catch {}
+      }
+    }
+    return error;
+  }
+  // A binding call's RpcPromise with then/catch/finally rejecting with the named error; every other
+  // property (pipelined calls, capnweb's own markers) goes to the RpcPromise itself.
+  const reflectGet = Reflect.get;
+  const ProxyCtor = Proxy;
+  function withNames(promise) {
+    const then = (onFulfilled, onRejected) =>
+      promise.then(onFulfilled, (e) => {
+        const err = named(e);
+        if (typeof onRejected === "function") return onRejected(err);
+        throw err;
+      });
+    return new ProxyCtor(promise, {
+      get(target, key) {
+        if (key === "then") return then;
+        if (key === "catch") return (onRejected) => then(undefined, onRejected);
+        if (key === "finally")
+          return (onFinally) =>
+            then(
+              (v) => Promise.resolve(typeof onFinally === "function" ? onFinally() : undefined).then(() => v),
+              (e) => Promise.resolve(typeof onFinally === "function" ? onFinally() : undefined).then(() => { throw e; }),
+            );
+        return reflectGet(target, key);
+      },
+    });
+  }
+
   const transports = new Map();
   const env = {};
   for (const binding of granted) {
@@ -204,11 +242,11 @@ export const SETUP_SOURCE = `
     const stub = new capnweb.RpcSession(transport).getRemoteMain();
     const facade = {};
     for (const method of binding.methods) {
-      // Returns capnweb's RpcPromise as is, so pipelined calls keep working.
+      // Returns capnweb's RpcPromise behind withNames, so pipelined calls keep working.
       Object.defineProperty(facade, method, {
         value: (...args) => {
           checkArgs(name, method, args);
-          return stub[method](...args);
+          return withNames(stub[method](...args));
         },
         enumerable: true,
       });
