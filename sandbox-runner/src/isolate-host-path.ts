@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandboxUnavailableError } from "./errors.ts";
@@ -9,19 +9,34 @@ const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 export const ISOLATE_HOST_PATH = join(packageRoot, "dist", "isolate-host.cjs");
 
 /**
- * Returns ISOLATE_HOST_PATH, building it first when missing or when `rebuild` is true
- * (needs the esbuild dev dependency).
+ * True when some file under `src/` (the bundle's sources, in a checkout) was modified after the
+ * bundle was written, so a bundle left by an earlier build would run old code. False where there is
+ * no `src/` (an image ships only the bundle).
+ */
+function bundleIsStale(): boolean {
+  const src = join(packageRoot, "src");
+  if (!existsSync(src)) return false;
+  const built = statSync(ISOLATE_HOST_PATH).mtimeMs;
+  for (const entry of readdirSync(src, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile() && statSync(join(entry.parentPath, entry.name)).mtimeMs > built) return true;
+  }
+  return false;
+}
+
+/**
+ * Returns ISOLATE_HOST_PATH, building it first when missing, older than its sources in `src/`, or
+ * when `rebuild` is true (needs the esbuild dev dependency).
  * @throws SandboxUnavailableError when it is missing and cannot be built.
  */
 export async function ensureIsolateHost(rebuild = false): Promise<string> {
-  if (!rebuild && existsSync(ISOLATE_HOST_PATH)) return ISOLATE_HOST_PATH;
+  if (!rebuild && existsSync(ISOLATE_HOST_PATH) && !bundleIsStale()) return ISOLATE_HOST_PATH;
   try {
     const script = join(packageRoot, "scripts", "build-isolate-host.mjs");
     const { buildIsolateHost } = (await import(script)) as { buildIsolateHost: () => Promise<string> };
     return await buildIsolateHost();
   } catch (error) {
     throw new SandboxUnavailableError(
-      `the isolate host bundle ${ISOLATE_HOST_PATH} is missing and could not be built (${(error as Error).message}); run \`npm run build -w @gatehouse/sandbox-runner\``,
+      `the isolate host bundle ${ISOLATE_HOST_PATH} is missing or older than its sources and could not be built (${(error as Error).message}); run \`npm run build -w @gatehouse/sandbox-runner\``,
     );
   }
 }
