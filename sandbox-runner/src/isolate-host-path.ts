@@ -25,7 +25,8 @@ function bundleIsStale(): boolean {
 
 /**
  * Returns ISOLATE_HOST_PATH, building it first when missing, older than its sources in `src/`, or
- * when `rebuild` is true (needs the esbuild dev dependency).
+ * when `rebuild` is true (needs the esbuild dev dependency). A stale bundle that cannot be rebuilt
+ * is used as it is, with a process warning.
  * @throws SandboxUnavailableError when it is missing and cannot be built.
  */
 export async function ensureIsolateHost(rebuild = false): Promise<string> {
@@ -35,8 +36,15 @@ export async function ensureIsolateHost(rebuild = false): Promise<string> {
     const { buildIsolateHost } = (await import(script)) as { buildIsolateHost: () => Promise<string> };
     return await buildIsolateHost();
   } catch (error) {
+    if (!rebuild && existsSync(ISOLATE_HOST_PATH)) {
+      // Stale but present (e.g. an install without esbuild): run it, and say so.
+      process.emitWarning(
+        `the isolate host bundle ${ISOLATE_HOST_PATH} is older than its sources and could not be rebuilt (${(error as Error).message}); running it as it is — run \`npm run build -w @gatehouse/sandbox-runner\``,
+      );
+      return ISOLATE_HOST_PATH;
+    }
     throw new SandboxUnavailableError(
-      `the isolate host bundle ${ISOLATE_HOST_PATH} is missing or older than its sources and could not be built (${(error as Error).message}); run \`npm run build -w @gatehouse/sandbox-runner\``,
+      `the isolate host bundle ${ISOLATE_HOST_PATH} is missing and could not be built (${(error as Error).message}); run \`npm run build -w @gatehouse/sandbox-runner\``,
     );
   }
 }
