@@ -21,13 +21,14 @@ import {
 } from "./bench-lifecycle-probes.ts";
 import {
   envInt,
-  envStr,
+  envSandbox,
   gitCommit,
   log,
   printTable,
   type Row,
   returned,
   round,
+  runBench,
   stats,
   unary,
 } from "./bench-support.ts";
@@ -38,9 +39,7 @@ const BATCH = envInt("BENCH_LIFECYCLE_BATCH", 1000);
 const LARGE = envInt("BENCH_LIFECYCLE_LARGE", 5000);
 const GRPC = envInt("BENCH_LIFECYCLE_GRPC", 200);
 const CLI_RUNS = envInt("BENCH_LIFECYCLE_CLI_RUNS", 5);
-const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
-if (!["auto", "gvisor", "none"].includes(SANDBOX))
-  throw new Error("BENCH_SANDBOX must be auto, gvisor or none");
+const SANDBOX = envSandbox();
 /** Writes per snippet (an execution may run at most 5 minutes). */
 const CHUNK = 1000;
 /** One read is timed before every READ_EVERY-th write. */
@@ -548,10 +547,4 @@ function benchDescription(i: number) {
   };
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -23,28 +23,28 @@ import { credentials } from "@grpc/grpc-js";
 import pino from "pino";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { connectMcpHttp, type McpHttp, structuredOf, textOf } from "../packages/cli/test/mcp-http-client.ts";
-import { envInt, envStr, log, type Row, returned, round, stats, unary } from "./bench-support.ts";
+import {
+  envInt,
+  envSandbox,
+  log,
+  type Row,
+  returned,
+  round,
+  runBench,
+  stats,
+  timed,
+  unary,
+} from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const CALLS = envInt("BENCH_MCP_CALLS", 50);
 const CLI_RUNS = envInt("BENCH_MCP_CLI_RUNS", 10);
 const SESSIONS = envInt("BENCH_MCP_SESSIONS", 50);
 const ROUNDS = envInt("BENCH_MCP_ROUNDS", 3);
-const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
+const SANDBOX = envSandbox();
 const WARMUP = 3;
 const SNIPPET = "export default async () => 1";
 const run = promisify(execFile);
-
-/** ms of each `call()`, after `warmup` unmeasured ones. */
-async function timed(n: number, warmup: number, call: () => Promise<void>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < n + warmup; i++) {
-    const began = performance.now();
-    await call();
-    if (i >= warmup) samples.push(performance.now() - began);
-  }
-  return samples;
-}
 
 /** `concurrency` calls at once, `rounds` times: per-call ms and the number that failed. */
 async function concurrent(
@@ -257,10 +257,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -1,38 +1,9 @@
-/**
- * `npm run bench:postgres` (also run by `npm run bench`): the PostgreSQL gatekeeper, each figure next
- * to a baseline measured in the same run against the same real PostgreSQL (Debian's, started on
- * 127.0.0.1 by `startPostgresServer`, removed afterwards) holding `bench.shop.items` (BENCH_PG_ROWS rows).
- *   1. Baselines: the 1-row read `SELECT … FROM items WHERE id = $1` by the `pg` driver on one connected
- *      client (p50/p99 of single statements); the same read in the transaction the gatekeeper wraps
- *      around it (BEGIN READ ONLY, set_config of statement_timeout and search_path, the SELECT,
- *      ROLLBACK); and, when `psql` is on PATH, `psql -c` of it per call (a process start each time).
- *   2. The same read through the gatekeeper's gRPC API directly: one open session, `query` called
- *      BENCH_PG_CALLS times (the statement check, the transaction and the observation appended to the
- *      approval service included; no sandbox, no kernel), and that observation alone
- *      (ApprovalQueue.AuthorizeObservation sent straight to the approval service) and its statement
- *      check alone (`checkStatementSync`, in this process). The driver's calls,
- *      these and the pending side of 4 are interleaved call by call, so load changes hit all alike.
- *   3. The same read through the whole path: Kernel.ExecuteCode of a snippet calling
- *      `env.DB.query({sql, params})` once (sandbox → kernel relay → gatekeeper → database, session
- *      opened per execution), next to a trivial snippet; and the cost of one more read inside a
- *      snippet as (median T_K − median T_0) / K.
- *   4. Simulation: BENCH_PG_PENDING (100) pending writes (UPDATE and INSERT through `execute`, never
- *      approved) in a second workspace; the same read there (every pending write replayed under a
- *      savepoint first), over gRPC and in a snippet, next to the same read with none pending, and the
- *      driver running the same replay transaction itself (the floor).
- * Env: BENCH_PG_CALLS (default 200) driver and gRPC calls per side, BENCH_PG_PSQL_RUNS (20),
- * BENCH_PG_EXECS (30) ExecuteCode samples per snippet, BENCH_PG_READS (20) K, BENCH_PG_REPS (5)
- * repetitions of the T_K / T_0 snippets, BENCH_PG_PENDING (100), BENCH_PG_ROWS (5000),
- * BENCH_SANDBOX (auto | gvisor | none). Writes bench-results/postgres.json.
- */
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 import { mintCallerToken } from "@gatehouse/caller-token";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { type ClientSession, connectSession } from "@gatehouse/gatekeeper-kit";
@@ -48,8 +19,19 @@ import pg from "pg";
 import pino from "pino";
 import { type DevStack, startDevStack } from "../packages/cli/src/dev-stack.ts";
 import {
+  benchSql,
+  connectDriver,
+  type Driver,
+  idOf,
+  pendingWrite,
+  psqlSamples,
+  READ_PW,
+  READ_SQL,
+  WRITE_PW,
+} from "./bench-postgres-db.ts";
+import {
   envInt,
-  envStr,
+  envSandbox,
   gitCommit,
   log,
   median,
@@ -57,8 +39,10 @@ import {
   type Row,
   returned,
   round,
+  runBench,
   type Stats,
   stats,
+  timed,
   unary,
 } from "./bench-support.ts";
 
@@ -70,65 +54,8 @@ const READS = envInt("BENCH_PG_READS", 20);
 const REPS = envInt("BENCH_PG_REPS", 5);
 const PENDING = envInt("BENCH_PG_PENDING", 100);
 const ROWS = envInt("BENCH_PG_ROWS", 5000);
-const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
-if (!["auto", "gvisor", "none"].includes(SANDBOX)) throw new Error("BENCH_SANDBOX must be auto|gvisor|none");
+const SANDBOX = envSandbox();
 const WARMUP = 5;
-const run = promisify(execFile);
-
-/** The read every side runs (unqualified: the binding's scope is `#schema=shop`). */
-const READ_SQL = "SELECT id, name, price, stock FROM items WHERE id = $1";
-/** The i-th id read: spread over the table, the same sequence on every side. */
-const idOf = (i: number) => 1 + ((i * 7919) % ROWS);
-const READ_PW = "bench-read-pw";
-const WRITE_PW = "bench-write-pw";
-
-/** Roles, schema and rows of the `bench` database (run as the superuser). */
-function benchSql(rows: number): string {
-  return `
-CREATE ROLE bench_read LOGIN PASSWORD '${READ_PW}';
-CREATE ROLE bench_write LOGIN PASSWORD '${WRITE_PW}';
-CREATE SCHEMA shop;
-CREATE TABLE shop.items (id int PRIMARY KEY, name text NOT NULL, price numeric(10,2) NOT NULL, stock int NOT NULL);
-INSERT INTO shop.items SELECT g, 'item ' || g, (g % 997) / 10.0 + 1, g % 50 FROM generate_series(1, ${rows}) AS g;
-GRANT USAGE ON SCHEMA shop TO bench_read, bench_write;
-GRANT SELECT ON ALL TABLES IN SCHEMA shop TO bench_read;
-GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA shop TO bench_write;
-ANALYZE shop.items;
-`;
-}
-
-/** The i-th pending write: UPDATEs of existing rows and INSERTs of new ones, alternating. */
-function pendingWrite(i: number, rows: number): { sql: string; params: (string | number)[] } {
-  return i % 2 === 0
-    ? { sql: "UPDATE items SET stock = stock + 1 WHERE id = $1", params: [idOf(i)] }
-    : {
-        sql: "INSERT INTO items (id, name, price, stock) VALUES ($1, $2, $3, $4)",
-        params: [rows + 1 + i, `pending ${i}`, 9.99, 1],
-      };
-}
-
-/** ms of each `call(i)`, after `warmup` unmeasured ones. */
-async function timed(n: number, warmup: number, call: (i: number) => Promise<void>): Promise<number[]> {
-  const samples: number[] = [];
-  for (let i = 0; i < n + warmup; i++) {
-    const began = performance.now();
-    await call(i);
-    if (i >= warmup) samples.push(performance.now() - began);
-  }
-  return samples;
-}
-
-/** True when `name` is an executable on PATH. */
-function onPath(name: string): boolean {
-  return (process.env.PATH ?? "").split(delimiter).some((dir) => {
-    try {
-      accessSync(join(dir, name), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** The `query` result as the benchmark reads it. */
 interface QueryResult {
@@ -172,86 +99,6 @@ function readSnippet(k: number): string {
     n += (await env.DB.query({ sql: ${JSON.stringify(READ_SQL)}, params: [1 + ((i * 7919) % ${ROWS})] })).rows.length;
   return n;
 }`;
-}
-
-/** The driver side's calls, each one timed sample: a connected client per role on the bench database. */
-interface Driver {
-  /** The read alone, as one statement. */
-  plain(i: number): Promise<void>;
-  /** The read in the transaction the gatekeeper wraps around it (no pending writes). */
-  tx(i: number): Promise<void>;
-  /** The same transaction as the write role with `pending` writes replayed under savepoints first. */
-  replay(i: number): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Connects the driver's clients (read role and write role). */
-async function connectDriver(server: PostgresServer, pending: number): Promise<Driver> {
-  const url = (user: string, pw: string) =>
-    server.url.replace(/\/\/[^@]+@/, `//${user}:${pw}@`).replace(/\/gatehouse$/, "/bench");
-  const reader = new pg.Client({ connectionString: url("bench_read", READ_PW) });
-  const writer = new pg.Client({ connectionString: url("bench_write", WRITE_PW) });
-  await reader.connect();
-  await writer.connect();
-  await reader.query("SET search_path = shop");
-  const read = async (c: pg.Client, i: number) => {
-    const r = await c.query(READ_SQL, [idOf(i)]);
-    if (r.rows.length !== 1) throw new Error(`the driver read ${r.rows.length} rows of id ${idOf(i)}`);
-  };
-  /** BEGIN, settings, the replayed writes each under a savepoint, the read, ROLLBACK. */
-  const inTx = async (c: pg.Client, i: number, writes: number) => {
-    await c.query(writes > 0 ? "BEGIN" : "BEGIN READ ONLY");
-    await c.query("SELECT set_config('statement_timeout', $1, true), set_config('search_path', $2, true)", [
-      "5000",
-      "shop",
-    ]);
-    for (let w = 0; w < writes; w++) {
-      const { sql, params } = pendingWrite(w, ROWS);
-      await c.query("SAVEPOINT replay");
-      await c.query(sql, params);
-      await c.query("RELEASE SAVEPOINT replay");
-    }
-    if (writes > 0) await c.query("SET LOCAL transaction_read_only = on");
-    await read(c, i);
-    await c.query("ROLLBACK");
-  };
-  return {
-    plain: (i) => read(reader, i),
-    tx: (i) => inTx(reader, i, 0),
-    replay: (i) => inTx(writer, i, pending),
-    async close() {
-      await reader.end().catch(() => {});
-      await writer.end().catch(() => {});
-    },
-  };
-}
-
-/** `psql -c` of the read per call (literal id: psql -c takes no bind parameters), or undefined without psql. */
-async function psqlSamples(server: PostgresServer): Promise<number[] | undefined> {
-  if (!onPath("psql")) return undefined;
-  const args = (i: number) => [
-    "-X",
-    "-q",
-    "-A",
-    "-t",
-    "-h",
-    "127.0.0.1",
-    "-p",
-    String(server.port),
-    "-U",
-    "bench_read",
-    "-d",
-    "bench",
-    "-c",
-    READ_SQL.replace("FROM items", "FROM shop.items").replace("$1", String(idOf(i))),
-  ];
-  return timed(PSQL_RUNS, 1, async (i) => {
-    const { stdout } = await run("psql", args(i), {
-      env: { ...process.env, PGPASSWORD: READ_PW },
-      timeout: 60_000,
-    });
-    if (!stdout.trim()) throw new Error(`psql printed nothing for id ${idOf(i)}`);
-  });
 }
 
 /** A row comparing two Stats' percentile `q`. */
@@ -304,7 +151,7 @@ async function main() {
     }
 
     log(`psql -c x${PSQL_RUNS}`);
-    const psql = await psqlSamples(server);
+    const psql = await psqlSamples(server, PSQL_RUNS, ROWS);
 
     // The gatekeeper reads the role passwords from the environment the registry names.
     process.env.BENCH_PG_READ_PW = READ_PW;
@@ -377,7 +224,7 @@ async function main() {
     const dbRead = open(wsRead);
     const dbPending = open(wsPending);
     const grpcRead = async (db: DbStub, i: number, pendingWanted: number) => {
-      const r = await db.query({ sql: READ_SQL, params: [idOf(i)] });
+      const r = await db.query({ sql: READ_SQL, params: [idOf(i, ROWS)] });
       if (r.rows.length !== 1 || r.pending.length !== pendingWanted)
         throw new Error(`gRPC query read ${r.rows.length} rows with ${r.pending.length} pending`);
     };
@@ -397,7 +244,7 @@ async function main() {
         requestId: "",
       });
     };
-    const d = await connectDriver(server, PENDING);
+    const d = await connectDriver(server, PENDING, ROWS);
     driver = d;
     log(
       `${CALLS} rounds, interleaved: driver (read, read in a transaction, ${PENDING} replayed + read), gatekeeper gRPC read with 0 and ${PENDING} pending, AuthorizeObservation alone`,
@@ -650,10 +497,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

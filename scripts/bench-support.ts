@@ -1,5 +1,6 @@
 /** What every part of `npm run bench` shares: env knobs, percentile stats, the table row, gRPC and snippet helpers. */
 import { execFileSync } from "node:child_process";
+import { performance } from "node:perf_hooks";
 import type { ExecuteResult } from "@gatehouse/proto";
 import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
 
@@ -16,6 +17,40 @@ export function envInt(name: string, fallback: number): number {
 export function envStr(name: string, fallback: string): string {
   const raw = process.env[name];
   return raw === undefined || raw === "" ? fallback : raw;
+}
+
+/** The dev stack's sandbox mode from BENCH_SANDBOX (default auto). @throws Error naming the accepted values. */
+export function envSandbox(): "auto" | "gvisor" | "none" {
+  const mode = envStr("BENCH_SANDBOX", "auto");
+  if (mode !== "auto" && mode !== "gvisor" && mode !== "none")
+    throw new Error(`BENCH_SANDBOX must be auto, gvisor or none, got "${mode}"`);
+  return mode;
+}
+
+/** ms of each `call(i)`, after `warmup` unmeasured ones (i counts the warm-up calls too). */
+export async function timed(
+  n: number,
+  warmup: number,
+  call: (i: number) => Promise<void>,
+): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < n + warmup; i++) {
+    const began = performance.now();
+    await call(i);
+    if (i >= warmup) samples.push(performance.now() - began);
+  }
+  return samples;
+}
+
+/** Runs a bench's `main`, exiting 0 when it resolves and 1 (error printed) when it rejects. */
+export function runBench(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 }
 
 /** Summary of a sample set, milliseconds (or whatever the samples are in). */

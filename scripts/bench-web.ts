@@ -18,13 +18,23 @@ import { credentials } from "@grpc/grpc-js";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
 import { launchBrowser } from "../packages/cli/test/browser.ts";
 import { api, openEvents } from "../packages/cli/test/gateway-client.ts";
-import { envInt, envStr, log, type Row, returned, round, stats, unary } from "./bench-support.ts";
+import {
+  envInt,
+  envSandbox,
+  log,
+  type Row,
+  returned,
+  round,
+  runBench,
+  stats,
+  unary,
+} from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const PENDING = envInt("BENCH_WEB_PENDING", 1000);
 const SUBMITS = envInt("BENCH_WEB_SUBMITS", 50);
 const LOADS = envInt("BENCH_WEB_LOADS", 5);
-const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
+const SANDBOX = envSandbox();
 
 async function main() {
   const work = mkdtempSync(join(tmpdir(), "gatehouse-bench-web-"));
@@ -192,10 +202,4 @@ async function main() {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -46,13 +46,14 @@ import { type GitSamples, gitRows, sampleGit } from "./bench-git.ts";
 import { storeBench, storeBenchOptionsFromEnv } from "./bench-store.ts";
 import {
   envInt,
-  envStr,
+  envSandbox,
   log,
   median,
   printTable,
   type Row,
   returned,
   round,
+  runBench,
   stats,
   unary,
 } from "./bench-support.ts";
@@ -65,8 +66,7 @@ const MCP_READS = envInt("BENCH_MCP_READS", 200);
 const MCP_REPS = envInt("BENCH_MCP_REPS", 5);
 const GIT_READS = envInt("BENCH_GIT_READS", 50);
 const GIT_PENDING = envInt("BENCH_GIT_PENDING", 100);
-const SANDBOX = envStr("BENCH_SANDBOX", "auto") as "auto" | "gvisor" | "none";
-if (!["auto", "gvisor", "none"].includes(SANDBOX)) throw new Error(`BENCH_SANDBOX must be auto|gvisor|none`);
+const SANDBOX = envSandbox();
 const WARMUP = 2;
 
 // ---------------------------------------------------------------------------------------------------
@@ -453,10 +453,4 @@ async function main() {
   console.log(`wrote ${outFile}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -13,6 +13,7 @@ import { after, before, test } from "node:test";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { loadRegistryFile } from "@gatehouse/gatekeeper-postgres";
 import { ActionStatus } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import pg from "pg";
 import { stringify } from "yaml";
 import { type Harness, returned, startHarness, unary } from "./harness.ts";
@@ -91,15 +92,21 @@ async function actions(ws: string) {
   return (await unary(h.decisions, h.decisions.listActions, { workspaceId: ws, pendingOnly: false })).actions;
 }
 
-/** Waits until `check` holds, polling; fails naming `what` and the last value seen after `ms`. */
+/** Waits until `check` holds (service-kit's waitUntil); fails naming `what` and the last value seen. */
 async function until<T>(what: string, get: () => Promise<T>, check: (v: T) => boolean, ms = DEADLINE_MS) {
-  const end = Date.now() + ms;
-  let last: T;
-  for (;;) {
-    last = await get();
-    if (check(last)) return last;
-    if (Date.now() > end) assert.fail(`${what}: not within ${ms} ms; last seen ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 200));
+  let last: T | undefined;
+  try {
+    const hit = await waitUntil(
+      what,
+      async () => {
+        last = await get();
+        return check(last) ? { value: last } : undefined;
+      },
+      { timeoutMs: ms, intervalMs: 200 },
+    );
+    return hit.value;
+  } catch (err) {
+    assert.fail(`${(err as Error).message}; last seen ${JSON.stringify(last)}`);
   }
 }
 

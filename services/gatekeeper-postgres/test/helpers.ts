@@ -20,8 +20,8 @@ import {
   type PrepareRevertRequest,
   type PrepareRevertResponse,
 } from "@gatehouse/proto";
-import { waitUntil } from "@gatehouse/service-kit";
-import { credentials, type ServiceError } from "@grpc/grpc-js";
+import { callUnary, waitUntil } from "@gatehouse/service-kit";
+import { credentials } from "@grpc/grpc-js";
 import pg from "pg";
 import { pino } from "pino";
 import {
@@ -276,14 +276,6 @@ export function rejects(p: PromiseLike<unknown>, re: RegExp): Promise<void> {
   return assert.rejects((async () => await p)(), re);
 }
 
-/** A unary gRPC call of `client` as a promise (rejects with the ServiceError). */
-export function unary<Req, Res>(
-  fn: (req: Req, cb: (err: ServiceError | null, res: Res) => void) => unknown,
-  req: Req,
-): Promise<Res> {
-  return new Promise((res, rej) => fn(req, (e, r) => (e ? rej(e) : res(r))));
-}
-
 /** PrepareRevert of applied submission `sub` (its ApplyAction result `resultJson`) through `client`. */
 export function prepareRevertVia(
   client: GatekeeperClient,
@@ -292,7 +284,7 @@ export function prepareRevertVia(
   resultJson: string,
   binding = "DB",
 ): Promise<PrepareRevertResponse> {
-  return unary<PrepareRevertRequest, PrepareRevertResponse>(client.prepareRevert.bind(client), {
+  return callUnary<PrepareRevertRequest, PrepareRevertResponse>(client, client.prepareRevert, {
     workspaceId: "ws-1",
     binding,
     url,
@@ -312,7 +304,7 @@ export function checkObserverVia(
   credential: string,
   binding = "DB",
 ): Promise<CheckObserverResponse> {
-  return unary<CheckObserverRequest, CheckObserverResponse>(client.checkObserver.bind(client), {
+  return callUnary<CheckObserverRequest, CheckObserverResponse>(client, client.checkObserver, {
     url,
     observer,
     credential,
