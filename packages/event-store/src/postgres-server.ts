@@ -3,7 +3,7 @@
  * directory — for tests and benches. Not used by the services: they connect to a server the operator runs.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -15,7 +15,10 @@ const run = promisify(execFile);
 
 /** A running test PostgreSQL server. */
 export interface PostgresServer {
-  /** `postgres://gatehouse@127.0.0.1:<port>/gatehouse` (trust authentication, loopback only). */
+  /**
+   * `postgres://gatehouse@127.0.0.1:<port>/gatehouse`: the superuser `gatehouse` logs in without a
+   * password (trust, loopback only); other roles too unless `requirePasswords` was set.
+   */
   url: string;
   port: number;
   /** Stops the server (fast shutdown, then SIGKILL after 10 s) and deletes its data directory. */
@@ -67,6 +70,11 @@ export async function startPostgresServer(
     migrate?: boolean;
     /** Log every statement the server receives (`log_statement=all`) and keep the whole log (tests that check what reached it). */
     logStatements?: boolean;
+    /**
+     * Roles other than the superuser `gatehouse` must give their password over TCP (scram-sha-256
+     * in pg_hba.conf), for tests that check a wrong password is refused. Default: trust for all.
+     */
+    requirePasswords?: boolean;
   } = {},
 ): Promise<PostgresServer> {
   const bin = postgresBinDir();
@@ -93,6 +101,18 @@ export async function startPostgresServer(
       env: { ...process.env, LC_ALL: "C" },
     },
   );
+  if (options.requirePasswords) {
+    // Overwrites initdb's file in place, so it keeps its owner (the postgres user when run as root).
+    writeFileSync(
+      join(pgdata, "pg_hba.conf"),
+      [
+        "local all all trust",
+        "host all gatehouse 127.0.0.1/32 trust",
+        "host all all 127.0.0.1/32 scram-sha-256",
+        "",
+      ].join("\n"),
+    );
+  }
   const port = await freePort();
   const [cmd, args] = as(join(bin, "postgres"), [
     "-D",

@@ -3,7 +3,7 @@
  * startPostgresServer) with a `shop` database, read and write roles; a FAKE recording
  * ApprovalQueue on loopback (it stands in for services/approval, which a service may not import);
  * and a running gatekeeper-postgres with a session client; gRPC helpers for ApplyAction,
- * PrepareRevert and CheckObserver; password checking on the server (requirePasswords); and a
+ * PrepareRevert and CheckObserver; and a
  * gatekeeper child process that SIGKILLs itself between an apply's commit and its reply.
  */
 import assert from "node:assert/strict";
@@ -68,8 +68,12 @@ export interface Db {
   stop(): Promise<void>;
 }
 
-export async function startDb(): Promise<Db> {
-  const server = await startPostgresServer({ logStatements: true });
+/**
+ * Starts the server and the shop database. `requirePasswords`: roles other than the superuser must
+ * give their password (startPostgresServer's option), for tests of a wrong password.
+ */
+export async function startDb(options: { requirePasswords?: boolean } = {}): Promise<Db> {
+  const server = await startPostgresServer({ logStatements: true, ...options });
   const boot = new pg.Client({ connectionString: server.url });
   await boot.connect();
   await boot.query("CREATE DATABASE shop");
@@ -118,43 +122,6 @@ export function shopRegistryInput(port: number, extra: Partial<ServerInput> = {}
 /** The registry of a test server (name `shop`). */
 export function registryFor(db: Db, extra: Partial<ServerInput> = {}) {
   return createRegistry(shopRegistryInput(db.port, extra));
-}
-
-/**
- * Makes the server check passwords on TCP for every role but the superuser `gatehouse` (which
- * startPostgresServer's URL logs in as without one): rewrites pg_hba.conf as the superuser, reloads,
- * and waits until a wrong password for `bob` is refused.
- * @throws Error when the server still lets a wrong password in after 60 s.
- */
-export async function requirePasswords(db: Db): Promise<void> {
-  const [{ hba_file: hba }] = (await db.admin<{ hba_file: string }>("SHOW hba_file")) as [
-    { hba_file: string },
-  ];
-  const rules = [
-    "local all all trust",
-    "host all gatehouse 127.0.0.1/32 trust",
-    "host all all 127.0.0.1/32 scram-sha-256",
-  ];
-  const lines = rules.map((r) => pg.escapeLiteral(r)).join(", ");
-  await db.admin(`COPY (SELECT unnest(ARRAY[${lines}])) TO ${pg.escapeLiteral(hba)}`);
-  await db.admin("SELECT pg_catalog.pg_reload_conf()");
-  await waitUntil("the server to refuse a wrong password", async () => {
-    const c = new pg.Client({
-      host: "127.0.0.1",
-      port: db.port,
-      database: "shop",
-      user: "bob",
-      password: "wrong",
-    });
-    try {
-      await c.connect();
-      return false;
-    } catch (e) {
-      return /password authentication failed/.test((e as Error).message);
-    } finally {
-      await c.end().catch(() => undefined);
-    }
-  });
 }
 
 /** The methods of a PostgreSQL binding as a test calls them. */

@@ -1,27 +1,19 @@
 /**
- * CheckObserver (strategy B) against a real PostgreSQL that checks passwords (requirePasswords):
+ * CheckObserver (strategy B) against a real PostgreSQL that checks passwords (startDb requirePasswords):
  * a person's own role is allowed when it has SELECT on every table the workspace read, refused
  * naming the tables it cannot read, refused when its password is wrong; a gatekeeper that saw no
  * reads checks every table in the binding's scope.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import {
-  checkObserverVia,
-  type Db,
-  type Harness,
-  requirePasswords,
-  startDb,
-  startHarness,
-} from "./helpers.ts";
+import { checkObserverVia, type Db, type Harness, startDb, startHarness } from "./helpers.ts";
 
 const URL = "postgres://shop/shop#schema=sales";
 let db: Db;
 let h: Harness;
 
 before(async () => {
-  db = await startDb();
-  await requirePasswords(db);
+  db = await startDb({ requirePasswords: true });
   h = await startHarness(db);
 });
 after(async () => {
