@@ -21,9 +21,9 @@ the collector (networkPolicy.tracing), the labels of each alert (prometheusRule)
   value: {{ printf "gatehouse-%s" (index . 1) | quote }}
 - name: OTEL_TRACES_SAMPLER
   value: {{ $t.sampler | quote }}
-{{- if $t.samplerArg }}
+{{- if ne (toString $t.samplerArg) "" }}
 - name: OTEL_TRACES_SAMPLER_ARG
-  value: {{ $t.samplerArg | quote }}
+  value: {{ toString $t.samplerArg | quote }}
 {{- end }}
 {{- with $t.resourceAttributes }}
 - name: OTEL_RESOURCE_ATTRIBUTES
