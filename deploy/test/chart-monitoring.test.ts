@@ -9,7 +9,18 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { REPO } from "./cluster.ts";
-import { ALL_COMPONENTS, find, type K8sObject, parseManifests, render, template } from "./helm.ts";
+import {
+  ALL_COMPONENTS,
+  CHART,
+  find,
+  helm,
+  type K8sObject,
+  KUBE_VERSION,
+  parseManifests,
+  render,
+  template,
+  valuesFile,
+} from "./helm.ts";
 import { alerts, dashboardFile, dashboardOf } from "./monitoring.ts";
 
 const name = (c: string) => `t-gatehouse-${c}`;
@@ -70,6 +81,21 @@ function thresholdOf(dashboard: ReturnType<typeof dashboardFile>, title: string)
   assert.ok(panel, `no panel titled ${title}`);
   return panel.fieldConfig?.defaults.thresholds?.steps[1]?.value;
 }
+
+test("helm lint --strict passes with the dashboard, the rules, the ServiceMonitors and tracing on", async () => {
+  const r = await helm([
+    "lint",
+    CHART,
+    "--strict",
+    "--kube-version",
+    KUBE_VERSION,
+    "-f",
+    valuesFile("minimal.yaml"),
+    ...[...ON, "serviceMonitor.enabled=true", ...TRACING].flatMap((s) => ["--set", s]),
+  ]);
+  assert.ok(r.ok, r.stdout + r.stderr);
+  assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
+});
 
 test("by default: no PrometheusRule, no dashboard ConfigMap, no OTEL_* env and no egress to a collector", async () => {
   const objects = await render(EVERYTHING);
