@@ -8,6 +8,8 @@
 #     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
 #   - the local Kubernetes cluster's binaries in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
 #     (scripts/cluster/build.sh, docs/cluster.md)
+#   - promtool in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/promtool/bin (scripts/build-promtool.sh), for the
+#     chart's alert and dashboard tests
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
 #     restored, not redone).
@@ -96,6 +98,13 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export P
 if [ -z "${GATEHOUSE_SKIP_CLUSTER_BUILD:-}" ] && ! bash scripts/cluster/build.sh --check; then
   echo "setup: building the local Kubernetes cluster's binaries (about 30 minutes the first time on 2 idle cores, over an hour on a busy machine; cached after)"
   bash scripts/cluster/build.sh
+fi
+
+# promtool (Prometheus's rule checker and rule unit-test runner), built from the Go module proxy into
+# ${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/gatehouse}/promtool only when missing: the chart's
+# monitoring tests (deploy/test/promtool.test.ts) check the PrometheusRule and the dashboard's queries with it.
+if ! bash scripts/build-promtool.sh --check; then
+  bash scripts/build-promtool.sh
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

@@ -41,9 +41,11 @@ export interface RunnerMetrics extends PoolMetrics {
   registry: Registry;
   /**
    * Seconds from `start` received to result sent, including the wait in the workspace's queue and a
-   * sandbox start when there was no warm one; labels outcome=ok|error, sandbox=gvisor|none.
+   * sandbox start when there was no warm one; labels outcome=ok|error, sandbox=gvisor|none, and
+   * start=warm (its sandbox was ready: the executeCode-on-a-warm-sandbox SLO), cold (it waited for a
+   * sandbox to start) or none (it ended before it had one).
    */
-  executionSeconds: Histogram<"outcome" | "sandbox">;
+  executionSeconds: Histogram<"outcome" | "sandbox" | "start">;
   /** Executions stopped by a limit or a crash (or whose output was cut), by reason (see KillReason). */
   kills: Counter<"reason">;
   /** Executions admitted (queued in their workspace's lane or running). */
@@ -59,8 +61,8 @@ export function createMetrics(): RunnerMetrics {
     registry,
     executionSeconds: new Histogram({
       name: "gatehouse_sandbox_execution_seconds",
-      help: "Execution latency from start message to result, including queueing and any sandbox start",
-      labelNames: ["outcome", "sandbox"],
+      help: "Execution latency from start message to result, including queueing and any sandbox start (start=warm|cold|none)",
+      labelNames: ["outcome", "sandbox", "start"],
       buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: [registry],
     }),

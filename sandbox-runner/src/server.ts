@@ -168,11 +168,14 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
     metrics.active.inc();
     try {
       let ranOn: { sandbox: string; instance: string | null } | null = null;
+      // "none": the execution ended before it had a sandbox (cancelled, or none could be started).
+      let sandboxStart: "warm" | "cold" | "none" = "none";
       const { result, killReason } = await pool
         .run(
           start.workspaceId,
-          (sandbox) => {
+          (sandbox, how) => {
             ranOn = { sandbox: sandbox.id, instance: sandbox.instanceId };
+            sandboxStart = how;
             return execution.run(sandbox);
           },
           execution.abortController.signal,
@@ -183,7 +186,7 @@ export function sandboxRunnerHandlers(options: SandboxRunnerHandlerOptions): {
         });
       if (killReason) metrics.kills.inc({ reason: killReason });
       metrics.executionSeconds.observe(
-        { outcome: result.ok ? "ok" : "error", sandbox: options.isolation },
+        { outcome: result.ok ? "ok" : "error", sandbox: options.isolation, start: sandboxStart },
         (performance.now() - began) / 1000,
       );
       log.info(

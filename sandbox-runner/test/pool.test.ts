@@ -459,3 +459,25 @@ test("an empty workspace id is refused naming start.workspace_id", async () => {
     await runner.close();
   }
 });
+
+test("executions are labelled start=cold when their sandbox had to start, start=warm when it was ready", async () => {
+  const runner = await startTestRunner("none", { pool: { warm: 0 } });
+  /** Executions counted in gatehouse_sandbox_execution_seconds with start=`start`. */
+  const counted = async (start: string) =>
+    (await runner.metrics.executionSeconds.get()).values
+      .filter((v) => v.metricName === "gatehouse_sandbox_execution_seconds_count" && v.labels.start === start)
+      .reduce((n, v) => n + v.value, 0);
+  try {
+    // No pre-started sandbox: the workspace's first execution waits for one to start.
+    assert.equal((await run(runner, "export default () => 1", {}, {}, "ws-cold")).ok, true);
+    assert.equal(await counted("cold"), 1);
+    assert.equal(await counted("warm"), 0);
+    // Its next executions run on the sandbox it holds, ready.
+    assert.equal((await run(runner, "export default () => 2", {}, {}, "ws-cold")).ok, true);
+    assert.equal((await run(runner, "export default () => 3", {}, {}, "ws-cold")).ok, true);
+    assert.equal(await counted("warm"), 2);
+    assert.equal(await counted("cold"), 1);
+  } finally {
+    await runner.close();
+  }
+});

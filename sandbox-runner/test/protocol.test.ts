@@ -100,6 +100,9 @@ describe("Execute stream contract", () => {
     });
     const text = await runner.metrics.registry.metrics();
     assert.match(text, /gatehouse_sandbox_kills_total\{reason="timeout"\} [1-9]/);
-    assert.match(text, /gatehouse_sandbox_execution_seconds_count\{outcome="error",sandbox="none"\} [1-9]/);
+    assert.match(
+      text,
+      /gatehouse_sandbox_execution_seconds_count\{outcome="error",sandbox="none",start="(warm|cold)"\} [1-9]/,
+    );
   });
 });

@@ -539,4 +539,9 @@ export interface LogNotice {
   revision: number;
   /** Event type, e.g. "ActionSubmitted". */
   type: string;
+  /**
+   * When the approval service published the notice, ms since the epoch (absent from older publishers).
+   * The gateway measures notice → browser latency from it.
+   */
+  publishedAtMs?: number;
 }

@@ -30,7 +30,12 @@ export async function publishLogNotices(
       const match = WORKSPACE_STREAM.exec(event.streamId);
       if (!match?.[1]) return;
       try {
-        bus.publish({ workspaceId: match[1], revision: event.revision, type: event.type });
+        bus.publish({
+          workspaceId: match[1],
+          revision: event.revision,
+          type: event.type,
+          publishedAtMs: Date.now(),
+        });
       } catch (err) {
         options.onError?.(err instanceof Error ? err : new Error(String(err)));
       }

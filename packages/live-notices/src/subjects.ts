@@ -34,4 +34,5 @@ export const LogNoticeSchema = z.object({
   workspaceId: z.string().regex(TOKEN),
   revision: z.number().int().min(0),
   type: z.string().min(1),
+  publishedAtMs: z.number().finite().optional(),
 }) satisfies z.ZodType<LogNotice>;

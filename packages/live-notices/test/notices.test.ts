@@ -84,10 +84,18 @@ test("the publisher sends one notice per new workspace event, in order, and none
     // "None for other streams": no event to wait on for an absence; a short grace lets a wrong extra
     // notice arrive (it would be published right after the two above) before the exact comparison.
     await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(c.notices, [
-      { workspaceId: "w1", revision: 0, type: "WorkspaceCreated" },
-      { workspaceId: "w1", revision: 1, type: "ActionSubmitted" },
-    ]);
+    const before = Date.now();
+    // Each notice carries when it was published (the gateway's notice → browser latency starts there).
+    for (const n of c.notices) {
+      assert.ok(typeof n.publishedAtMs === "number" && n.publishedAtMs <= before, JSON.stringify(n));
+    }
+    assert.deepEqual(
+      c.notices.map(({ publishedAtMs: _, ...n }) => n),
+      [
+        { workspaceId: "w1", revision: 0, type: "WorkspaceCreated" },
+        { workspaceId: "w1", revision: 1, type: "ActionSubmitted" },
+      ],
+    );
     await sub.close();
   } finally {
     await store.close();
@@ -111,9 +119,16 @@ test("notices cross a real nats-server; after the server is killed and restarted
     const c = collector();
     subscriber.subscribe(c.listener);
     await c.heard((n) => publisher.publish(n));
-    publisher.publish({ workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
+    // publishedAtMs crosses the wire (the gateway's notice → browser latency needs it).
+    const notice = {
+      workspaceId: "w1",
+      revision: 3,
+      type: "ActionSubmitted",
+      publishedAtMs: 1_700_000_000_000,
+    };
+    publisher.publish(notice);
     await c.until(() => c.real().length === 1);
-    assert.deepEqual(c.real()[0], { workspaceId: "w1", revision: 3, type: "ActionSubmitted" });
+    assert.deepEqual(c.real()[0], notice);
 
     await server.kill();
     await server.restart();

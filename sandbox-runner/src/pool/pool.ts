@@ -39,6 +39,9 @@ const REFILL_DELAY_MS = 250;
  * - A sandbox that dies is dropped: only the execution running on it fails; the workspace's next
  *   execution gets a new sandbox.
  */
+/** How a task's sandbox was had: ready at once ("warm") or after waiting for it to start ("cold"). */
+export type SandboxStart = "warm" | "cold";
+
 export class SandboxPool {
   private readonly all = new Set<Sandbox>();
   private readonly unassigned = new Set<Sandbox>();
@@ -72,8 +75,14 @@ export class SandboxPool {
    *   PoolExhaustedError when every sandbox slot is busy with other workspaces;
    *   SandboxUnavailableError when no sandbox could be started (or the pool is closing);
    *   whatever `task` throws.
+   * `task` also gets how its sandbox was had: "warm" when it was ready (the workspace's own, or a
+   * pre-started one), "cold" when the task waited for a sandbox to start.
    */
-  run<T>(workspaceId: string, task: (sandbox: Sandbox) => Promise<T>, signal?: AbortSignal): Promise<T> {
+  run<T>(
+    workspaceId: string,
+    task: (sandbox: Sandbox, start: SandboxStart) => Promise<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
     let lease = this.leases.get(workspaceId);
     if (!lease) {
       lease = { workspaceId, sandbox: null, tail: Promise.resolve(), pending: 0, idleTimer: null };
@@ -85,10 +94,10 @@ export class SandboxPool {
     current.idleTimer = null;
     const result = current.tail.then(async () => {
       if (signal?.aborted) throw new TaskAbortedError("the task was aborted before it began");
-      const sandbox = await this.acquire(current);
+      const { sandbox, start } = await this.acquire(current);
       this.metrics?.busy.inc();
       try {
-        return await task(sandbox);
+        return await task(sandbox, start);
       } finally {
         this.metrics?.busy.dec();
       }
@@ -161,9 +170,10 @@ export class SandboxPool {
     await Promise.all(all.map((sb) => sb.destroy()));
   }
 
-  private async acquire(lease: Lease): Promise<Sandbox> {
+  private async acquire(lease: Lease): Promise<{ sandbox: Sandbox; start: SandboxStart }> {
     const begun = performance.now();
     let source: "warm" | "cold" | null = null;
+    let start: SandboxStart = "warm";
     for (let attempt = 1; ; attempt++) {
       if (this.closed)
         throw new SandboxUnavailableError("the sandbox runner is shutting down; retry elsewhere");
@@ -171,6 +181,7 @@ export class SandboxPool {
       if (!sandbox?.alive) {
         sandbox = this.assign(lease);
         source ??= sandbox.warm ? "warm" : "cold";
+        if (!sandbox.warm) start = "cold";
       }
       try {
         await sandbox.ready;
@@ -179,7 +190,7 @@ export class SandboxPool {
             this.claimInBackend(sandbox, lease.workspaceId);
             this.metrics?.claimSeconds.observe({ source }, (performance.now() - begun) / 1000);
           }
-          return sandbox;
+          return { sandbox, start };
         }
       } catch (error) {
         if (attempt >= START_ATTEMPTS) {

@@ -163,6 +163,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       reverts,
       callerTokenSecret: options.callerTokenSecret,
       logger,
+      metrics: metrics.rpc,
     };
     server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
     server.addService(DecisionsService, decisionsHandlers(deps));

@@ -31,9 +31,11 @@ import type {
   sendUnaryData,
   UntypedServiceImplementation,
 } from "@grpc/grpc-js";
+import { status as grpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { toServiceError, toStatus } from "./errors.ts";
 import type { ActionLifecycle } from "./lifecycle/action-lifecycle.ts";
+import type { RpcMetrics } from "./metrics.ts";
 import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from "./queries.ts";
 import { getActionDetail, getInbox, getLogPage } from "./read-model-queries.ts";
 import type { RevertRequests } from "./revert.ts";
@@ -49,6 +51,8 @@ export interface HandlerDeps {
   /** HMAC secret shared with the kernel (≥ 32 bytes). */
   callerTokenSecret: string;
   logger: Logger;
+  /** Per-call count by method and status code, and latency (absent: nothing recorded). */
+  metrics?: RpcMetrics | undefined;
 }
 
 /**
@@ -68,13 +72,21 @@ function unary<Req, Res>(
   fn: (req: Req, call: ServerUnaryCall<Req, Res>) => Promise<Res>,
 ) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const stop = deps.metrics?.rpcSeconds.startTimer({ method: rpc });
     fn(call.request, call).then(
-      (res) => callback(null, res),
+      (res) => {
+        stop?.();
+        deps.metrics?.rpcs.inc({ method: rpc, code: "OK" });
+        callback(null, res);
+      },
       (err: unknown) => {
+        stop?.();
         const s = toStatus(err);
         if (!s.expected) deps.logger.error({ event: "rpc_failed", rpc, err }, "unexpected error");
         else deps.logger.info({ event: "rpc_refused", rpc, code: s.code });
-        callback(toServiceError(err));
+        const se = toServiceError(err);
+        deps.metrics?.rpcs.inc({ method: rpc, code: grpcStatus[se.code ?? grpcStatus.UNKNOWN] ?? "UNKNOWN" });
+        callback(se);
       },
     );
   };

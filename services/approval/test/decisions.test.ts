@@ -208,6 +208,43 @@ test("a pending action expires after the configured TTL and cascades with reason
   }
 });
 
+test("metrics: AuthorizeObservation and SubmitAction are counted and timed by method and code; each expiry sweep reports the pending backlog", async () => {
+  const h = await startHarness(stack, { service: { actionTtlMs: 60_000, expirySweepMs: 100 } });
+  try {
+    await call(h.queue, "authorizeObservation", {
+      callerToken: h.token("MEM"),
+      description: {
+        title: "Read graph",
+        description: "",
+        containsRestrictedData: false,
+        kind: "mcp.tool.read_graph",
+        page: 0,
+      },
+    });
+    await submit(h, "MEM", "a");
+    await submit(h, "MEM", "b");
+    await rejects(
+      call(h.queue, "submitAction", { callerToken: "not-a-token", localId: "c" }),
+      status.UNAUTHENTICATED,
+    );
+    const text = () => h.service.metrics.metrics();
+    assert.match(await text(), /gatehouse_approval_rpc_seconds_count\{method="AuthorizeObservation"\} 1\n/);
+    assert.match(await text(), /gatehouse_approval_rpcs_total\{method="SubmitAction",code="OK"\} 2\n/);
+    assert.match(
+      await text(),
+      /gatehouse_approval_rpcs_total\{method="SubmitAction",code="UNAUTHENTICATED"\} 1\n/,
+    );
+    // The sweep (every 100 ms here) counts the pending actions of every workspace in the store: these two
+    // at least (other tests' workspaces share the store), the oldest younger than the TTL.
+    const pending = async () => Number(/^gatehouse_approval_pending_actions (\S+)$/m.exec(await text())?.[1]);
+    assert.ok(await eventually(async () => (await pending()) >= 2), await text());
+    const age = Number(/^gatehouse_approval_oldest_pending_seconds (\S+)$/m.exec(await text())?.[1]);
+    assert.ok(age > 0 && age < 60, `oldest pending age ${age} s`);
+  } finally {
+    await h.close();
+  }
+});
+
 test("a batch approval applies in submission order within each binding and reports every record", async () => {
   const h = await startHarness(stack);
   try {

@@ -59,7 +59,15 @@ export class SseHub {
         const last = this.forwarded.get(n.workspaceId);
         if (last !== undefined && n.revision <= last) return;
         this.forwarded.set(n.workspaceId, n.revision);
-        for (const c of this.clients) if (c.workspaces.has(n.workspaceId)) send(c.res, "notice", n);
+        let sent = false;
+        for (const c of this.clients) {
+          if (!c.workspaces.has(n.workspaceId)) continue;
+          send(c.res, "notice", n);
+          sent = true;
+        }
+        if (sent && n.publishedAtMs !== undefined) {
+          metrics.noticeDeliverySeconds.observe(Math.max(0, Date.now() - n.publishedAtMs) / 1000);
+        }
         if (MEMBERSHIP.has(n.type)) this.serially(() => this.reconcile(n.workspaceId));
       },
       resync: (reason) => {

@@ -14,6 +14,11 @@ export interface GatewayMetrics {
   notices: Counter;
   /** Resyncs sent because notices may have been missed. */
   resyncs: Counter;
+  /**
+   * Seconds from a notice's publication (its publishedAtMs, the approval service's clock) to its write
+   * on the event streams of the browsers that reach its workspace; once per notice forwarded to any.
+   */
+  noticeDeliverySeconds: Histogram;
   /** Open MCP sessions at `/mcp`. */
   mcpSessions: Gauge;
   /** MCP session lifecycle by event: opened, closed (by the client), expired (idle), refused_limit, refused_auth, refused_origin. */
@@ -55,6 +60,12 @@ export function createMetrics(): GatewayMetrics {
     resyncs: new Counter({
       name: "gatehouse_gateway_resyncs_total",
       help: "Resyncs sent to clients because notices may have been missed",
+      registers: [registry],
+    }),
+    noticeDeliverySeconds: new Histogram({
+      name: "gatehouse_gateway_notice_delivery_seconds",
+      help: "Seconds from a live notice's publication to its write on the browsers' event streams",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     }),
     mcpSessions: new Gauge({

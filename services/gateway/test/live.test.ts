@@ -54,3 +54,43 @@ test("each event's notice reaches a client once when two publishers send it: dup
     hub.close();
   }
 });
+
+test("notice → browser latency is observed once per notice written to a browser, from the notice's publishedAtMs", async () => {
+  const bus = new InProcessNoticeBus();
+  const metrics = createMetrics();
+  const hub = new SseHub(bus, metrics, {
+    workspacesOf: async () => ["w1"],
+    membersOf: async () => ({ owner: "user:a", members: [] }),
+  });
+  const count = async () =>
+    (await metrics.noticeDeliverySeconds.get()).values.find(
+      (v) => v.metricName === "gatehouse_gateway_notice_delivery_seconds_count",
+    )?.value ?? 0;
+  const sum = async () =>
+    (await metrics.noticeDeliverySeconds.get()).values.find(
+      (v) => v.metricName === "gatehouse_gateway_notice_delivery_seconds_sum",
+    )?.value ?? 0;
+  try {
+    // No browser reaches w2: nothing is sent, nothing observed.
+    bus.publish({ workspaceId: "w2", revision: 1, type: "ActionSubmitted", publishedAtMs: Date.now() });
+    assert.equal(await count(), 0);
+    const [one, two] = [new FakeResponse(), new FakeResponse()];
+    hub.attach(one as unknown as ServerResponse, "user:a", new Set(["w1"]));
+    hub.attach(two as unknown as ServerResponse, "user:a", new Set(["w1"]));
+    // Published 2 s ago (as the approval service stamped it): one observation of about 2 s for two browsers.
+    bus.publish({
+      workspaceId: "w1",
+      revision: 1,
+      type: "ActionSubmitted",
+      publishedAtMs: Date.now() - 2000,
+    });
+    assert.equal(await count(), 1);
+    assert.ok((await sum()) >= 2 && (await sum()) < 3, `observed ${await sum()} s`);
+    // A notice without a publication time (an older publisher) is delivered, not observed.
+    bus.publish({ workspaceId: "w1", revision: 2, type: "ActionSubmitted" });
+    assert.equal(noticesIn(one.written).length, 2);
+    assert.equal(await count(), 1);
+  } finally {
+    hub.close();
+  }
+});

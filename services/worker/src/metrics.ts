@@ -11,6 +11,11 @@ export interface WorkerMetrics {
    * workflow type and final outcome ("applied", "failed", "rejected", "resumed", "completed").
    */
   workflowSeconds: Histogram<"workflow" | "outcome">;
+  /**
+   * Seconds from an action's ActionApproved (its decidedAt) to the append of its outcome, by outcome:
+   * "applied", "failed", or "unknown" (the request may have been sent). The approve → applied SLO.
+   */
+  approvalToOutcomeSeconds: Histogram<"outcome">;
 }
 
 /**
@@ -34,6 +39,13 @@ export function createWorkerMetrics(): WorkerMetrics {
       help: "End-to-end latency of lifecycle workflows (start to last step), by workflow type and outcome",
       labelNames: ["workflow", "outcome"],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600, 86_400, 604_800],
+      registers: [registry],
+    }),
+    approvalToOutcomeSeconds: new Histogram({
+      name: "gatehouse_worker_approval_to_outcome_seconds",
+      help: "Seconds from ActionApproved to the apply's outcome being recorded, by outcome (applied|failed|unknown)",
+      labelNames: ["outcome"],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600],
       registers: [registry],
     }),
   };

@@ -50,6 +50,8 @@ describe("action lifecycle through binding runs", () => {
       metrics,
       /gatehouse_worker_activity_seconds_count\{activity="applyNextRun",outcome="ok"\} [1-9]/,
     );
+    // approve → applied, from ActionApproved's time to the outcome's append (the SLO's histogram).
+    assert.match(metrics, /gatehouse_worker_approval_to_outcome_seconds_count\{outcome="applied"\} [1-9]/);
   });
 
   test("waking a binding's run twice is harmless: one apply", async () => {
@@ -213,6 +215,10 @@ describe("action lifecycle through binding runs", () => {
     assert.equal(p1.status, ActionStatus.ACTION_STATUS_FAILED);
     assert.equal(p1.outcomeUnknown, false);
     assert.equal((await outcome(e, ws, a2)).status, "rejected");
+    assert.match(
+      await f.worker.metrics.metrics(),
+      /gatehouse_worker_approval_to_outcome_seconds_count\{outcome="failed"\} [1-9]/,
+    );
   });
 
   test("50 decisions in a burst to one workspace are each applied or rejected exactly once, and the projection agrees", async () => {

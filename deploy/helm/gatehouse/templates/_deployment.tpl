@@ -81,6 +81,9 @@ spec:
           env:
             - name: LOG_LEVEL
               value: {{ $c.logLevel | default $root.Values.global.logLevel | quote }}
+            {{- if include "gatehouse.tracingOn" (list $root .name) }}
+            {{- include "gatehouse.tracingEnv" (list $root .name) | nindent 12 }}
+            {{- end }}
             {{- with .env }}
             {{- . | nindent 12 }}
             {{- end }}

@@ -106,10 +106,15 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
 
 {{/*
 A component's NetworkPolicy. Call with (dict "root" $ "name" "kernel" "ingress" <YAML rules> "egress" <YAML rules>);
-empty ingress/egress = nothing allowed that way (both policy types are always set).
+empty ingress/egress = nothing allowed that way (both policy types are always set). With tracing on for the
+component (gatehouse.tracingOn), egress to the collector is added.
 */}}
 {{- define "gatehouse.networkPolicy" -}}
 {{- if .root.Values.networkPolicy.enabled }}
+{{- $egress := .egress -}}
+{{- if include "gatehouse.tracingOn" (list .root .name) -}}
+{{- $egress = print (trim $egress) "\n" (include "gatehouse.np.tracing" .root) | trim -}}
+{{- end }}
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
 metadata:
@@ -127,9 +132,9 @@ spec:
   {{- else }}
   ingress: []
   {{- end }}
-  {{- if trim .egress }}
+  {{- if trim $egress }}
   egress:
-    {{- .egress | nindent 4 }}
+    {{- $egress | nindent 4 }}
   {{- else }}
   egress: []
   {{- end }}

@@ -5,7 +5,8 @@
  * expected revision (several approval replicas may sweep: a lost race re-reads and finds them
  * decided). What it rejected is handed to `onExpired` (the binding runs announce it).
  */
-import { decide, type WorkspaceStreams } from "@gatehouse/approval-core";
+import { decide, type WorkspaceState, type WorkspaceStreams } from "@gatehouse/approval-core";
+import { ActionStatus } from "@gatehouse/proto";
 import type { Logger } from "pino";
 
 /** Options of ExpirySweeper. */
@@ -17,7 +18,25 @@ export interface ExpirySweeperOptions {
   everyMs: number;
   /** Called with each workspace's rejected ids (roots then cascades) and their bindings. */
   onExpired(workspaceId: string, rejected: Array<{ actionId: number; binding: string }>): Promise<void>;
+  /**
+   * Called after each sweep with what is still pending across the workspaces it folded: the count, and
+   * the age of the oldest in seconds (0 when none). The metrics' backlog gauges.
+   */
+  onBacklog?(pending: number, oldestSeconds: number): void;
   logger?: Logger | undefined;
+}
+
+/** Pending actions of `state`: how many, and the earliest submission time (ms since the epoch, Infinity when none). */
+function pendingOf(state: WorkspaceState): { count: number; oldestMs: number } {
+  let count = 0;
+  let oldestMs = Number.POSITIVE_INFINITY;
+  for (const a of state.actions.values()) {
+    if (a.status !== ActionStatus.ACTION_STATUS_PENDING) continue;
+    count++;
+    const at = Date.parse(a.submittedAt);
+    if (Number.isFinite(at) && at < oldestMs) oldestMs = at;
+  }
+  return { count, oldestMs };
 }
 
 export class ExpirySweeper {
@@ -53,6 +72,7 @@ export class ExpirySweeper {
   async sweep(nowMs = Date.now()): Promise<number> {
     const { streams, ttlMs } = this.options;
     let total = 0;
+    const backlog = { count: 0, oldestMs: Number.POSITIVE_INFINITY };
     for (const workspaceId of await streams.workspaceIds()) {
       let events: Awaited<ReturnType<WorkspaceStreams["execute"]>>;
       try {
@@ -60,6 +80,9 @@ export class ExpirySweeper {
       } catch {
         continue; // not a workspace stream this service folds
       }
+      const pending = pendingOf(events.state);
+      backlog.count += pending.count;
+      backlog.oldestMs = Math.min(backlog.oldestMs, pending.oldestMs);
       if (events.events.length === 0) continue;
       const rejected = events.events.map((e) => {
         const actionId = (e.data as { actionId: number }).actionId;
@@ -69,6 +92,10 @@ export class ExpirySweeper {
       this.options.logger?.info({ event: "actions_expired", workspaceId, count: rejected.length });
       await this.options.onExpired(workspaceId, rejected);
     }
+    this.options.onBacklog?.(
+      backlog.count,
+      backlog.count > 0 ? Math.max(0, (nowMs - backlog.oldestMs) / 1000) : 0,
+    );
     return total;
   }
 }

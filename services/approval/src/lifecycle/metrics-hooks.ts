@@ -10,7 +10,12 @@ export interface LifecycleMetrics {
    * for approvals), in seconds; `outcome` is the final status or "queued".
    */
   decisionLatency(seconds: number, kind: string, outcome: string): void;
+  /**
+   * The pending backlog as one expiry sweep found it: actions waiting for a decision in every workspace,
+   * and the age of the oldest, in seconds (0 when none).
+   */
+  backlog(count: number, oldestSeconds: number): void;
 }
 
 /** Metrics sink that records nothing. */
-export const noMetrics: LifecycleMetrics = { decision() {}, decisionLatency() {} };
+export const noMetrics: LifecycleMetrics = { decision() {}, decisionLatency() {}, backlog() {} };

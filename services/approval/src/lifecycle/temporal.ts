@@ -63,6 +63,7 @@ export class TemporalLifecycle implements ActionLifecycle {
       everyMs: options.sweepEveryMs ?? Math.min(60_000, Math.max(100, Math.floor(options.ttlMs / 10))),
       logger: this.logger,
       onExpired: (ws, rejected) => this.announce(ws, rejected),
+      onBacklog: (count, oldestSeconds) => this.metrics.backlog(count, oldestSeconds),
     });
   }
 

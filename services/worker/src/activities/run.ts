@@ -95,6 +95,19 @@ function outcomeEvents(s: WorkspaceState, outcomes: Outcome[]): PlannedEvent[] {
   return out;
 }
 
+/** Observes approve → outcome seconds for each ActionApplied / ActionApplyFailed among `events`. */
+function observeApprovalToOutcome(deps: ActivityDeps, events: StoredEvent[], state: WorkspaceState): void {
+  for (const e of events) {
+    if (e.type !== "ActionApplied" && e.type !== "ActionApplyFailed") continue;
+    const data = e.data as { actionId: number; outcomeUnknown?: boolean };
+    const approvedAt = Date.parse(state.actions.get(data.actionId)?.decidedAt ?? "");
+    const at = Date.parse(e.metadata.occurredAt);
+    if (!Number.isFinite(approvedAt) || !Number.isFinite(at)) continue;
+    const outcome = e.type === "ActionApplied" ? "applied" : data.outcomeUnknown ? "unknown" : "failed";
+    deps.metrics.approvalToOutcomeSeconds.observe({ outcome }, Math.max(0, at - approvedAt) / 1000);
+  }
+}
+
 /** The run activity. */
 export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "applyNextRun"> {
   const { streams, applier, logger } = deps;
@@ -133,6 +146,7 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
           count: stale.events.length,
         });
         announce.push(...finalIds(stale.events));
+        observeApprovalToOutcome(deps, stale.events, stale.state);
       }
       const binding = stale.state.bindings.get(ref.binding);
       if (!binding) return { claimed: 0, more: false, announce: toAnnounce(stale.state, announce), wake: [] };
@@ -177,6 +191,7 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
           outcomes.push({ actionId: a.id, kind: "failed", message: unreachable, outcomeUnknown: false });
         const done = await append(ref, (s) => outcomeEvents(s, outcomes));
         announce.push(...finalIds(done.events));
+        observeApprovalToOutcome(deps, done.events, done.state);
         return { claimed: actions.length, more: true, announce: toAnnounce(done.state, announce), wake: [] };
       }
 
@@ -216,6 +231,7 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
         flushing = flushing.then(async () => {
           const done = await append(ref, (s) => outcomeEvents(s, batch));
           announce.push(...finalIds(done.events));
+          observeApprovalToOutcome(deps, done.events, done.state);
         });
         return flushing;
       };
