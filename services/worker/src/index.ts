@@ -4,10 +4,27 @@
  * in-process (`gatehouse dev`, tests); `main.ts` is the split-mode process entry.
  */
 import { fileURLToPath } from "node:url";
-import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
+import {
+  type GatekeeperApplier,
+  GrpcGatekeeperApplier,
+  submissionTraceparents,
+  WorkspaceStreams,
+} from "@gatehouse/approval-core";
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import {
+  addLinksToActiveSpan,
+  linksTo,
+  type ServiceTracing,
+  serviceTracing,
+  traceEventStoreAppends,
+} from "@gatehouse/telemetry";
+import {
+  temporalClientInterceptors,
+  temporalWorkerOptions,
+  temporalWorkflowInterceptorModules,
+} from "@gatehouse/telemetry/temporal";
 import { Client, Connection } from "@temporalio/client";
 import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
@@ -25,9 +42,18 @@ export type * from "./workflows/activity-api.ts";
 /** Absolute path of the workflows module the worker bundles (also what replay tests use). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
 
-/** Bundles the workflow code once (a few seconds), so several workers can start from the same bundle. */
-export function bundleLifecycleWorkflows(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/**
+ * Bundles the workflow code once (a few seconds), so several workers can start from the same bundle.
+ * With `tracing` on, the bundle includes Temporal's OpenTelemetry workflow interceptors (workflow runs,
+ * signals and activity schedules become spans); without, it is the plain workflow code.
+ */
+export function bundleLifecycleWorkflows(tracing?: ServiceTracing): Promise<{ code: string }> {
+  const modules = tracing ? temporalWorkflowInterceptorModules(tracing) : [];
+  return bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: quietBundlerLogger,
+    ...(modules.length > 0 ? { workflowInterceptorModules: modules } : {}),
+  });
 }
 
 const quietBundlerLogger = {
@@ -58,7 +84,10 @@ export interface LifecycleWorkerOptions {
   logger?: Logger;
   /** Task queue to poll; default LIFECYCLE_TASK_QUEUE. */
   taskQueue?: string;
-  /** Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. */
+  /**
+   * Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. With tracing
+   * on, give a bundle made with the worker's tracing, or workflow spans are not made.
+   */
   workflowBundle?: { code: string };
 }
 
@@ -83,11 +112,19 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
   const logger = (options.logger ?? pino({ level: "info" })).child({ component: "worker" });
   const namespace = options.temporal.namespace ?? "default";
   const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
+  // Tracing (off unless the process started it): activities continue the workflows' traces, which
+  // continue the approval's; gatekeeper calls, Temporal signals and this worker's appends are spans.
+  const tracing = serviceTracing("worker");
+  const store = traceEventStoreAppends(tracing, options.store);
   const ownsApplier = !isApplier(options.gatekeepers);
   const applier = isApplier(options.gatekeepers)
     ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers, { applyMaxMs: options.applyMaxMs ?? {} });
+    : new GrpcGatekeeperApplier(options.gatekeepers, {
+        applyMaxMs: options.applyMaxMs ?? {},
+        clientOptions: tracing.grpcClientOptions(),
+      });
   const metrics = createWorkerMetrics();
+  tracing.countDroppedSpansOn(metrics.registry);
   const { address, tls, apiKey } = options.temporal;
   const clientConnection = await Connection.connect({ address, tls, apiKey }).catch(async (err: unknown) => {
     throw await temporalUnreachable(address, options.temporal, err);
@@ -98,22 +135,40 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
       throw await temporalUnreachable(address, options.temporal, err);
     },
   );
-  const client = new Client({ connection: clientConnection, namespace });
+  const interceptors = temporalClientInterceptors(tracing);
+  const client = new Client({
+    connection: clientConnection,
+    namespace,
+    ...(interceptors ? { interceptors } : {}),
+  });
   const activities = createLifecycleActivities({
-    store: options.store,
-    streams: new WorkspaceStreams(options.store),
+    store,
+    streams: new WorkspaceStreams(store),
     applier,
     client,
     taskQueue,
     logger,
     metrics,
+    ...(tracing.enabled
+      ? {
+          linkSubmissions: async (workspaceId: string, actionIds: number[]) => {
+            const submitted = await submissionTraceparents(options.store, workspaceId, actionIds);
+            for (const [actionId, tp] of submitted) {
+              addLinksToActiveSpan(
+                linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }),
+              );
+            }
+          },
+        }
+      : {}),
   });
   const worker = await Worker.create({
     connection: workerConnection,
     namespace,
     taskQueue,
     activities,
-    workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows()),
+    workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows(tracing)),
+    ...temporalWorkerOptions(tracing),
     // A run heartbeats every second; with the default throttle (80% of the 5 s heartbeat timeout)
     // a run's completion waited for its last throttled heartbeat, up to 4 s between runs.
     maxHeartbeatThrottleInterval: "500ms",

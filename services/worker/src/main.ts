@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
 import { startLifecycleWorker } from "./index.ts";
@@ -20,6 +21,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.logLevel });
+await startServiceProcessTracing("worker", logger.child({ component: "worker" }));
 logger.info(
   {
     component: "worker",
@@ -83,4 +85,5 @@ stopOnSignals(
   () => worker.close(),
   () => ops.close(),
   () => store.close(),
+  () => stopTracing(),
 );
