@@ -74,8 +74,6 @@ export interface StartTracingOptions {
   process: string;
   /** True when the process runs exactly the one service named `process`: OTEL_SERVICE_NAME then renames it. */
   singleService?: boolean;
-  /** Default `process.env`. */
-  env?: NodeJS.ProcessEnv;
 }
 
 /** What {@link startTracing} found. */
@@ -101,7 +99,8 @@ let running: Running | undefined;
  * @throws InvalidTracingConfig naming the variable when a tracing variable is set to something wrong.
  */
 export async function startTracing(options: StartTracingOptions): Promise<ProcessTracing> {
-  const config = tracingConfigFromEnv(options.env ?? process.env);
+  // process.env, the one place the OpenTelemetry exporters read their settings (headers, timeout) from too.
+  const config = tracingConfigFromEnv(process.env);
   if (!config) {
     return { enabled: false, summary: "tracing off (set OTEL_EXPORTER_OTLP_ENDPOINT to export traces)" };
   }
@@ -150,7 +149,7 @@ export function serviceTracing(service: string): ServiceTracing {
   if (!r) return noopTracing(service);
   const name =
     r.options.singleService && service === r.options.process
-      ? (r.options.env ?? process.env).OTEL_SERVICE_NAME?.trim() || service
+      ? process.env.OTEL_SERVICE_NAME?.trim() || service
       : service;
   let t = r.services.get(name);
   if (!t) {

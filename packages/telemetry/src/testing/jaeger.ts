@@ -159,7 +159,19 @@ exporters:
 `,
   );
   let output = "";
-  const child: ChildProcess = spawn(binary, ["--config", config], { stdio: ["ignore", "pipe", "pipe"] });
+  // Jaeger traces itself with OpenTelemetry's Go SDK, by default to localhost:4317 (a port that is not
+  // ours): off, and pointed at its own receiver should a part of it ignore that.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("OTEL_")));
+  const child: ChildProcess = spawn(binary, ["--config", config], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: {
+      ...env,
+      OTEL_SDK_DISABLED: "true",
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_METRICS_EXPORTER: "none",
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${grpcPort}`,
+    },
+  });
   const keep = (d: Buffer) => {
     output = (output + d.toString()).slice(-20_000);
   };
