@@ -8,6 +8,7 @@
 #     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
 #   - the local Kubernetes cluster's binaries in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
 #     (scripts/cluster/build.sh, docs/cluster.md)
+#   - Jaeger in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/jaeger (scripts/build-jaeger.sh): the tracing tests' OTLP receiver
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
 #     restored, not redone).
@@ -96,6 +97,14 @@ if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export P
 if [ -z "${GATEHOUSE_SKIP_CLUSTER_BUILD:-}" ] && ! bash scripts/cluster/build.sh --check; then
   echo "setup: building the local Kubernetes cluster's binaries (about 30 minutes the first time on 2 idle cores, over an hour on a busy machine; cached after)"
   bash scripts/cluster/build.sh
+fi
+
+# Jaeger (an OTLP receiver with a query API), built from the Go module proxy into
+# ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/jaeger only when missing: the tracing tests export to it and
+# read the traces back (docs/observability.md). About 8 minutes cold on 2 idle cores (15 on a busy machine).
+if ! bash scripts/build-jaeger.sh --check; then
+  echo "setup: building Jaeger for the tracing tests (scripts/build-jaeger.sh; several minutes the first time, cached after)"
+  bash scripts/build-jaeger.sh
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

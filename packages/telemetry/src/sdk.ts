@@ -2,7 +2,7 @@
  * The OpenTelemetry SDK side, imported only when tracing is on (so a process without an endpoint loads
  * none of it). `startNodeSdk` (@opentelemetry/sdk-node) sets up the process: the AsyncLocalStorage
  * context manager, the propagators (OTEL_PROPAGATORS, default W3C tracecontext + baggage) and its
- * diagnostics (OTEL_LOG_LEVEL, default warn); metrics and logs stay Prometheus and pino (no OpenTelemetry
+ * diagnostics (OTEL_LOG_LEVEL, default error; failed exports are said once a minute, export-errors.ts); metrics and logs stay Prometheus and pino (no OpenTelemetry
  * metric reader or log processor is started). Each service then gets its own TracerProvider with its own
  * resource (`service.name`), so `gatehouse dev`, which runs every service in one process, reports each
  * under its own name. Every provider exports through its own bounded batch span processor and OTLP
@@ -37,6 +37,7 @@ import {
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import type { TracingConfig } from "./config.ts";
 import { type DroppedSpans, droppedSpansMeterProvider } from "./dropped-spans.ts";
+import { installExportErrorHandler } from "./export-errors.ts";
 
 /** One service's tracing pipeline. */
 export interface ServicePipeline {
@@ -88,7 +89,8 @@ function exporter(config: TracingConfig): SpanExporter {
 /** Starts the process-wide SDK parts (see module doc). */
 export function startSdk(config: TracingConfig): Sdk {
   const node = startNodeSdk({
-    logLevel: process.env.OTEL_LOG_LEVEL ?? "warn",
+    // The SDK's own diagnostics; its "dropped N spans" warnings are what the dropped-span metric counts.
+    logLevel: process.env.OTEL_LOG_LEVEL ?? "error",
     // Spans go through the per-service providers below; metrics and logs are not OpenTelemetry's here.
     spanProcessors: [],
     metricReaders: [],
@@ -96,6 +98,7 @@ export function startSdk(config: TracingConfig): Sdk {
     resourceDetectors: [],
     instrumentations: [],
   });
+  installExportErrorHandler(config.endpoint);
   const base = defaultResource().merge(
     detectResources({ detectors: [processDetector, hostDetector, resourceAttributesEnvDetector] }),
   );

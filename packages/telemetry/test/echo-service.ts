@@ -63,7 +63,9 @@ export async function serveEcho(
     }),
   );
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
+      e ? reject(e) : resolve(p),
+    ),
   );
   return {
     port,

@@ -40,7 +40,8 @@ function assertParentsIntact(spans: JaegerSpan[]): void {
   const roots = spans.filter((s) => !s.parentSpanId);
   assert.equal(roots.length, 1, `one root expected, got ${roots.map((s) => s.name).join(", ")}`);
   for (const s of spans) {
-    if (s.parentSpanId) assert.ok(ids.has(s.parentSpanId), `${s.service}:${s.name} has its parent in the trace`);
+    if (s.parentSpanId)
+      assert.ok(ids.has(s.parentSpanId), `${s.service}:${s.name} has its parent in the trace`);
   }
 }
 
@@ -122,7 +123,11 @@ test("appends and method calls are spans; a link points to another trace", async
     t.some((s) => s.name === "binding readThing"),
   );
   const root = approve.find((s) => s.name === "approve") as JaegerSpan;
-  assert.deepEqual(root.links, [{ traceId: append.traceId, spanId: append.spanId }], "approve links to the append");
+  assert.deepEqual(
+    root.links,
+    [{ traceId: append.traceId, spanId: append.spanId }],
+    "approve links to the append",
+  );
   const call = approve.find((s) => s.name === "binding readThing") as JaegerSpan;
   assert.equal(call.parentSpanId, root.spanId);
   assert.equal(call.tags["gatehouse.binding"], "THINGS");
