@@ -36,20 +36,27 @@ export function temporalClientInterceptors(
 }
 
 /**
- * The workflow interceptor module(s) to bundle with the workflow code (`bundleWorkflowCode`'s
- * `workflowInterceptorModules`): workflow runs, signal handlers and activity schedules become spans.
- * Empty when tracing is off (the bundle is then exactly as without tracing).
+ * The workflow interceptor module(s) to bundle with the workflow code for tracing (`bundleWorkflowCode`'s
+ * `workflowInterceptorModules`): workflow runs, signal handlers and activity schedules become spans, and
+ * activities get the trace context in their headers. A bundle without them traces no workflow.
  */
-export function temporalWorkflowInterceptorModules(tracing: ServiceTracing): string[] {
-  if (!tracing.enabled) return [];
+export function temporalWorkflowInterceptorModules(): string[] {
   return [require.resolve("@temporalio/interceptors-opentelemetry/lib/workflow-interceptors")];
+}
+
+/**
+ * The sinks a worker needs to run a bundle made with {@link temporalWorkflowInterceptorModules} while
+ * tracing is off: the workflow spans' exporter sink, doing nothing.
+ */
+export function temporalNoopWorkflowSinks(): InjectedSinks<Record<string, never>> {
+  return { exporter: { export: { fn: () => {} } } } as unknown as InjectedSinks<Record<string, never>>;
 }
 
 /**
  * Options for `Worker.create`: activity interceptors (each activity runs in a span continuing the
  * workflow's trace) and the sink through which the workflow sandbox's spans are exported as the worker's
  * service. Empty when tracing is off. The workflow bundle must include
- * {@link temporalWorkflowInterceptorModules}.
+ * {@link temporalWorkflowInterceptorModules} for the workflows' spans.
  */
 export function temporalWorkerOptions(tracing: ServiceTracing): {
   interceptors?: WorkerInterceptors;

@@ -13,15 +13,10 @@ import {
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
-import {
-  addLinksToActiveSpan,
-  linksTo,
-  type ServiceTracing,
-  serviceTracing,
-  traceEventStoreAppends,
-} from "@gatehouse/telemetry";
+import { addLinksToActiveSpan, linksTo, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import {
   temporalClientInterceptors,
+  temporalNoopWorkflowSinks,
   temporalWorkerOptions,
   temporalWorkflowInterceptorModules,
 } from "@gatehouse/telemetry/temporal";
@@ -42,18 +37,29 @@ export type * from "./workflows/activity-api.ts";
 /** Absolute path of the workflows module the worker bundles (also what replay tests use). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
 
+/** The first line of a workflow bundle made with tracing (see `bundleLifecycleWorkflows`). */
+const TRACED_BUNDLE_MARKER = "/* gatehouse workflow bundle with OpenTelemetry workflow interceptors */\n";
+
 /**
  * Bundles the workflow code once (a few seconds), so several workers can start from the same bundle.
- * With `tracing` on, the bundle includes Temporal's OpenTelemetry workflow interceptors (workflow runs,
- * signals and activity schedules become spans); without, it is the plain workflow code.
+ * `traced`: with Temporal's OpenTelemetry workflow interceptors (workflow runs, signals and activity
+ * schedules become spans, activities continue the trace), marked so a worker can tell; without, the plain
+ * workflow code. The worker bundles at start as its tracing asks; the images ship both.
  */
-export function bundleLifecycleWorkflows(tracing?: ServiceTracing): Promise<{ code: string }> {
-  const modules = tracing ? temporalWorkflowInterceptorModules(tracing) : [];
-  return bundleWorkflowCode({
+export async function bundleLifecycleWorkflows(
+  options: { traced?: boolean } = {},
+): Promise<{ code: string }> {
+  const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: quietBundlerLogger,
-    ...(modules.length > 0 ? { workflowInterceptorModules: modules } : {}),
+    ...(options.traced ? { workflowInterceptorModules: temporalWorkflowInterceptorModules() } : {}),
   });
+  return { code: options.traced ? `${TRACED_BUNDLE_MARKER}${code}` : code };
+}
+
+/** True when `bundle` was made by `bundleLifecycleWorkflows({ traced: true })`. */
+export function isTracedWorkflowBundle(bundle: { code: string }): boolean {
+  return bundle.code.startsWith(TRACED_BUNDLE_MARKER);
 }
 
 const quietBundlerLogger = {
@@ -86,7 +92,7 @@ export interface LifecycleWorkerOptions {
   taskQueue?: string;
   /**
    * Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. With tracing
-   * on, give a bundle made with the worker's tracing, or workflow spans are not made.
+   * on, give a traced bundle, or workflow spans are not made (a warning says so).
    */
   workflowBundle?: { code: string };
 }
@@ -162,13 +168,24 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
         }
       : {}),
   });
+  const workflowBundle =
+    options.workflowBundle ?? (await bundleLifecycleWorkflows({ traced: tracing.enabled }));
+  const tracedBundle = isTracedWorkflowBundle(workflowBundle);
+  if (tracing.enabled && !tracedBundle) {
+    logger.warn(
+      { event: "workflow_spans_off" },
+      "tracing is on but the workflow bundle has no tracing interceptors: workflows make no spans and each activity starts a trace of its own; give a bundle made with bundleLifecycleWorkflows({ traced: true }) (the images: WORKER_WORKFLOW_BUNDLE_TRACED)",
+    );
+  }
   const worker = await Worker.create({
     connection: workerConnection,
     namespace,
     taskQueue,
     activities,
-    workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows(tracing)),
+    workflowBundle,
     ...temporalWorkerOptions(tracing),
+    // A traced bundle run without tracing: its spans' exporter sink must exist, and does nothing.
+    ...(tracedBundle && !tracing.enabled ? { sinks: temporalNoopWorkflowSinks() } : {}),
     // A run heartbeats every second; with the default throttle (80% of the 5 s heartbeat timeout)
     // a run's completion waited for its last throttled heartbeat, up to 4 s between runs.
     maxHeartbeatThrottleInterval: "500ms",
