@@ -114,6 +114,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ({ workspaceId, chatId, startedBy }) =>
       createAgentMcpServer({
         kernel: backends.kernel,
+        // The gateway's own Connections client (traced like its other backends' calls).
+        connections: backends.connections,
         workspaceId,
         chatId,
         startedBy,
