@@ -149,6 +149,9 @@ test("one execute_code over /mcp is one trace: gateway → kernel → sandbox ru
     ["approval", "gatehouse.v1.ApprovalQueue/SubmitAction"],
     ["approval", "event-store append"],
     ["kernel", "event-store append"],
+    // The write is awaited: the kernel suspends the turn (Temporal signal-with-start), whose handling in
+    // the worker hangs from this span.
+    ["kernel", "SignalWithStartWorkflow:awaitDecisionTurn"],
   ] as const;
   const has = (t: JaegerSpan[], [service, name]: readonly [string, string]) =>
     t.some((s) => s.service === service && s.name === name);
