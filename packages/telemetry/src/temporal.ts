@@ -5,18 +5,12 @@
  * interceptor module bundled with the workflow code, `temporalWorkflowInterceptorModules`) and its
  * activities run in spans continuing the workflow's (`temporalWorkerOptions`). Workflow spans are made
  * inside Temporal's workflow sandbox and reach the worker's export queue through a sink. With tracing
- * off every function returns nothing to add.
+ * off every function returns nothing to add, and the interceptors package is not even loaded.
  */
 import { createRequire } from "node:module";
 import type { Span as ApiSpan, SpanContext } from "@opentelemetry/api";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import type { WorkflowClientInterceptor } from "@temporalio/client";
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-} from "@temporalio/interceptors-opentelemetry";
 import type { InjectedSinks, WorkerInterceptors } from "@temporalio/worker";
 import type { ServicePipeline } from "./sdk.ts";
 import type { ServiceTracing } from "./tracing.ts";
@@ -28,10 +22,11 @@ const require = createRequire(import.meta.url);
  * signal-with-start, query and update is a CLIENT span whose context travels in the workflow's headers.
  * Undefined when tracing is off.
  */
-export function temporalClientInterceptors(
+export async function temporalClientInterceptors(
   tracing: ServiceTracing,
-): { workflow: WorkflowClientInterceptor[] } | undefined {
+): Promise<{ workflow: WorkflowClientInterceptor[] } | undefined> {
   if (!tracing.enabled) return undefined;
+  const { OpenTelemetryWorkflowClientInterceptor } = await import("@temporalio/interceptors-opentelemetry");
   return { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] };
 }
 
@@ -58,13 +53,18 @@ export function temporalNoopWorkflowSinks(): InjectedSinks<Record<string, never>
  * service. Empty when tracing is off. The workflow bundle must include
  * {@link temporalWorkflowInterceptorModules} for the workflows' spans.
  */
-export function temporalWorkerOptions(tracing: ServiceTracing): {
+export async function temporalWorkerOptions(tracing: ServiceTracing): Promise<{
   interceptors?: WorkerInterceptors;
   sinks?: InjectedSinks<Record<string, never>>;
-} {
+}> {
   const pipeline = tracing.pipeline;
   if (!tracing.enabled || !pipeline) return {};
   const tracer = tracing.tracer;
+  const {
+    makeWorkflowExporter,
+    OpenTelemetryActivityInboundInterceptor,
+    OpenTelemetryActivityOutboundInterceptor,
+  } = await import("@temporalio/interceptors-opentelemetry");
   return {
     interceptors: {
       activity: [

@@ -151,7 +151,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const gatekeepers = isReverter(options.gatekeepers)
     ? options.gatekeepers
     : new GrpcGatekeeperApplier(options.gatekeepers ?? {}, { clientOptions: tracing.grpcClientOptions() });
-  const interceptors = temporalClientInterceptors(tracing);
+  const interceptors = await temporalClientInterceptors(tracing);
   const lifecycle = new TemporalLifecycle({
     streams,
     runs: new BindingRuns({

@@ -94,7 +94,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   const metrics = options.metrics ?? createKernelMetrics();
   tracing.countDroppedSpansOn(metrics.registry);
   const connection = options.temporal ? await connectTemporal(options.temporal) : undefined;
-  const interceptors = temporalClientInterceptors(tracing);
+  const interceptors = await temporalClientInterceptors(tracing);
   const temporal = connection
     ? new Client({
         connection,

@@ -141,7 +141,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
       throw await temporalUnreachable(address, options.temporal, err);
     },
   );
-  const interceptors = temporalClientInterceptors(tracing);
+  const interceptors = await temporalClientInterceptors(tracing);
   const client = new Client({
     connection: clientConnection,
     namespace,
@@ -183,7 +183,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     taskQueue,
     activities,
     workflowBundle,
-    ...temporalWorkerOptions(tracing),
+    ...(await temporalWorkerOptions(tracing)),
     // A traced bundle run without tracing: its spans' exporter sink must exist, and does nothing.
     ...(tracedBundle && !tracing.enabled ? { sinks: temporalNoopWorkflowSinks() } : {}),
     // A run heartbeats every second; with the default throttle (80% of the 5 s heartbeat timeout)
