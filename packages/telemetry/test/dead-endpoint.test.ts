@@ -130,7 +130,7 @@ test("a dead OTLP endpoint neither slows nor fails calls, and the dropped spans 
     `dead-endpoint median ${ms(summary.dead.p50)} vs off ${ms(summary.off.p50)}`,
   );
   assert.ok(
-    summary.dead.p95 <= summary.off.p95 * 3 + 10,
+    summary.dead.p95 <= summary.off.p95 * 3 + 20,
     `dead-endpoint p95 ${ms(summary.dead.p95)} vs off ${ms(summary.off.p95)}`,
   );
   assert.ok(summary.dead.p50 <= summary.live.p50 * 2 + 2, "a dead endpoint is no slower than a live one");
