@@ -10,6 +10,7 @@
 #     (scripts/cluster/build.sh, docs/cluster.md)
 #   - promtool in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/promtool/bin (scripts/build-promtool.sh), for the
 #     chart's alert and dashboard tests
+#   - Jaeger in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/jaeger (scripts/build-jaeger.sh): the tracing tests' OTLP receiver
 #   - npm packages (npm ci, skipped when node_modules already matches package-lock.json), then builds
 #     the generated code (proto → TypeScript, the sandbox bundle) and the web app (turbo: cached builds are
 #     restored, not redone).
@@ -105,6 +106,14 @@ fi
 # monitoring tests (deploy/test/promtool.test.ts) check the PrometheusRule and the dashboard's queries with it.
 if ! bash scripts/build-promtool.sh --check; then
   bash scripts/build-promtool.sh
+fi
+
+# Jaeger (an OTLP receiver with a query API), built from the Go module proxy into
+# ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/jaeger only when missing: the tracing tests export to it and
+# read the traces back (docs/observability.md). About 8 minutes cold on 2 idle cores (15 on a busy machine).
+if ! bash scripts/build-jaeger.sh --check; then
+  echo "setup: building Jaeger for the tracing tests (scripts/build-jaeger.sh; several minutes the first time, cached after)"
+  bash scripts/build-jaeger.sh
 fi
 
 node_major=$(node -p 'process.versions.node.split(".")[0]')

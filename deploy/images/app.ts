@@ -7,7 +7,7 @@
  * in as production node_modules with their dependency closure.
  *
  * services → /app/gatehouse-service.mjs (the `gatehouse-service <component>` dispatcher),
- *            /app/<component>/main.js, /app/worker/workflow-bundle.js, /app/web (web/dist),
+ *            /app/<component>/main.js, /app/worker/workflow-bundle.js (+ -traced.js), /app/web (web/dist),
  *            /app/node_modules
  * sandbox  → /app/runner/main.js, /app/dist/isolate-host.cjs (where the runner looks for it:
  *            ../dist from its own file), /app/node_modules (isolated-vm)
@@ -166,6 +166,11 @@ export async function buildServicesApp(app: string): Promise<void> {
     "@gatehouse/worker"
   )) as typeof import("@gatehouse/worker");
   writeFileSync(join(app, "worker", "workflow-bundle.js"), (await bundleLifecycleWorkflows()).code);
+  // …and with tracing's workflow interceptors, used when the worker traces (docs/observability.md).
+  writeFileSync(
+    join(app, "worker", "workflow-bundle-traced.js"),
+    (await bundleLifecycleWorkflows({ traced: true })).code,
+  );
   cpSync(webDist, join(app, "web"), { recursive: true });
   writeFileSync(join(app, "package.json"), `${JSON.stringify({ private: true, type: "module" }, null, 2)}\n`);
   writeFileSync(join(app, "gatehouse-service.mjs"), dispatcher());

@@ -63,6 +63,7 @@ export const SERVICES_IMAGE: ImageSpec = {
     "GATEHOUSE_DATA_DIR=/data",
     "GATEWAY_WEB_DIST=/app/web",
     "WORKER_WORKFLOW_BUNDLE=/app/worker/workflow-bundle.js",
+    "WORKER_WORKFLOW_BUNDLE_TRACED=/app/worker/workflow-bundle-traced.js",
   ],
 };
 

@@ -65,7 +65,10 @@ export async function startMetricsStack(): Promise<MetricsStack> {
   };
   try {
     [temporal, nats] = await Promise.all([startTemporalDevServer(), startNatsServer()]);
-    const p = await Promise.all(Array.from({ length: 15 }, () => freePort()));
+    const p = await Promise.all(Array.from({ length: 16 }, () => freePort()));
+    // Tracing on, towards a loopback port nobody listens on: the services then export their
+    // dropped-span counter (what the dashboard and TraceSpansDropped read), and count real drops.
+    const deadCollector = `http://127.0.0.1:${p[15]}`;
     const at = (i: number) => `127.0.0.1:${p[i]}`;
     const [kernel, approval, mcp, git, postgres, runner, gateway] = [0, 1, 2, 3, 4, 5, 6].map(at);
     const data = join(dir, "data");
@@ -188,7 +191,7 @@ export async function startMetricsStack(): Promise<MetricsStack> {
           ["--no-node-snapshot", "--import", "tsx", s.entry],
           {
             cwd: REPO,
-            env: { ...process.env, LOG_LEVEL: "warn", ...s.env },
+            env: { ...process.env, LOG_LEVEL: "warn", OTEL_EXPORTER_OTLP_ENDPOINT: deadCollector, ...s.env },
             stdio: ["ignore", "pipe", "pipe"],
           },
         );

@@ -5,6 +5,7 @@
 
 import { SandboxRunnerService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { serviceTracing } from "@gatehouse/telemetry";
 import { Server } from "@grpc/grpc-js";
 import pino, { type Logger } from "pino";
 import type { ExecutionSettings } from "./execution.ts";
@@ -126,6 +127,9 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
       ? { memoryMb: DEFAULT_CAPS.memoryMb, pidsMax: DEFAULT_CAPS.pidsMax }
       : options.cgroups;
   const metrics = createMetrics();
+  // Tracing (off unless the process started it): each Execute stream is a SERVER span in the caller's trace.
+  const tracing = serviceTracing("sandbox-runner");
+  tracing.countDroppedSpansOn(metrics.registry);
   const backend = await selectBackend({
     mode: options.mode ?? "auto",
     insecureNoGvisor: options.insecureNoGvisor ?? false,
@@ -178,7 +182,7 @@ export async function startSandboxRunner(options: SandboxRunnerOptions = {}): Pr
     maxWaiting: options.maxWaiting ?? 256,
     admissionWaitMs: options.admissionWaitMs ?? 20_000,
   });
-  server.addService(SandboxRunnerService, runner.handlers);
+  server.addService(SandboxRunnerService, tracing.traceGrpcService(SandboxRunnerService, runner.handlers));
   const host = options.host ?? "127.0.0.1";
   const shutdown = async () => {
     await pool.close();

@@ -13,6 +13,7 @@
 
 import { parseArgs } from "node:util";
 import { startOpsHttp } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { collectDefaultMetrics } from "prom-client";
 import { loadConfig } from "./config.ts";
@@ -33,6 +34,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.logLevel });
+await startServiceProcessTracing("sandbox-runner", logger.child({ component: "sandbox-runner" }));
 const insecureNoGvisor = insecureFlag || config.insecureNoGvisor;
 logger.info(
   { component: "sandbox-runner", event: "config", config: { ...config, insecureNoGvisor } },
@@ -80,6 +82,7 @@ try {
     serving = false;
     await health.close();
     await runner.close();
+    await stopTracing();
     process.exit(0);
   };
   process.once("SIGINT", () => void shutdown("SIGINT"));

@@ -20,5 +20,6 @@ export {
   type RunWatch,
 } from "./adapters/gatekeeper-applier.ts";
 export { KeyedQueue } from "./adapters/keyed-queue.ts";
+export { submissionTraceparents } from "./adapters/submission-traces.ts";
 export { type AppendContext, WorkspaceStreams, workspaceStreamId } from "./adapters/workspace-streams.ts";
 export * from "./domain/index.ts";

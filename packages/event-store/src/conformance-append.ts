@@ -110,6 +110,39 @@ export function registerAppendTests(makeStore: MakeStore): void {
       );
     }));
 
+  test("a traceparent in metadata is stored and covered by the hash; absent when not given; a malformed one is refused", () =>
+    withStore(makeStore, async (store) => {
+      const stream = uniqueStream("trace");
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+      await store.append(
+        stream,
+        [
+          { type: "Traced", data: { n: 1 }, metadata: { traceparent } },
+          { type: "Untraced", data: { n: 2 } },
+        ],
+        "no_stream",
+      );
+      const [traced, untraced] = await store.readStream(stream);
+      assert.equal(traced?.metadata.traceparent, traceparent);
+      assert.equal(eventHash(traced!.type, traced!.data, traced!.metadata), traced!.metadata.hash);
+      const other = { ...traced!.metadata, traceparent: traceparent.replace(/01$/, "00") };
+      assert.notEqual(
+        eventHash(traced!.type, traced!.data, other),
+        traced!.metadata.hash,
+        "the hash covers it",
+      );
+      assert.ok(untraced && !("traceparent" in untraced.metadata), "no traceparent key when none was given");
+      await assert.rejects(
+        store.append(
+          stream,
+          [{ type: "Bad", data: {}, metadata: { traceparent: "not-a-traceparent" } }],
+          "any",
+        ),
+        (err: unknown) => err instanceof InvalidEvent && /metadata\.traceparent/.test((err as Error).message),
+      );
+      assert.equal(await store.streamRevision(stream), 1);
+    }));
+
   test("every event is chained: prevHash is the previous hash and hash recomputes from the content", () =>
     withStore(makeStore, async (store) => {
       const stream = uniqueStream("chain");

@@ -67,7 +67,7 @@ export class CopySourceInvalid extends Error {
   }
 }
 
-/** Metadata keys a caller may give on append (the store adds prevHash/hash); all but `caller` must be present to keep the hash. */
+/** Metadata keys a caller may give on append (the store adds prevHash/hash); all but `caller` and `traceparent` must be present to keep the hash. */
 const REQUIRED_KEYS = [
   "eventId",
   "occurredAt",
@@ -76,7 +76,7 @@ const REQUIRED_KEYS = [
   "correlationId",
   "schemaVersion",
 ] as const;
-const ALLOWED_KEYS = new Set<string>([...REQUIRED_KEYS, "caller", "prevHash", "hash"]);
+const ALLOWED_KEYS = new Set<string>([...REQUIRED_KEYS, "caller", "traceparent", "prevHash", "hash"]);
 
 const DEFAULT_PAGE = 500;
 const MAX_PAGE = 10_000;

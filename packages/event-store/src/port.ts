@@ -13,7 +13,7 @@
 export interface NewEvent {
   type: string;
   data: unknown;
-  /** Extra metadata: actor, caller, causationId, correlationId. eventId/occurredAt/hashes are set by the store when absent. */
+  /** Extra metadata: actor, caller, causationId, correlationId, traceparent. eventId/occurredAt/hashes are set by the store when absent. */
   metadata?: Partial<EventMetadataInput>;
 }
 
@@ -26,6 +26,13 @@ export interface EventMetadataInput {
   causationId: string;
   correlationId: string;
   schemaVersion: number;
+  /**
+   * The W3C trace context (`00-<trace id>-<span id>-<flags>`) of the span that appended the event, when
+   * the appending service traced it (an action's submission, so its approval's trace can link to it).
+   * Absent otherwise: events of a service without tracing are exactly as before. Covered by the hash
+   * like every other field.
+   */
+  traceparent?: string;
 }
 
 /** Metadata as stored: always complete, with the hash chain. */

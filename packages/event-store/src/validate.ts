@@ -23,6 +23,12 @@ const metadataInput = z
     causationId: z.string(),
     correlationId: z.string(),
     schemaVersion: z.number().int().positive(),
+    traceparent: z
+      .string()
+      .regex(
+        /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/,
+        "must be a W3C traceparent, 00-<32 hex>-<16 hex>-<2 hex>",
+      ),
   })
   .partial()
   .strict();
@@ -55,7 +61,7 @@ export function checkExpected(expected: unknown): ExpectedRevision {
 
 /**
  * Validates a batch and fills metadata defaults: eventId = random UUID, occurredAt = now (ISO-8601 UTC),
- * actor/causationId/correlationId = "", schemaVersion = 1, caller absent.
+ * actor/causationId/correlationId = "", schemaVersion = 1, caller and traceparent absent.
  * @throws InvalidEvent naming the event index and field (empty batch, empty type, non-JSON data,
  *   unknown or mistyped metadata keys such as a caller-supplied `hash`).
  */
@@ -84,7 +90,7 @@ export function prepareEvents(events: unknown, now: () => Date): PreparedEvent[]
       const issue = parsed.error.issues[0];
       const where = issue?.path.length ? `.${issue.path.join(".")}` : "";
       throw new InvalidEvent(
-        `events[${i}].metadata${where}: ${issue?.message ?? "invalid"} (allowed keys: eventId, occurredAt, actor, caller{kind,id}, causationId, correlationId, schemaVersion; hashes are set by the store)`,
+        `events[${i}].metadata${where}: ${issue?.message ?? "invalid"} (allowed keys: eventId, occurredAt, actor, caller{kind,id}, causationId, correlationId, schemaVersion, traceparent; hashes are set by the store)`,
       );
     }
     const m = parsed.data;
@@ -98,6 +104,7 @@ export function prepareEvents(events: unknown, now: () => Date): PreparedEvent[]
       schemaVersion: m.schemaVersion ?? 1,
     };
     if (metadata.caller === undefined) delete (metadata as Partial<EventMetadataInput>).caller;
+    if (m.traceparent !== undefined) metadata.traceparent = m.traceparent;
     return { type: raw.type, data, dataJson, metadata };
   });
 }

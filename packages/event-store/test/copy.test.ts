@@ -73,6 +73,12 @@ async function fillSource(store: EventStore, streams: number, eventsPerStream: n
               causationId: i > 0 ? `ev-${s}-${i - 1}` : "",
               correlationId: `corr-${s}`,
               schemaVersion: 1 + (i % 2),
+              // Submissions traced (with tracing on), the rest not: both kinds copy with their hashes.
+              ...(i % 3 === 0
+                ? {
+                    traceparent: `00-${(s * 100_000 + i + 1).toString(16).padStart(32, "0")}-${(i + 1).toString(16).padStart(16, "0")}-01`,
+                  }
+                : {}),
             },
           };
         }),

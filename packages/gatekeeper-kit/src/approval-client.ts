@@ -18,6 +18,7 @@ import {
   type SubmitActionResponse,
   type UnappliedAction,
 } from "@gatehouse/proto";
+import type { ServiceTracing } from "@gatehouse/telemetry";
 import { type CallOptions, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ApprovalRefused } from "./errors.ts";
 import { checkRetryPolicy, DEFAULT_RETRY_POLICY, type RetryPolicy, withRetries } from "./retry.ts";
@@ -75,6 +76,8 @@ type Unary<Req, Res> = (
 export interface ApprovalQueueOptions {
   /** How calls whose reply was lost are retried (default DEFAULT_RETRY_POLICY: 4 attempts of ≤ 60 s). */
   retry?: Partial<RetryPolicy>;
+  /** The calling gatekeeper's tracing: each call is then a CLIENT span carrying the trace context. */
+  tracing?: ServiceTracing;
 }
 
 /**
@@ -82,7 +85,11 @@ export interface ApprovalQueueOptions {
  * @throws Error naming the option when `options.retry` is invalid.
  */
 export function connectApprovalQueue(address: string, options: ApprovalQueueOptions = {}): ApprovalQueue {
-  const client = new ApprovalQueueClient(address, credentials.createInsecure());
+  const client = new ApprovalQueueClient(
+    address,
+    credentials.createInsecure(),
+    options.tracing?.grpcClientOptions() ?? {},
+  );
   const policy = checkRetryPolicy({ ...DEFAULT_RETRY_POLICY, ...options.retry });
   const call = <Req, Res>(rpc: string, fn: Unary<Req, Res>, req: Req): Promise<Res> =>
     withRetries(

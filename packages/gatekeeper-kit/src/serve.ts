@@ -10,8 +10,10 @@
  */
 import { type GatekeeperServer, GatekeeperService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
+import { type ServiceTracing, serviceTracing } from "@gatehouse/telemetry";
 import { Server } from "@grpc/grpc-js";
 import type { KitLogger } from "./logger.ts";
+import { withSessionTracing } from "./session-tracing.ts";
 
 /** Options of `serveGatekeeper`. */
 export interface ServeGatekeeperOptions {
@@ -25,6 +27,11 @@ export interface ServeGatekeeperOptions {
   logger: KitLogger;
   /** Releases the gatekeeper's own resources after the server stopped (clients, child processes). */
   onClose?: () => Promise<void> | void;
+  /**
+   * The gatekeeper's tracing (default `serviceTracing(name)`): each Gatekeeper call is a SERVER span
+   * continuing the caller's trace, and each binding method call of a session a span of its own.
+   */
+  tracing?: ServiceTracing;
 }
 
 /** A served gatekeeper. */
@@ -39,7 +46,11 @@ export interface ServedGatekeeper {
 /** Starts serving. @throws Error when the address cannot be bound. */
 export async function serveGatekeeper(opts: ServeGatekeeperOptions): Promise<ServedGatekeeper> {
   const server = new Server();
-  server.addService(GatekeeperService, opts.impl);
+  const tracing = opts.tracing ?? serviceTracing(opts.name);
+  server.addService(
+    GatekeeperService,
+    tracing.traceGrpcService(GatekeeperService, withSessionTracing(opts.impl, tracing)),
+  );
   const port = await listenGrpc(server, opts.host, opts.port);
   opts.logger.info({ event: "started", port }, `${opts.name} listening`);
   let closing: Promise<void> | null = null;

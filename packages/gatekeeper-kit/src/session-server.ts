@@ -29,6 +29,7 @@ import { GatekeeperError, InvalidRequest } from "./errors.ts";
 import { FrameTransport } from "./frame-transport.ts";
 import { toServiceError } from "./grpc-status.ts";
 import { type KitLogger, silentLogger } from "./logger.ts";
+import { sessionTracingOf } from "./session-tracing.ts";
 
 /** What a gatekeeper plugs into `serveSession`. */
 export interface SessionHandlers {
@@ -159,7 +160,15 @@ export function serveSession(
 
   function serve(open: SessionOpen, t: FrameTransport, main: RpcTarget): void {
     const hint = handlers.noSuchMethodHint;
-    new RpcSession(t, main, { onSendError: (e) => redactForCaller(e, hint) });
+    // Traced (serveGatekeeper with tracing on): each binding method call is a span "binding <method>".
+    const tracing = sessionTracingOf(call);
+    const target = tracing
+      ? tracing.traceMethodCalls(main, "binding", {
+          "gatehouse.binding": open.binding,
+          "gatehouse.workspace_id": open.workspaceId,
+        })
+      : main;
+    new RpcSession(t, target, { onSendError: (e) => redactForCaller(e, hint) });
     handlers.onSessionChange?.(1);
     call.once("close", () => handlers.onSessionChange?.(-1));
     log.info(

@@ -7,13 +7,20 @@
  * which stages a revert and touches no external system.
  */
 
-import { type GatekeeperReverter, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
+import {
+  type GatekeeperReverter,
+  GrpcGatekeeperApplier,
+  submissionTraceparents,
+  WorkspaceStreams,
+} from "@gatehouse/approval-core";
 import { DEFAULT_ACTION_TTL_MS } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore, Subscription } from "@gatehouse/event-store";
 import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { type ReadModel, startReadModel } from "@gatehouse/read-model";
 import { listenGrpc, probeTemporalTls, stopGrpc, type TemporalSecurity } from "@gatehouse/service-kit";
+import { addLinksToActiveSpan, linksTo, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
+import { temporalClientInterceptors } from "@gatehouse/telemetry/temporal";
 import { Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
@@ -121,7 +128,11 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     const tlsProblem = await probeTemporalTls(options.temporal.address, options.temporal);
     throw new LifecycleEngineUnavailable(options.temporal.address, "be reached at start-up", tlsProblem);
   }
-  const streams = new WorkspaceStreams(options.store);
+  // Tracing (off unless the process started it): SERVER spans for ApprovalQueue and Decisions calls,
+  // spans for this service's appends, CLIENT spans for its Temporal and gatekeeper calls.
+  const tracing = serviceTracing("approval");
+  const store = traceEventStoreAppends(tracing, options.store);
+  const streams = new WorkspaceStreams(store);
   let readModel: ReadModel;
   try {
     readModel = await startReadModel({
@@ -135,14 +146,16 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
     throw err;
   }
   const metrics = createMetrics();
+  tracing.countDroppedSpansOn(metrics.registry);
   const ownGatekeepers = !isReverter(options.gatekeepers);
   const gatekeepers = isReverter(options.gatekeepers)
     ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers ?? {});
+    : new GrpcGatekeeperApplier(options.gatekeepers ?? {}, { clientOptions: tracing.grpcClientOptions() });
+  const interceptors = await temporalClientInterceptors(tracing);
   const lifecycle = new TemporalLifecycle({
     streams,
     runs: new BindingRuns({
-      client: new Client({ connection, namespace }),
+      client: new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) }),
       address: options.temporal.address,
       runMax: options.applyRunMax,
     }),
@@ -164,9 +177,24 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       callerTokenSecret: options.callerTokenSecret,
       logger,
       metrics: metrics.rpc,
+      ...(tracing.enabled
+        ? {
+            linkSubmissions: async (workspaceId: string, actionIds: number[]) => {
+              const submitted = await submissionTraceparents(options.store, workspaceId, actionIds);
+              for (const [actionId, tp] of submitted) {
+                addLinksToActiveSpan(
+                  linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }),
+                );
+              }
+            },
+          }
+        : {}),
     };
-    server.addService(ApprovalQueueService, approvalQueueHandlers(deps));
-    server.addService(DecisionsService, decisionsHandlers(deps));
+    server.addService(
+      ApprovalQueueService,
+      tracing.traceGrpcService(ApprovalQueueService, approvalQueueHandlers(deps)),
+    );
+    server.addService(DecisionsService, tracing.traceGrpcService(DecisionsService, decisionsHandlers(deps)));
   } catch (err) {
     if (ownGatekeepers) gatekeepers.close();
     await readModel.close();

@@ -9,6 +9,7 @@
 import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
 import { startApprovalService } from "./index.ts";
@@ -22,6 +23,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.logLevel }); // startApprovalService adds component="approval"
+await startServiceProcessTracing("approval", logger.child({ component: "approval" }));
 logger.info(
   {
     component: "approval",
@@ -101,4 +103,5 @@ stopOnSignals(
   async () => health?.close(),
   async () => notices?.close(),
   () => store.close(),
+  () => stopTracing(),
 );

@@ -25,6 +25,7 @@ import {
   type WatchLogRequest,
 } from "@gatehouse/proto";
 import type { ReadModel } from "@gatehouse/read-model";
+import { currentTraceparent } from "@gatehouse/telemetry";
 import type {
   ServerUnaryCall,
   ServerWritableStream,
@@ -53,6 +54,11 @@ export interface HandlerDeps {
   logger: Logger;
   /** Per-call count by method and status code, and latency (absent: nothing recorded). */
   metrics?: RpcMetrics | undefined;
+  /**
+   * With tracing on: adds span links from the active (Approve) span to the spans that submitted
+   * `actionIds` (their ActionSubmitted events' traceparent). Never throws.
+   */
+  linkSubmissions?: (workspaceId: string, actionIds: number[]) => Promise<void>;
 }
 
 /**
@@ -115,6 +121,7 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       const { events, state } = await streams.execute(t.workspaceId, (s) => decide(command, s), {
         caller: t.caller,
         correlationId: t.executionId,
+        traceparent: currentTraceparent(),
       });
       // No event: a retry of a recorded read, answered with the observation it recorded.
       return { observationId: events[0]?.revision ?? recordedObservationId(state, command) ?? 0 };
@@ -137,7 +144,8 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
             s,
           ),
         // A latch refusal is appended as ActionRefused first, then thrown (FAILED_PRECONDITION).
-        { caller: t.caller, correlationId: t.executionId },
+        // The submission's span: the approval's and the apply's traces link back to it.
+        { caller: t.caller, correlationId: t.executionId, traceparent: currentTraceparent() },
       );
       // No event: a retry of a recorded submission, answered with the action it recorded. The
       // auto-approval drain runs in the background (never on the agent's path; repeating it is harmless).
@@ -184,6 +192,7 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
   return {
     approve: unary(deps, "Approve", async (req, call) => {
       const deadlineMs = answerBy(call);
+      await deps.linkSubmissions?.(req.workspaceId, [req.actionId]);
       return {
         actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
           includeDependencies: req.includeDependencies,
@@ -199,6 +208,7 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       const ids = req.all ? await pendingActionIds(streams, ws) : req.actionIds;
       if (ids.length === 0 && req.all) return { actions: [] };
       const deadlineMs = answerBy(call);
+      await deps.linkSubmissions?.(ws, ids);
       return {
         actions: await lifecycle.approve(ws, ids, req.decidedBy, {
           returnOnceRecorded: req.returnOnceRecorded,

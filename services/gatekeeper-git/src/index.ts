@@ -14,6 +14,7 @@
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
+import { serviceTracing } from "@gatehouse/telemetry";
 import type { Logger } from "pino";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
@@ -83,9 +84,12 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
   }
   const logger = opts.logger.child({ component: "gatekeeper-git" });
   const metrics = opts.metrics ?? createMetrics();
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
+  const tracing = serviceTracing("gatekeeper-git");
+  tracing.countDroppedSpansOn(metrics.registry);
+  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
   const served = await serveGatekeeper({
     name: "gatekeeper-git",
+    tracing,
     impl: createGatekeeperServer({
       policy: {
         allowedRoots: opts.allowedRoots,

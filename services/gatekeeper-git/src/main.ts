@@ -15,6 +15,7 @@
 
 import { DEFAULT_MAX_FRAME_BYTES, MAX_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES } from "@gatehouse/gatekeeper-kit";
 import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "./index.ts";
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-git" } });
+  await startServiceProcessTracing("gatekeeper-git", logger);
   const { host, port } = splitHostPort(env.GATEKEEPER_GIT_ADDR);
   const allowedRoots = env.GATEKEEPER_GIT_ALLOWED_ROOTS.split(":");
   let remotes: RemoteRule[] = [];
@@ -95,6 +97,7 @@ async function main(): Promise<void> {
     logger,
     () => gk.close(),
     () => http.close(),
+    () => stopTracing(),
   );
 }
 

@@ -12,6 +12,7 @@
  */
 
 import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
+import { serviceTracing } from "@gatehouse/telemetry";
 import type { Logger } from "pino";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
 import { createMetrics, type GatekeeperMetrics } from "./metrics.ts";
@@ -68,9 +69,12 @@ export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<Mc
     ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
     observe: (method, outcome) => metrics.mcpRequests.inc({ method, outcome }),
   });
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
+  const tracing = serviceTracing("gatekeeper-mcp");
+  tracing.countDroppedSpansOn(metrics.registry);
+  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
   const served = await serveGatekeeper({
     name: "gatekeeper-mcp",
+    tracing,
     impl: createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
     host: opts.host,
     port: opts.port,

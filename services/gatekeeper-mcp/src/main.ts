@@ -8,6 +8,7 @@
  */
 
 import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import { pino } from "pino";
 import { z } from "zod";
 import { startMcpGatekeeper } from "./index.ts";
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-mcp" } });
+  await startServiceProcessTracing("gatekeeper-mcp", logger);
   const registry = await loadRegistryFile(env.GATEKEEPER_MCP_REGISTRY);
   const { host, port } = splitHostPort(env.GATEKEEPER_MCP_ADDR);
   const gk = await startMcpGatekeeper({
@@ -59,6 +61,7 @@ async function main(): Promise<void> {
     logger,
     () => gk.close(),
     () => http.close(),
+    () => stopTracing(),
   );
 }
 

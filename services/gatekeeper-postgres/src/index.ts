@@ -12,6 +12,7 @@
  * ```
  */
 import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
+import { serviceTracing } from "@gatehouse/telemetry";
 import type { Logger } from "pino";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { createMetrics, type PostgresGatekeeperMetrics } from "./metrics.ts";
@@ -63,10 +64,13 @@ export async function startPostgresGatekeeper(opts: PostgresGatekeeperOptions): 
   await loadParser();
   const logger = opts.logger.child({ component: "gatekeeper-postgres" });
   const metrics = opts.metrics ?? createMetrics();
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress);
+  const tracing = serviceTracing("gatekeeper-postgres");
+  tracing.countDroppedSpansOn(metrics.registry);
+  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
   const pools = new Pools(opts.registry, opts.env ?? process.env, logger);
   const served = await serveGatekeeper({
     name: "gatekeeper-postgres",
+    tracing,
     impl: createGatekeeperServer({
       registry: opts.registry,
       pools,

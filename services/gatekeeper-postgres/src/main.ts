@@ -12,6 +12,7 @@
  */
 import { DEFAULT_MAX_FRAME_BYTES, MAX_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES } from "@gatehouse/gatekeeper-kit";
 import { hostPort, parseEnv, splitHostPort, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import { pino } from "pino";
 import { z } from "zod";
 import { loadRegistryFile, type RegistryConfig, startPostgresGatekeeper } from "./index.ts";
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = pino({ level: env.LOG_LEVEL, base: { service: "gatekeeper-postgres" } });
+  await startServiceProcessTracing("gatekeeper-postgres", logger);
   let registry: RegistryConfig;
   try {
     registry = await loadRegistryFile(env.GATEKEEPER_POSTGRES_REGISTRY);
@@ -81,6 +83,7 @@ async function main(): Promise<void> {
     logger,
     () => gk.close(),
     () => http.close(),
+    () => stopTracing(),
   );
 }
 

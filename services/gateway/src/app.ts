@@ -6,9 +6,11 @@
  */
 
 import { existsSync } from "node:fs";
+import { createServer, type RequestListener } from "node:http";
 import { join } from "node:path";
 import fastifyStatic from "@fastify/static";
 import type { ApiError, ClientConfig } from "@gatehouse/gateway-contract";
+import { type ServiceTracing, setHttpRoute } from "@gatehouse/telemetry";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import type { Logger } from "pino";
 import { ZodError } from "zod";
@@ -41,6 +43,8 @@ declare module "fastify" {
 
 /** What the application needs. */
 export interface AppDeps {
+  /** The gateway's tracing: with it on, each request is a SERVER span named after its route. */
+  tracing?: ServiceTracing;
   backends: Backends;
   authenticator: Authenticator;
   hub: SseHub;
@@ -56,7 +60,12 @@ export interface AppDeps {
 
 /** Builds the application (not listening). */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const tracing = deps.tracing;
   const app = Fastify({
+    // Traced: every request runs in its span, from the first byte to the response's end.
+    ...(tracing?.enabled
+      ? { serverFactory: (handler: RequestListener) => createServer(tracing.traceHttpListener(handler)) }
+      : {}),
     loggerInstance: deps.logger as unknown as FastifyBaseLogger,
     // Requests are counted in metrics, not logged one by one.
     logController: new LogController({ disableRequestLogging: true }),
@@ -65,6 +74,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorateRequest("person", undefined as unknown as Person);
   app.decorateRequest("membership", undefined as unknown as WorkspaceMembership);
 
+  if (tracing?.enabled) {
+    app.addHook("onRequest", async (req) => setHttpRoute(req.raw, req.routeOptions.url ?? "unmatched"));
+  }
   app.addHook("onRequest", async (req) => {
     if (!req.url.startsWith("/api/") || req.url === "/api/config") return;
     req.person = await deps.authenticator.authenticate(bearerToken(req));

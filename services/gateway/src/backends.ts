@@ -4,7 +4,7 @@
  */
 import { ConnectionsClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
-import { credentials, type ServiceError, status } from "@grpc/grpc-js";
+import { type ClientOptions, credentials, type ServiceError, status } from "@grpc/grpc-js";
 
 /** An error with the HTTP status and code the API answers with. */
 export class HttpError extends Error {
@@ -65,11 +65,15 @@ export class Backends {
   /** The kernel process's Connections service (connection requests). */
   readonly connections: ConnectionsClient;
 
-  /** @param approvalAddress, kernelAddress "host:port". */
-  constructor(approvalAddress: string, kernelAddress: string) {
-    this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure(), CLIENT_OPTIONS);
-    this.kernel = new KernelClient(kernelAddress, credentials.createInsecure(), CLIENT_OPTIONS);
-    this.connections = new ConnectionsClient(kernelAddress, credentials.createInsecure(), CLIENT_OPTIONS);
+  /**
+   * @param approvalAddress, kernelAddress "host:port".
+   * @param clientOptions extra grpc-js options of the three clients (e.g. the tracing interceptor).
+   */
+  constructor(approvalAddress: string, kernelAddress: string, clientOptions: ClientOptions = {}) {
+    const options = { ...CLIENT_OPTIONS, ...clientOptions };
+    this.decisions = new DecisionsClient(approvalAddress, credentials.createInsecure(), options);
+    this.kernel = new KernelClient(kernelAddress, credentials.createInsecure(), options);
+    this.connections = new ConnectionsClient(kernelAddress, credentials.createInsecure(), options);
   }
 
   /** One Decisions call. @throws HttpError mapped from the gRPC status. */

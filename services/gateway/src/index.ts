@@ -6,6 +6,7 @@
  */
 import { createAgentMcpServer } from "@gatehouse/agent-mcp";
 import type { NoticeBus } from "@gatehouse/live-notices";
+import { serviceTracing } from "@gatehouse/telemetry";
 import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { buildApp } from "./app.ts";
@@ -90,7 +91,11 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   }
   const logger = (options.logger ?? pino({ level: "silent" })).child({ component: "gateway" });
   const metrics = createMetrics();
-  const backends = new Backends(options.approvalAddress, options.kernelAddress);
+  // Tracing (off unless the process started it): a SERVER span per HTTP request (/api, /mcp), CLIENT
+  // spans for the approval and kernel calls it makes.
+  const tracing = serviceTracing("gateway");
+  tracing.countDroppedSpansOn(metrics.registry);
+  const backends = new Backends(options.approvalAddress, options.kernelAddress, tracing.grpcClientOptions());
   const hub = new SseHub(
     options.notices,
     metrics,
@@ -109,6 +114,8 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     ({ workspaceId, chatId, startedBy }) =>
       createAgentMcpServer({
         kernel: backends.kernel,
+        // The gateway's own Connections client (traced like its other backends' calls).
+        connections: backends.connections,
         workspaceId,
         chatId,
         startedBy,
@@ -126,6 +133,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   let resource: ReturnType<typeof protectedResource> | undefined;
   let origins: Set<string> | undefined;
   const app = await buildApp({
+    tracing,
     backends,
     authenticator: new AuthenticatorChain(chain),
     hub,

@@ -7,6 +7,7 @@
  */
 import { connectNatsNoticeBus } from "@gatehouse/live-notices";
 import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
 import { startGateway } from "./index.ts";
@@ -20,6 +21,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.logLevel });
+await startServiceProcessTracing("gateway", logger.child({ component: "gateway" }));
 logger.info(
   {
     component: "gateway",
@@ -87,4 +89,5 @@ stopOnSignals(logger, async () => {
   await gateway.close();
   await ops?.close();
   await notices.close();
+  await stopTracing();
 });

@@ -25,6 +25,7 @@ import {
   type SessionClientMessage,
   type SessionServerMessage,
 } from "@gatehouse/proto";
+import { bindToActiveContext } from "@gatehouse/telemetry";
 import type { ClientDuplexStream } from "@grpc/grpc-js";
 import type { Client } from "@temporalio/client";
 import type { Logger } from "pino";
@@ -190,7 +191,11 @@ class FrameRelay {
         submitted: [],
         observed: [],
       });
-      const stream = this.deps.runner.execute({ deadline: Date.now() + limits.wallTimeMs + 30_000 });
+      // Bound to this execution's trace context: the gatekeeper sessions opened from its `data` listener
+      // (a binding's first frame) are then part of the ExecuteCode trace.
+      const stream = bindToActiveContext(
+        this.deps.runner.execute({ deadline: Date.now() + limits.wallTimeMs + 30_000 }),
+      );
       this.runnerStream = stream;
       stream.on("data", (msg: ExecuteServerMessage) => {
         const m = msg.msg;

@@ -7,7 +7,7 @@
  */
 
 import { GatekeeperClient } from "@gatehouse/proto";
-import { credentials } from "@grpc/grpc-js";
+import { type ClientOptions, credentials } from "@grpc/grpc-js";
 import { InvalidArgument, NoGatekeeperForResource } from "./domain/errors.ts";
 
 /**
@@ -59,9 +59,11 @@ export type UnconfiguredHints = Record<string, string>;
 export class GatekeeperClients {
   private readonly clients = new Map<string, GatekeeperClient>();
 
+  /** @param clientOptions grpc-js options of every client (e.g. the tracing interceptor). */
   constructor(
     private readonly addresses: GatekeeperAddresses,
     private readonly hints: UnconfiguredHints = {},
+    private readonly clientOptions: ClientOptions = {},
   ) {}
 
   /**
@@ -78,7 +80,7 @@ export class GatekeeperClients {
         `the ${kind} gatekeeper is not configured; ${hint ?? `set GATEKEEPER_ADDRESSES to include ${kind}=host:port`}`,
       );
     }
-    const client = new GatekeeperClient(address, credentials.createInsecure());
+    const client = new GatekeeperClient(address, credentials.createInsecure(), this.clientOptions);
     this.clients.set(kind, client);
     return client;
   }

@@ -6,6 +6,8 @@ import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc, type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import { serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
+import { temporalClientInterceptors } from "@gatehouse/telemetry/temporal";
 import { credentials, Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import pino, { type Logger } from "pino";
@@ -74,30 +76,54 @@ async function connectTemporal(target: { address: string } & TemporalSecurity): 
 /** Starts the Kernel gRPC server. Resolves once it listens. */
 export async function startKernel(options: KernelOptions): Promise<RunningKernel> {
   const logger = (options.logger ?? pino()).child({ component: "kernel" });
-  const gatekeepers = new GatekeeperClients(options.gatekeepers, options.unconfiguredHints);
-  const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure());
-  const workspaces = new Workspaces(options.store, gatekeepers);
+  // Tracing (off unless the process started it): SERVER spans for Kernel and Connections calls, CLIENT
+  // spans for the runner, gatekeeper and Temporal calls, spans for the kernel's own appends.
+  const tracing = serviceTracing("kernel");
+  const store = traceEventStoreAppends(tracing, options.store);
+  const gatekeepers = new GatekeeperClients(
+    options.gatekeepers,
+    options.unconfiguredHints,
+    tracing.grpcClientOptions(),
+  );
+  const runner = new SandboxRunnerClient(
+    options.sandboxRunnerAddress,
+    credentials.createInsecure(),
+    tracing.grpcClientOptions(),
+  );
+  const workspaces = new Workspaces(store, gatekeepers);
   const metrics = options.metrics ?? createKernelMetrics();
+  tracing.countDroppedSpansOn(metrics.registry);
   const connection = options.temporal ? await connectTemporal(options.temporal) : undefined;
+  const interceptors = await temporalClientInterceptors(tracing);
   const temporal = connection
-    ? new Client({ connection, namespace: options.temporal?.namespace ?? "default" })
+    ? new Client({
+        connection,
+        namespace: options.temporal?.namespace ?? "default",
+        ...(interceptors ? { interceptors } : {}),
+      })
     : undefined;
   const server = new Server();
   server.addService(
     KernelService,
-    kernelHandlers({
-      store: options.store,
-      streams: new WorkspaceStreams(options.store),
-      workspaces,
-      gatekeepers,
-      runner,
-      callerTokenSecret: options.callerTokenSecret,
-      logger,
-      metrics,
-      temporal,
-    }),
+    tracing.traceGrpcService(
+      KernelService,
+      kernelHandlers({
+        store,
+        streams: new WorkspaceStreams(store),
+        workspaces,
+        gatekeepers,
+        runner,
+        callerTokenSecret: options.callerTokenSecret,
+        logger,
+        metrics,
+        temporal,
+      }),
+    ),
   );
-  server.addService(ConnectionsService, connectionsHandlers({ workspaces, store: options.store }));
+  server.addService(
+    ConnectionsService,
+    tracing.traceGrpcService(ConnectionsService, connectionsHandlers({ workspaces, store })),
+  );
   const host = options.host ?? "127.0.0.1";
   const port = await listenGrpc(server, host, options.port ?? 0);
   logger.info({ event: "listening", port }, "kernel listening");

@@ -28,6 +28,7 @@ import {
   TEMPORAL_TLS_ENV,
   temporalSecurity,
 } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { z } from "zod";
 import { startKernel } from "./index.ts";
@@ -76,6 +77,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.LOG_LEVEL }).child({ component: "kernel" });
+await startServiceProcessTracing("kernel", logger);
 const temporalTls = temporalSecurity(config);
 const storeUrl = storeUrlFromEnv(config) as string;
 let store: EventStore;
@@ -122,6 +124,7 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     await kernel.close();
     await ops.close();
     await store.close();
+    await stopTracing();
     process.exit(0);
   });
 }

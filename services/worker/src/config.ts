@@ -39,6 +39,13 @@ const EnvSchema = z
       .string()
       .startsWith("/", "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows")
       .optional(),
+    WORKER_WORKFLOW_BUNDLE_TRACED: z
+      .string()
+      .startsWith(
+        "/",
+        "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows({ traced: true })",
+      )
+      .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
@@ -63,6 +70,11 @@ export interface WorkerConfig {
    * undefined to bundle the workflows from source at start (a few seconds; needs the sources).
    */
   workflowBundlePath: string | undefined;
+  /**
+   * WORKER_WORKFLOW_BUNDLE_TRACED: the same, made with tracing's workflow interceptors; used instead of
+   * WORKER_WORKFLOW_BUNDLE when tracing is on (OTEL_EXPORTER_OTLP_ENDPOINT, docs/observability.md).
+   */
+  workflowBundleTracedPath: string | undefined;
   logLevel: string;
 }
 
@@ -78,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     applyMaxMs: e.GATEKEEPER_APPLY_MAX,
     metrics: splitHostPort(e.WORKER_METRICS_ADDR),
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
+    workflowBundleTracedPath: e.WORKER_WORKFLOW_BUNDLE_TRACED,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -4,10 +4,22 @@
  * in-process (`gatehouse dev`, tests); `main.ts` is the split-mode process entry.
  */
 import { fileURLToPath } from "node:url";
-import { type GatekeeperApplier, GrpcGatekeeperApplier, WorkspaceStreams } from "@gatehouse/approval-core";
+import {
+  type GatekeeperApplier,
+  GrpcGatekeeperApplier,
+  submissionTraceparents,
+  WorkspaceStreams,
+} from "@gatehouse/approval-core";
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import { addLinksToActiveSpan, linksTo, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
+import {
+  temporalClientInterceptors,
+  temporalNoopWorkflowSinks,
+  temporalWorkerOptions,
+  temporalWorkflowInterceptorModules,
+} from "@gatehouse/telemetry/temporal";
 import { Client, Connection } from "@temporalio/client";
 import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
@@ -25,9 +37,29 @@ export type * from "./workflows/activity-api.ts";
 /** Absolute path of the workflows module the worker bundles (also what replay tests use). */
 export const WORKFLOWS_PATH = fileURLToPath(new URL("./workflows/index.ts", import.meta.url));
 
-/** Bundles the workflow code once (a few seconds), so several workers can start from the same bundle. */
-export function bundleLifecycleWorkflows(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+/** The first line of a workflow bundle made with tracing (see `bundleLifecycleWorkflows`). */
+const TRACED_BUNDLE_MARKER = "/* gatehouse workflow bundle with OpenTelemetry workflow interceptors */\n";
+
+/**
+ * Bundles the workflow code once (a few seconds), so several workers can start from the same bundle.
+ * `traced`: with Temporal's OpenTelemetry workflow interceptors (workflow runs, signals and activity
+ * schedules become spans, activities continue the trace), marked so a worker can tell; without, the plain
+ * workflow code. The worker bundles at start as its tracing asks; the images ship both.
+ */
+export async function bundleLifecycleWorkflows(
+  options: { traced?: boolean } = {},
+): Promise<{ code: string }> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: quietBundlerLogger,
+    ...(options.traced ? { workflowInterceptorModules: temporalWorkflowInterceptorModules() } : {}),
+  });
+  return { code: options.traced ? `${TRACED_BUNDLE_MARKER}${code}` : code };
+}
+
+/** True when `bundle` was made by `bundleLifecycleWorkflows({ traced: true })`. */
+export function isTracedWorkflowBundle(bundle: { code: string }): boolean {
+  return bundle.code.startsWith(TRACED_BUNDLE_MARKER);
 }
 
 const quietBundlerLogger = {
@@ -58,7 +90,10 @@ export interface LifecycleWorkerOptions {
   logger?: Logger;
   /** Task queue to poll; default LIFECYCLE_TASK_QUEUE. */
   taskQueue?: string;
-  /** Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. */
+  /**
+   * Pre-bundled workflow code (see `bundleLifecycleWorkflows`); default: bundled at start. With tracing
+   * on, give a traced bundle, or workflow spans are not made (a warning says so).
+   */
   workflowBundle?: { code: string };
 }
 
@@ -83,11 +118,19 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
   const logger = (options.logger ?? pino({ level: "info" })).child({ component: "worker" });
   const namespace = options.temporal.namespace ?? "default";
   const taskQueue = options.taskQueue ?? LIFECYCLE_TASK_QUEUE;
+  // Tracing (off unless the process started it): activities continue the workflows' traces, which
+  // continue the approval's; gatekeeper calls, Temporal signals and this worker's appends are spans.
+  const tracing = serviceTracing("worker");
+  const store = traceEventStoreAppends(tracing, options.store);
   const ownsApplier = !isApplier(options.gatekeepers);
   const applier = isApplier(options.gatekeepers)
     ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers, { applyMaxMs: options.applyMaxMs ?? {} });
+    : new GrpcGatekeeperApplier(options.gatekeepers, {
+        applyMaxMs: options.applyMaxMs ?? {},
+        clientOptions: tracing.grpcClientOptions(),
+      });
   const metrics = createWorkerMetrics();
+  tracing.countDroppedSpansOn(metrics.registry);
   const { address, tls, apiKey } = options.temporal;
   const clientConnection = await Connection.connect({ address, tls, apiKey }).catch(async (err: unknown) => {
     throw await temporalUnreachable(address, options.temporal, err);
@@ -98,22 +141,51 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
       throw await temporalUnreachable(address, options.temporal, err);
     },
   );
-  const client = new Client({ connection: clientConnection, namespace });
+  const interceptors = await temporalClientInterceptors(tracing);
+  const client = new Client({
+    connection: clientConnection,
+    namespace,
+    ...(interceptors ? { interceptors } : {}),
+  });
   const activities = createLifecycleActivities({
-    store: options.store,
-    streams: new WorkspaceStreams(options.store),
+    store,
+    streams: new WorkspaceStreams(store),
     applier,
     client,
     taskQueue,
     logger,
     metrics,
+    ...(tracing.enabled
+      ? {
+          linkSubmissions: async (workspaceId: string, actionIds: number[]) => {
+            const submitted = await submissionTraceparents(options.store, workspaceId, actionIds);
+            for (const [actionId, tp] of submitted) {
+              addLinksToActiveSpan(
+                linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }),
+              );
+            }
+          },
+        }
+      : {}),
   });
+  const workflowBundle =
+    options.workflowBundle ?? (await bundleLifecycleWorkflows({ traced: tracing.enabled }));
+  const tracedBundle = isTracedWorkflowBundle(workflowBundle);
+  if (tracing.enabled && !tracedBundle) {
+    logger.warn(
+      { event: "workflow_spans_off" },
+      "tracing is on but the workflow bundle has no tracing interceptors: workflows make no spans and each activity starts a trace of its own; give a bundle made with bundleLifecycleWorkflows({ traced: true }) (the images: WORKER_WORKFLOW_BUNDLE_TRACED)",
+    );
+  }
   const worker = await Worker.create({
     connection: workerConnection,
     namespace,
     taskQueue,
     activities,
-    workflowBundle: options.workflowBundle ?? (await bundleLifecycleWorkflows()),
+    workflowBundle,
+    ...(await temporalWorkerOptions(tracing)),
+    // A traced bundle run without tracing: its spans' exporter sink must exist, and does nothing.
+    ...(tracedBundle && !tracing.enabled ? { sinks: temporalNoopWorkflowSinks() } : {}),
     // A run heartbeats every second; with the default throttle (80% of the 5 s heartbeat timeout)
     // a run's completion waited for its last throttled heartbeat, up to 4 s between runs.
     maxHeartbeatThrottleInterval: "500ms",

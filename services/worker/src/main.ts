@@ -2,11 +2,13 @@
  * Process entry of the lifecycle worker (split mode): configuration from the environment
  * (config.ts), the event store at $EVENT_STORE_URL (default sqlite:$GATEHOUSE_DATA_DIR/events.sqlite), Temporal at
  * $TEMPORAL_ADDRESS (TLS and API key from $TEMPORAL_TLS_*, $TEMPORAL_API_KEY_FILE), /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
- * $WORKER_WORKFLOW_BUNDLE when set (else bundled from source), graceful shutdown on SIGTERM/SIGINT.
+ * $WORKER_WORKFLOW_BUNDLE when set (with tracing on, $WORKER_WORKFLOW_BUNDLE_TRACED when set; else bundled from
+ * source), traces when $OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md), graceful shutdown on SIGTERM/SIGINT.
  */
 import { readFileSync } from "node:fs";
 import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
 import { startLifecycleWorker } from "./index.ts";
@@ -20,6 +22,7 @@ try {
   process.exit(2);
 }
 const logger = pino({ level: config.logLevel });
+const tracing = await startServiceProcessTracing("worker", logger.child({ component: "worker" }));
 logger.info(
   {
     component: "worker",
@@ -37,11 +40,16 @@ logger.info(
 );
 
 let workflowBundle: { code: string } | undefined;
-if (config.workflowBundlePath) {
+// Traced, the bundle with tracing's workflow interceptors when one is given.
+const [bundleVariable, bundlePath] =
+  tracing.enabled && config.workflowBundleTracedPath
+    ? ["WORKER_WORKFLOW_BUNDLE_TRACED", config.workflowBundleTracedPath]
+    : ["WORKER_WORKFLOW_BUNDLE", config.workflowBundlePath];
+if (bundlePath) {
   try {
-    workflowBundle = { code: readFileSync(config.workflowBundlePath, "utf8") };
+    workflowBundle = { code: readFileSync(bundlePath, "utf8") };
   } catch (err) {
-    bootLogger.fatal({ event: "config_invalid" }, `WORKER_WORKFLOW_BUNDLE: ${(err as Error).message}`);
+    bootLogger.fatal({ event: "config_invalid" }, `${bundleVariable}: ${(err as Error).message}`);
     process.exit(2);
   }
 }
@@ -83,4 +91,5 @@ stopOnSignals(
   () => worker.close(),
   () => ops.close(),
   () => store.close(),
+  () => stopTracing(),
 );

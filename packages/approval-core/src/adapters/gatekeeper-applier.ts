@@ -17,7 +17,7 @@ import {
   type PrepareRevertRequest,
   type PrepareRevertResponse,
 } from "@gatehouse/proto";
-import { credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import { type ClientOptions, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { followRun, type RunEnd, type RunWatch } from "./apply-run-stream.ts";
 import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./gatekeeper-call-error.ts";
 
@@ -102,6 +102,8 @@ export interface GrpcGatekeeperApplierOptions {
   noticeTimeoutMs?: number;
   /** Deadline of PrepareRevert (default 30000). */
   revertTimeoutMs?: number;
+  /** grpc-js options of every gatekeeper client (e.g. the caller's tracing interceptor). */
+  clientOptions?: ClientOptions;
 }
 
 /**
@@ -132,6 +134,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
   private readonly applyGraceMs: number;
   private readonly noticeTimeoutMs: number;
   private readonly revertTimeoutMs: number;
+  private readonly clientOptions: ClientOptions;
 
   /** @param addresses gatekeeper kind -> "host:port", e.g. `{ mcp: "127.0.0.1:7003" }`. */
   constructor(
@@ -143,6 +146,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     this.applyGraceMs = options.applyGraceMs ?? 10_000;
     this.noticeTimeoutMs = options.noticeTimeoutMs ?? 5000;
     this.revertTimeoutMs = options.revertTimeoutMs ?? 30_000;
+    this.clientOptions = options.clientOptions ?? {};
   }
 
   async ready(gatekeeper: string): Promise<void> {
@@ -307,7 +311,7 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     }
     let client = this.clients.get(gatekeeper);
     if (!client) {
-      client = new GatekeeperClient(address, credentials.createInsecure());
+      client = new GatekeeperClient(address, credentials.createInsecure(), this.clientOptions);
       this.clients.set(gatekeeper, client);
     }
     const c = client;

@@ -30,6 +30,12 @@ export interface AppendContext {
   caller?: { kind: string; id: string } | undefined;
   correlationId?: string;
   causationId?: string;
+  /**
+   * The W3C trace context of the span making the append (`currentTraceparent()` of @gatehouse/telemetry),
+   * stored in each event's metadata so later work (the approval, the apply) can link to it; absent when
+   * tracing is off.
+   */
+  traceparent?: string | undefined;
 }
 
 /** How many times a decision is re-read and re-decided after WrongExpectedRevision. */
@@ -143,5 +149,6 @@ function toNewEvent(e: PlannedEvent, context: AppendContext): NewEvent {
   if (context.caller) metadata.caller = context.caller;
   if (context.correlationId) metadata.correlationId = context.correlationId;
   if (context.causationId) metadata.causationId = context.causationId;
+  if (context.traceparent) metadata.traceparent = context.traceparent;
   return { type: e.type, data: encodeEventData(e), metadata };
 }

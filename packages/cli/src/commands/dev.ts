@@ -117,6 +117,16 @@ export function registerDevCommand(program: Command): void {
         }
         const { default: pino } = await import("pino");
         const logger = pino({ level: process.env.LOG_LEVEL ?? "info" });
+        // Tracing (docs/observability.md): on when OTEL_EXPORTER_OTLP_ENDPOINT is set; each service in
+        // this process reports under its own service.name. A wrong OTEL_* value stops here, naming it.
+        const { startTracing, stopTracing } = await import("@gatehouse/telemetry");
+        let tracing: string;
+        try {
+          tracing = (await startTracing({ process: "gatehouse-dev" })).summary;
+        } catch (err) {
+          process.stderr.write(`gatehouse dev: ${(err as Error).message}\n`);
+          process.exit(2);
+        }
         try {
           const registry = opts.registry ? await loadRegistryFile(opts.registry) : undefined;
           const stack = await startDevStack({
@@ -149,6 +159,7 @@ export function registerDevCommand(program: Command): void {
               `data: ${dir}\n` +
               `event store: ${opts.eventStore ? redactUrl(opts.eventStore) : `sqlite:${dir}/events.sqlite`}\n` +
               `live notices: ${opts.nats ?? "in-process bus"}\n` +
+              `${tracing}\n` +
               `MCP endpoint for agents: ${stack.addresses.gateway}/mcp?workspace=<ws>  (header Authorization: Bearer <dev token>)\n` +
               `approver web app: ${stack.addresses.gateway}/  (dev tokens in ${dir}/dev-tokens.yaml)\n` +
               stack.devTokens
@@ -167,6 +178,7 @@ export function registerDevCommand(program: Command): void {
           const stop = async () => {
             removeDevFile(dir);
             await stack.close();
+            await stopTracing();
             process.exit(0);
           };
           process.once("SIGINT", stop);

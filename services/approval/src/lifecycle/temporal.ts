@@ -8,6 +8,7 @@
  */
 import { decide, KeyedQueue, toActionRecord, type WorkspaceStreams } from "@gatehouse/approval-core";
 import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
+import { currentTraceparent } from "@gatehouse/telemetry";
 import type { Logger } from "pino";
 import type { BindingRuns } from "../adapters/binding-runs.ts";
 import type { ActionLifecycle, ApproveOptions } from "./action-lifecycle.ts";
@@ -34,8 +35,13 @@ export interface TemporalLifecycleOptions {
 
 const OPEN_APPLY = new Set([ActionStatus.ACTION_STATUS_APPROVED, ActionStatus.ACTION_STATUS_APPLYING]);
 
+/** The metadata of a decision's events: the deciding person, and the trace context when traced. */
 function contextOf(decidedBy: string) {
-  return decidedBy.startsWith("user:") ? { caller: { kind: "user", id: decidedBy.slice(5) } } : {};
+  const traceparent = currentTraceparent();
+  return {
+    ...(decidedBy.startsWith("user:") ? { caller: { kind: "user", id: decidedBy.slice(5) } } : {}),
+    ...(traceparent ? { traceparent } : {}),
+  };
 }
 
 export class TemporalLifecycle implements ActionLifecycle {

@@ -17,4 +17,9 @@ export interface ActivityDeps {
   taskQueue: string;
   logger: Logger;
   metrics: WorkerMetrics;
+  /**
+   * With tracing on: adds span links from the active span (the apply activity's) to the spans that
+   * submitted `actionIds`. Never throws.
+   */
+  linkSubmissions?: (workspaceId: string, actionIds: number[]) => Promise<void>;
 }

@@ -184,6 +184,8 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
           wake: [],
         };
       const actions = claimedIds.map((id) => claim.state.actions.get(id) as ActionState);
+      // Traced: this apply's span links to each action's submission.
+      await deps.linkSubmissions?.(ref.workspaceId, claimedIds);
 
       const outcomes: Outcome[] = [];
       if (unreachable) {
