@@ -11,7 +11,7 @@
  * What cannot be seen this way: the events' contents and their latency (notice → browser is measured
  * by `npm run bench:web` in Chromium; docs/slo.md).
  *
- * PROFILE=smoke: WEB_VUS (20) sessions for DURATION (20s); load: WEB_VUS for DURATION (2m);
+ * PROFILE=smoke: WEB_VUS (20) sessions for DURATION (20s), streams held 5 s; load: WEB_VUS for DURATION (2m);
  * knee: sessions stepped through KNEE_SESSIONS, each held KNEE_HOLD seconds.
  */
 import { check } from "k6";
@@ -24,7 +24,7 @@ import { below, SLO } from "./lib/slo.js";
 import { steps } from "./lib/stages.js";
 import { createWorkspaces } from "./lib/workspaces.js";
 
-const HOLD_S = envInt("WEB_HOLD_S", 15);
+const HOLD_S = envInt("WEB_HOLD_S", PROFILE === "smoke" ? 5 : 15);
 const VUS = envInt("WEB_VUS", 20);
 
 /** The page's first reads together (me, workspaces, inbox), ms. */

@@ -148,14 +148,16 @@ export class McpSession {
     return { res, result: answer.result, error: "" };
   }
 
-  /** Ends the session (DELETE); ignores the answer. */
+  /** Ends the session (DELETE); returns the answer (the gateway's 200, or 404 when it had expired). */
   close() {
-    if (!this.sessionId) return;
-    http.del(this.url, null, {
-      headers: this.headers(),
+    if (!this.sessionId) return undefined;
+    const { "content-type": _json, ...headers } = this.headers(); // no body: no content type
+    const res = http.del(this.url, null, {
+      headers,
       tags: { name: "mcp delete", kind: "mcp" },
       timeout: "30s",
     });
     this.sessionId = undefined;
+    return res;
   }
 }
