@@ -143,8 +143,9 @@ test("arrival schedules: constant every timeUnit/rate; ramping follows the integ
   // 0 → 10/s over 2 s: 10 iterations, the k-th when t²·10/4 = k, i.e. t = √(0.4·k) s.
   const ramp = [...rampingStarts(0, 1000, [{ durationMs: 2000, target: 10 }])];
   assert.equal(ramp.length, 10);
-  ramp.forEach((t, k) => assert.ok(Math.abs(t - Math.sqrt(0.4 * k) * 1000) < 1e-6, `start ${k} at ${t}`));
-  // Held at 5/s for 1 s after a step: 5 more, 200 ms apart.
+  for (const [k, t] of ramp.entries())
+    assert.ok(Math.abs(t - Math.sqrt(0.4 * k) * 1000) < 1e-6, `start ${k} at ${t}`);
+  // Held at 5/s for 1 s: 5 starts, 200 ms apart.
   const step = [...rampingStarts(5, 1000, [{ durationMs: 1000, target: 5 }])];
   assert.deepEqual(step.map(Math.round), [0, 200, 400, 600, 800]);
 });
