@@ -32,11 +32,12 @@ export interface HarnessRun {
 /**
  * Runs `script` with `env` added to __ENV (as -e flags); kills it after `timeoutMs`. `outJson`: also
  * write every sample there (--out json=). `echo`: copy its output to this process's stderr as it comes.
+ * `onStart`: told the child's pid (the full run samples its CPU).
  */
 export async function runHarness(
   script: string,
   env: Record<string, string>,
-  options: { timeoutMs: number; outJson?: string; echo?: boolean },
+  options: { timeoutMs: number; outJson?: string; echo?: boolean; onStart?: (pid: number) => void },
 ): Promise<HarnessRun> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-harness-run-"));
   const summaryFile = join(dir, "summary.json");
@@ -46,6 +47,7 @@ export async function runHarness(
   args.push(script);
   const began = Date.now();
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  if (child.pid !== undefined) options.onStart?.(child.pid);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (d: Buffer) => {

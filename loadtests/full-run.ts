@@ -1,0 +1,326 @@
+/**
+ * `npm run loadtest`: the full run on this machine, about 8 minutes of load plus start-up. It starts
+ * `gatehouse dev` (its own process, CPU-profiled with node --cpu-prof), then runs the three scenario
+ * scripts on the test harness with PROFILE=knee — the agents' snippet rate stepped through KNEE_RATES,
+ * the number of approvers through KNEE_APPROVERS, held web sessions through KNEE_SESSIONS, each level
+ * held LOADTEST_HOLD_S seconds — and reports per level the SLO figures from the samples of its hold,
+ * next to each process's CPU (from /proc). Sustained = the highest level meeting every SLO before the
+ * first level that breaks one (the knee). The service that saturates first: the busiest process at
+ * the knee, and inside `gatehouse dev` (one Node process for every service) the split of its main
+ * thread's CPU profile, while the scenarios ran, by service (the profiler's own cost, about 1% of a
+ * core at a 10 ms interval, is in the figures). Writes bench-results/loadtest.json; docs/slo.md records a run.
+ *
+ * Env: KNEE_RATES (1,2,3,4,6,8 snippets/s), KNEE_APPROVERS (1,2,4,6,8), KNEE_SESSIONS (20,40,80),
+ * LOADTEST_HOLD_S (25), AGENT_WORKSPACES (8).
+ */
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { attributeProfile } from "./full-run/profile.ts";
+import { CpuSampler } from "./full-run/cpu-sampler.ts";
+import {
+  holds,
+  percentile,
+  type Point,
+  rate,
+  readPoints,
+  valuesIn,
+  type Window,
+} from "./full-run/windows.ts";
+import { startGatehouseDev } from "./gatehouse-dev.ts";
+import { runHarness } from "./harness-process.ts";
+import { SLO } from "./scripts/lib/objectives.js";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const SCRIPTS = join(import.meta.dirname, "scripts");
+const RAMP_S = 2; // scripts/lib/stages.js's default ramp between levels
+const HOLD_S = numberEnv("LOADTEST_HOLD_S", 25);
+const RATES = listEnv("KNEE_RATES", [1, 2, 3, 4, 6, 8]);
+const APPROVERS = listEnv("KNEE_APPROVERS", [1, 2, 4, 6, 8]);
+const SESSIONS = listEnv("KNEE_SESSIONS", [20, 40, 80]);
+
+function numberEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name] ?? fallback);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive whole number`);
+  return v;
+}
+function listEnv(name: string, fallback: number[]): number[] {
+  const raw = process.env[name];
+  if (!raw) return fallback;
+  const out = raw.split(",").map(Number);
+  if (out.some((n) => !Number.isInteger(n) || n < 1))
+    throw new Error(`${name} must be positive whole numbers, comma-separated`);
+  return out;
+}
+const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : x);
+const log = (m: string) => process.stderr.write(`[loadtest] ${m}\n`);
+
+/** One level's figures. */
+interface Level {
+  level: number;
+  figures: Record<string, number>;
+  /** Which objectives this level broke (empty: met them all). */
+  broken: string[];
+  cpu: { processes: Record<string, number>; devThreads: Record<string, number> };
+}
+
+async function main() {
+  const loadBefore = loadavg().map((x) => r1(x));
+  const work = mkdtempSync(join(tmpdir(), "gatehouse-loadtest-run-"));
+  const profDir = join(work, "profile");
+  log("starting gatehouse dev (CPU-profiled)");
+  const dev = await startGatehouseDev({
+    nodeFlags: ["--cpu-prof", "--cpu-prof-interval=10000", `--cpu-prof-dir=${profDir}`],
+  });
+  const sampler = new CpuSampler(dev.child.pid as number);
+  const env = {
+    GATEHOUSE_URL: dev.url,
+    GATEHOUSE_AGENT_TOKEN: dev.tokens["dev-admin"] as string,
+    GATEHOUSE_APPROVER_TOKEN: dev.tokens["dev-approver"] as string,
+    PROFILE: "knee",
+    KNEE_HOLD: String(HOLD_S),
+  };
+  const phase = async (script: string, extra: Record<string, string>, levels: number[], scenario: string) => {
+    const out = join(work, `${script}.jsonl`);
+    const budget = (levels.length * (RAMP_S + HOLD_S) + 240) * 1000;
+    log(`${script}: levels ${levels.join(", ")}, ${HOLD_S} s each`);
+    const run = await runHarness(
+      join(SCRIPTS, script),
+      { ...env, ...extra },
+      {
+        timeoutMs: budget,
+        outJson: out,
+        onStart: (pid) => sampler.extra.add(pid),
+      },
+    );
+    if (run.code !== 0 && run.code !== 99)
+      throw new Error(`${script} stopped (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
+    const points = readPoints(out);
+    return { points, windows: holds(points, scenario, levels, RAMP_S, HOLD_S), run };
+  };
+  const report: Record<string, unknown> = {};
+  const loadFrom = Date.now();
+  try {
+    // Agents: snippets per second.
+    const agents = await phase(
+      "agents.js",
+      {
+        KNEE_RATES: RATES.join(","),
+        AGENT_WORKSPACES: process.env.AGENT_WORKSPACES ?? "8",
+        AGENT_MAX_VUS: "64",
+      },
+      RATES,
+      "agents",
+    );
+    report.agents = levelsOf(agents.points, agents.windows, sampler, (pts, w) => {
+      const d = valuesIn(pts, "execute_code_duration", w);
+      const f = {
+        offeredPerS: w.level,
+        donePerS: r1(d.length / HOLD_S),
+        p50: r1(percentile(d, 50)),
+        p95: r1(percentile(d, 95)),
+        p99: r1(percentile(d, 99)),
+        okRate: r1(100 * rate(valuesIn(pts, "execute_code_ok", w))),
+        dropped: valuesIn(pts, "dropped_iterations", w).length,
+      };
+      const broken = [
+        ...(f.p99 > SLO.executeCodeP99 ? [`execute_code p99 ${f.p99} ms > ${SLO.executeCodeP99}`] : []),
+        ...(!(f.okRate >= 99) ? [`execute_code ok ${f.okRate}% < 99%`] : []),
+        ...(f.dropped > 0 ? [`${f.dropped} snippets dropped (no free VU)`] : []),
+      ];
+      return { f, broken };
+    });
+    // Approvers: people deciding at once.
+    const approvers = await phase(
+      "approvers.js",
+      { KNEE_APPROVERS: APPROVERS.join(",") },
+      APPROVERS,
+      "approvers",
+    );
+    report.approvers = levelsOf(approvers.points, approvers.windows, sampler, (pts, w) => {
+      const f = {
+        approvers: w.level,
+        batchesPerS: r1(valuesIn(pts, "batch_applied", w).length / HOLD_S),
+        inboxP95: r1(percentile(valuesIn(pts, "inbox_duration", w), 95)),
+        detailP95: r1(percentile(valuesIn(pts, "detail_duration", w), 95)),
+        approveBatchP95: r1(percentile(valuesIn(pts, "approve_batch_duration", w), 95)),
+        approveToAppliedP50: r1(percentile(valuesIn(pts, "approve_to_applied", w), 50)),
+        approveToAppliedP99: r1(percentile(valuesIn(pts, "approve_to_applied", w), 99)),
+        appliedRate: r1(100 * rate(valuesIn(pts, "batch_applied", w))),
+        executeCodeP99: r1(percentile(valuesIn(pts, "execute_code_duration", w), 99)),
+      };
+      const broken = [
+        ...(f.inboxP95 > SLO.inboxP95 ? [`inbox p95 ${f.inboxP95} ms > ${SLO.inboxP95}`] : []),
+        ...(f.detailP95 > SLO.detailP95 ? [`detail p95 ${f.detailP95} ms > ${SLO.detailP95}`] : []),
+        ...(f.approveBatchP95 > SLO.approveBatchP95
+          ? [`approve-batch p95 ${f.approveBatchP95} ms > ${SLO.approveBatchP95}`]
+          : []),
+        ...(f.approveToAppliedP99 > SLO.approveToAppliedP99
+          ? [`approve → applied p99 ${f.approveToAppliedP99} ms > ${SLO.approveToAppliedP99}`]
+          : []),
+        ...(!(f.appliedRate >= 99) ? [`batches applied ${f.appliedRate}% < 99%`] : []),
+      ];
+      return { f, broken };
+    });
+    // Web sessions: streams held at once.
+    const web = await phase("web-sessions.js", { KNEE_SESSIONS: SESSIONS.join(",") }, SESSIONS, "sessions");
+    report.webSessions = levelsOf(web.points, web.windows, sampler, (pts, w) => {
+      const f = {
+        sessions: w.level,
+        pageLoadP95: r1(percentile(valuesIn(pts, "page_load_duration", w), 95)),
+        sseHeldRate: r1(100 * rate(valuesIn(pts, "sse_held", w))),
+        streamsEnded: valuesIn(pts, "sse_held", w).length,
+        apiFailedRate: r1(
+          100 *
+            rate(
+              pts
+                .filter(
+                  (p) =>
+                    p.metric === "http_req_failed" &&
+                    p.tags.kind === "api" &&
+                    p.time >= w.from &&
+                    p.time < w.to,
+                )
+                .map((p) => p.value),
+            ),
+        ),
+      };
+      const broken = [
+        ...(f.pageLoadP95 > SLO.pageLoadP95
+          ? [`page load p95 ${f.pageLoadP95} ms > ${SLO.pageLoadP95}`]
+          : []),
+        ...(f.streamsEnded > 0 && !(f.sseHeldRate >= 99) ? [`streams held ${f.sseHeldRate}% < 99%`] : []),
+        ...(f.apiFailedRate >= 1 ? [`API failures ${f.apiFailedRate}%`] : []),
+      ];
+      return { f, broken };
+    });
+  } finally {
+    sampler.stop();
+    log("stopping gatehouse dev (its CPU profile is written on exit)");
+    await stopKeepingProfile(dev, profDir, report, loadFrom);
+    rmSync(work, { recursive: true, force: true });
+  }
+  const result = {
+    at: new Date().toISOString(),
+    commit: gitCommit(),
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? "",
+      node: process.version,
+      loadAverage: { before: loadBefore, after: loadavg().map((x) => r1(x)) },
+    },
+    sandbox: dev.sandbox,
+    holdSeconds: HOLD_S,
+    slo: SLO,
+    ...report,
+  };
+  const outDir = join(ROOT, "bench-results");
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(join(outDir, "loadtest.json"), `${JSON.stringify(result, null, 2)}\n`);
+  printReport(result as unknown as Record<string, unknown>);
+  log(`written ${join(outDir, "loadtest.json")}`);
+}
+
+/** Figures per level, then the sustained level, the knee and the busiest process at the knee. */
+function levelsOf(
+  points: Point[],
+  windows: Window[],
+  sampler: CpuSampler,
+  judge: (points: Point[], w: Window) => { f: Record<string, number>; broken: string[] },
+) {
+  const levels: Level[] = windows.map((w) => {
+    const { f, broken } = judge(points, w);
+    return { level: w.level, figures: f, broken, cpu: sampler.mean(w.from, w.to) };
+  });
+  const kneeAt = levels.findIndex((l) => l.broken.length > 0);
+  const knee = kneeAt >= 0 ? levels[kneeAt] : undefined;
+  const sustained = kneeAt === 0 ? undefined : levels[(kneeAt >= 0 ? kneeAt : levels.length) - 1];
+  const at = knee ?? levels[levels.length - 1];
+  const busiest = at ? Object.entries(at.cpu.processes).sort((a, b) => b[1] - a[1])[0] : undefined;
+  return {
+    levels,
+    sustained: sustained?.level ?? null,
+    knee: knee?.level ?? null,
+    kneeBroke: knee?.broken ?? [],
+    busiestAtKnee: busiest ? { process: busiest[0], cpuPercentOfOneCore: busiest[1] } : null,
+  };
+}
+
+/** Stops gatehouse dev and attributes its main thread's profile (the largest .cpuprofile). */
+async function stopKeepingProfile(
+  dev: Awaited<ReturnType<typeof startGatehouseDev>>,
+  dir: string,
+  report: Record<string, unknown>,
+  loadFrom: number,
+) {
+  const loadTo = Date.now();
+  await dev.stop();
+  const exitedAt = Date.now();
+  try {
+    const files = readdirSync(dir).filter((f) => f.endsWith(".cpuprofile"));
+    const main = files
+      .map((f) => ({ f, a: attributeProfile(join(dir, f), { from: loadFrom, to: loadTo, exitedAt }) }))
+      .sort((a, b) => b.a.totalMs - a.a.totalMs)[0];
+    if (main)
+      report.devProfile = {
+        note: "main thread of gatehouse dev while the scenarios ran (start-up and idle excluded)",
+        ...main.a,
+        byOwner: main.a.byOwner.slice(0, 15),
+        byService: main.a.byService.slice(0, 12),
+      };
+  } catch (err) {
+    report.devProfile = { error: `no CPU profile: ${(err as Error).message}` };
+  }
+}
+
+function gitCommit(): string {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim();
+  } catch {
+    return "";
+  }
+}
+
+function printReport(r: Record<string, unknown>) {
+  const m = r.machine as { cpus: number; loadAverage: { before: number[]; after: number[] } };
+  console.log(
+    `\nnpm run loadtest — ${r.at}, commit ${r.commit}, ${m.cpus} cores, load ${m.loadAverage.before[0]} → ${m.loadAverage.after[0]}, sandbox ${r.sandbox}, ${r.holdSeconds} s per level`,
+  );
+  for (const key of ["agents", "approvers", "webSessions"]) {
+    const p = r[key] as ReturnType<typeof levelsOf> | undefined;
+    if (!p) continue;
+    console.log(
+      `\n## ${key}: sustained ${p.sustained ?? "none"}, knee ${p.knee ?? "not reached"}${p.kneeBroke.length ? ` (${p.kneeBroke.join("; ")})` : ""}`,
+    );
+    for (const l of p.levels) {
+      const cpu = Object.entries(l.cpu.processes)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 4)
+        .map(([k, v]) => `${k} ${v}%`)
+        .join(", ");
+      console.log(
+        `  ${l.broken.length ? "✗" : "✓"} ${JSON.stringify(l.figures)}  cpu: ${cpu}  dev threads: ${JSON.stringify(l.cpu.devThreads)}`,
+      );
+    }
+    console.log(`  busiest process at the knee: ${JSON.stringify(p.busiestAtKnee)}`);
+  }
+  const prof = r.devProfile as
+    | { totalMs?: number; byService?: [string, number][]; byOwner?: [string, number][] }
+    | undefined;
+  if (prof?.byService) {
+    console.log(`\n## gatehouse dev main thread CPU profile (${prof.totalMs} ms busy)`);
+    console.log(
+      `  by the Gatehouse frame that asked: ${prof.byService.map(([k, v]) => `${k} ${v} ms`).join(", ")}`,
+    );
+    console.log(`  by the running code: ${(prof.byOwner ?? []).map(([k, v]) => `${k} ${v} ms`).join(", ")}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
