@@ -17,12 +17,12 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { attributeProfile } from "./full-run/profile.ts";
 import { CpuSampler } from "./full-run/cpu-sampler.ts";
+import { attributeProfile } from "./full-run/profile.ts";
 import {
   holds,
-  percentile,
   type Point,
+  percentile,
   rate,
   readPoints,
   valuesIn,
