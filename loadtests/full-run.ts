@@ -3,18 +3,18 @@
  * `gatehouse dev` (its own process, CPU-profiled with node --cpu-prof), then runs the three scenario
  * scripts on the test harness with PROFILE=knee — the agents' snippet rate stepped through KNEE_RATES,
  * the number of approvers through KNEE_APPROVERS, held web sessions through KNEE_SESSIONS, each level
- * held LOADTEST_HOLD_S seconds — and reports per level the SLO figures from the samples of its hold,
+ * held LOADTEST_HOLD_S seconds after a 10 s warm-up at the first level — and reports per level the SLO figures from the samples of its hold,
  * next to each process's CPU (from /proc). Sustained = the highest level meeting every SLO before the
  * first level that breaks one (the knee). The service that saturates first: the busiest process at
  * the knee, and inside `gatehouse dev` (one Node process for every service) the split of its main
  * thread's CPU profile, while the scenarios ran, by service (the profiler's own cost, about 1% of a
  * core at a 10 ms interval, is in the figures). Writes bench-results/loadtest.json; docs/slo.md records a run.
  *
- * Env: KNEE_RATES (1,2,3,4,6,8 snippets/s), KNEE_APPROVERS (1,2,4,6,8), KNEE_SESSIONS (20,40,80),
+ * Env: KNEE_RATES (2,4,6,8,10,12,16 snippets/s), KNEE_APPROVERS (1,2,4,6,8), KNEE_SESSIONS (20,40,80),
  * LOADTEST_HOLD_S (25), AGENT_WORKSPACES (8).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CpuSampler } from "./full-run/cpu-sampler.ts";
@@ -31,12 +31,12 @@ import {
 import { startGatehouseDev } from "./gatehouse-dev.ts";
 import { runHarness } from "./harness-process.ts";
 import { SLO } from "./scripts/lib/objectives.js";
+import { RAMP_SECONDS, WARMUP_SECONDS } from "./scripts/lib/stages.js";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const SCRIPTS = join(import.meta.dirname, "scripts");
-const RAMP_S = 2; // scripts/lib/stages.js's default ramp between levels
 const HOLD_S = numberEnv("LOADTEST_HOLD_S", 25);
-const RATES = listEnv("KNEE_RATES", [1, 2, 3, 4, 6, 8]);
+const RATES = listEnv("KNEE_RATES", [2, 4, 6, 8, 10, 12, 16]);
 const APPROVERS = listEnv("KNEE_APPROVERS", [1, 2, 4, 6, 8]);
 const SESSIONS = listEnv("KNEE_SESSIONS", [20, 40, 80]);
 
@@ -69,6 +69,9 @@ async function main() {
   const loadBefore = loadavg().map((x) => r1(x));
   const work = mkdtempSync(join(tmpdir(), "gatehouse-loadtest-run-"));
   const profDir = join(work, "profile");
+  const outDir = join(ROOT, "bench-results");
+  const samplesDir = join(outDir, "loadtest-samples");
+  mkdirSync(samplesDir, { recursive: true });
   log("starting gatehouse dev (CPU-profiled)");
   const dev = await startGatehouseDev({
     nodeFlags: ["--cpu-prof", "--cpu-prof-interval=10000", `--cpu-prof-dir=${profDir}`],
@@ -82,8 +85,8 @@ async function main() {
     KNEE_HOLD: String(HOLD_S),
   };
   const phase = async (script: string, extra: Record<string, string>, levels: number[], scenario: string) => {
-    const out = join(work, `${script}.jsonl`);
-    const budget = (levels.length * (RAMP_S + HOLD_S) + 240) * 1000;
+    const out = join(samplesDir, `${script}.jsonl`);
+    const budget = (WARMUP_SECONDS + levels.length * (RAMP_SECONDS + HOLD_S) + 240) * 1000;
     log(`${script}: levels ${levels.join(", ")}, ${HOLD_S} s each`);
     const run = await runHarness(
       join(SCRIPTS, script),
@@ -97,7 +100,23 @@ async function main() {
     if (run.code !== 0 && run.code !== 99)
       throw new Error(`${script} stopped (exit ${run.code}):\n${run.stderr.slice(-3000)}`);
     const points = readPoints(out);
-    return { points, windows: holds(points, scenario, levels, RAMP_S, HOLD_S), run };
+    const failedChecks = (
+      (run.summary as { checks?: { name: string; passes: number; fails: number }[] } | undefined)?.checks ??
+      []
+    )
+      .filter((c) => c.fails > 0)
+      .map((c) => `${c.name}: ${c.fails} of ${c.passes + c.fails} failed`);
+    const scriptErrors = run.stderr
+      .split("\n")
+      .filter((l) => l.includes(" threw: "))
+      .slice(0, 5);
+    return {
+      points,
+      windows: holds(points, scenario, levels, WARMUP_SECONDS, RAMP_SECONDS, HOLD_S),
+      run,
+      failedChecks,
+      scriptErrors,
+    };
   };
   const report: Record<string, unknown> = {};
   const loadFrom = Date.now();
@@ -113,7 +132,7 @@ async function main() {
       RATES,
       "agents",
     );
-    report.agents = levelsOf(agents.points, agents.windows, sampler, (pts, w) => {
+    report.agents = levelsOf(agents, sampler, (pts, w) => {
       const d = valuesIn(pts, "execute_code_duration", w);
       const f = {
         offeredPerS: w.level,
@@ -138,7 +157,7 @@ async function main() {
       APPROVERS,
       "approvers",
     );
-    report.approvers = levelsOf(approvers.points, approvers.windows, sampler, (pts, w) => {
+    report.approvers = levelsOf(approvers, sampler, (pts, w) => {
       const f = {
         approvers: w.level,
         batchesPerS: r1(valuesIn(pts, "batch_applied", w).length / HOLD_S),
@@ -165,7 +184,7 @@ async function main() {
     });
     // Web sessions: streams held at once.
     const web = await phase("web-sessions.js", { KNEE_SESSIONS: SESSIONS.join(",") }, SESSIONS, "sessions");
-    report.webSessions = levelsOf(web.points, web.windows, sampler, (pts, w) => {
+    report.webSessions = levelsOf(web, sampler, (pts, w) => {
       const f = {
         sessions: w.level,
         pageLoadP95: r1(percentile(valuesIn(pts, "page_load_duration", w), 95)),
@@ -215,8 +234,6 @@ async function main() {
     slo: SLO,
     ...report,
   };
-  const outDir = join(ROOT, "bench-results");
-  mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, "loadtest.json"), `${JSON.stringify(result, null, 2)}\n`);
   printReport(result as unknown as Record<string, unknown>);
   log(`written ${join(outDir, "loadtest.json")}`);
@@ -224,8 +241,12 @@ async function main() {
 
 /** Figures per level, then the sustained level, the knee and the busiest process at the knee. */
 function levelsOf(
-  points: Point[],
-  windows: Window[],
+  {
+    points,
+    windows,
+    failedChecks,
+    scriptErrors,
+  }: { points: Point[]; windows: Window[]; failedChecks: string[]; scriptErrors: string[] },
   sampler: CpuSampler,
   judge: (points: Point[], w: Window) => { f: Record<string, number>; broken: string[] },
 ) {
@@ -244,6 +265,8 @@ function levelsOf(
     knee: knee?.level ?? null,
     kneeBroke: knee?.broken ?? [],
     busiestAtKnee: busiest ? { process: busiest[0], cpuPercentOfOneCore: busiest[1] } : null,
+    failedChecks,
+    scriptErrors,
   };
 }
 
@@ -262,13 +285,19 @@ async function stopKeepingProfile(
     const main = files
       .map((f) => ({ f, a: attributeProfile(join(dir, f), { from: loadFrom, to: loadTo, exitedAt }) }))
       .sort((a, b) => b.a.totalMs - a.a.totalMs)[0];
-    if (main)
+    if (main) {
+      copyFileSync(
+        join(dir, main.f),
+        join(ROOT, "bench-results", "loadtest-samples", "gatehouse-dev.cpuprofile"),
+      );
       report.devProfile = {
         note: "main thread of gatehouse dev while the scenarios ran (start-up and idle excluded)",
         ...main.a,
         byOwner: main.a.byOwner.slice(0, 15),
         byService: main.a.byService.slice(0, 12),
+        topFunctions: main.a.topFunctions.slice(0, 12),
       };
+    }
   } catch (err) {
     report.devProfile = { error: `no CPU profile: ${(err as Error).message}` };
   }
@@ -304,6 +333,8 @@ function printReport(r: Record<string, unknown>) {
       );
     }
     console.log(`  busiest process at the knee: ${JSON.stringify(p.busiestAtKnee)}`);
+    if (p.failedChecks.length) console.log(`  failed checks (whole phase): ${p.failedChecks.join("; ")}`);
+    for (const e of p.scriptErrors) console.log(`  ${e}`);
   }
   const prof = r.devProfile as
     | { totalMs?: number; byService?: [string, number][]; byOwner?: [string, number][] }
@@ -314,6 +345,9 @@ function printReport(r: Record<string, unknown>) {
       `  by the Gatehouse frame that asked: ${prof.byService.map(([k, v]) => `${k} ${v} ms`).join(", ")}`,
     );
     console.log(`  by the running code: ${(prof.byOwner ?? []).map(([k, v]) => `${k} ${v} ms`).join(", ")}`);
+    console.log(
+      `  hottest functions: ${((prof as { topFunctions?: [string, number][] }).topFunctions ?? []).map(([k, v]) => `${k} ${v} ms`).join(", ")}`,
+    );
   }
 }
 

@@ -42,7 +42,12 @@ function ownerOf(url: string): { owner: string; ours: boolean } | undefined {
 export function attributeProfile(
   file: string,
   window?: { from: number; to: number; exitedAt: number },
-): { totalMs: number; byOwner: [string, number][]; byService: [string, number][] } {
+): {
+  totalMs: number;
+  byOwner: [string, number][];
+  byService: [string, number][];
+  topFunctions: [string, number][];
+} {
   const p = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
@@ -60,6 +65,7 @@ export function attributeProfile(
   }
   const byOwner = new Map<string, number>();
   const byService = new Map<string, number>();
+  const byFunction = new Map<string, number>();
   let total = 0;
   for (const [id, ms] of selfMs) {
     const node = byId.get(id) as ProfileNode;
@@ -69,6 +75,9 @@ export function attributeProfile(
     const own = ownerOf(node.callFrame.url);
     const label = own?.owner ?? (fn.startsWith("(") ? fn : "native / unknown");
     byOwner.set(label, (byOwner.get(label) ?? 0) + ms);
+    const where = node.callFrame.url.replace(/^.*\/(services|packages|node_modules)\//, "$1/");
+    const fnKey = `${fn || "(anonymous)"} ${where}`.trim();
+    byFunction.set(fnKey, (byFunction.get(fnKey) ?? 0) + ms);
     // The nearest frame of our own source up the stack: the service (or package) that asked for this work.
     let at: number | undefined = id;
     let service = `${label} (no Gatehouse frame on the stack)`;
@@ -85,5 +94,10 @@ export function attributeProfile(
   }
   const sorted = (m: Map<string, number>) =>
     [...m].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round(v)] as [string, number]);
-  return { totalMs: Math.round(total), byOwner: sorted(byOwner), byService: sorted(byService) };
+  return {
+    totalMs: Math.round(total),
+    byOwner: sorted(byOwner),
+    byService: sorted(byService),
+    topFunctions: sorted(byFunction),
+  };
 }

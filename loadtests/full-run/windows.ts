@@ -32,13 +32,14 @@ export interface Window {
 }
 
 /**
- * The holds of `levels`, each `rampS` then `holdS` seconds, from the first sample of `scenario`
- * outside setup (its first iteration started then, within one request's time).
+ * The holds of `levels`: after `warmupS`, each level is `rampS` then `holdS` seconds, counted from the
+ * first sample of `scenario` outside setup (its first iteration started then, within one request's time).
  */
 export function holds(
   points: Point[],
   scenario: string,
   levels: number[],
+  warmupS: number,
   rampS: number,
   holdS: number,
 ): Window[] {
@@ -46,7 +47,7 @@ export function holds(
     ...points.filter((p) => p.tags.scenario === scenario && p.tags.group !== "::setup").map((p) => p.time),
   );
   return levels.map((level, i) => {
-    const from = t0 + (i * (rampS + holdS) + rampS) * 1000;
+    const from = t0 + (warmupS + i * (rampS + holdS) + rampS) * 1000;
     return { level, from, to: from + holdS * 1000 };
   });
 }

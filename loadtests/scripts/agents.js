@@ -6,12 +6,13 @@
  *
  * PROFILE=smoke: AGENT_VUS (4) agents back to back for DURATION (20s).
  * PROFILE=load: AGENT_RATE (4) snippets per second for DURATION (2m), open model.
- * PROFILE=knee: the rate stepped through KNEE_RATES (snippets/s), each held KNEE_HOLD seconds.
+ * PROFILE=knee: the rate stepped through KNEE_RATES (2,4,6,8,10,12,16 snippets/s), each held KNEE_HOLD
+ * seconds (20), after a 10 s warm-up at the first rate.
  * Env: GATEHOUSE_URL, GATEHOUSE_AGENT_TOKEN, GATEHOUSE_APPROVER_TOKEN, AGENT_WORKSPACES (4),
  * AGENT_WRITES (writes per snippet, 1), SLO_FACTOR (lib/slo.js).
  */
 import { sleep } from "k6";
-import { runReadWrite } from "./lib/agent.js";
+import { runReadWrite, warmUp } from "./lib/agent.js";
 import { DURATION, envInt, envNumbers, PROFILE } from "./lib/config.js";
 import { below, SLO } from "./lib/slo.js";
 import { steps } from "./lib/stages.js";
@@ -34,11 +35,11 @@ const shapes = {
   },
   knee: {
     executor: "ramping-arrival-rate",
-    startRate: 1,
+    startRate: envNumbers("KNEE_RATES", [2, 4, 6, 8, 10, 12, 16])[0] ?? 1,
     timeUnit: "1s",
     preAllocatedVUs: 8,
     maxVUs: MAX_VUS,
-    stages: steps(envNumbers("KNEE_RATES", [1, 2, 4, 6, 8, 12]), envInt("KNEE_HOLD", 20)),
+    stages: steps(envNumbers("KNEE_RATES", [2, 4, 6, 8, 10, 12, 16]), envInt("KNEE_HOLD", 20)),
   },
 };
 
@@ -53,9 +54,14 @@ export const options = {
   },
 };
 
-/** Creates the agents' workspaces (the approver's and agent's public routes). */
+/**
+ * Creates the agents' workspaces (the approver's and agent's public routes) and runs one snippet in
+ * each, so the measured snippets run on warm sandboxes (the SLO's condition).
+ */
 export function setup() {
-  return { workspaces: createWorkspaces("agents", WORKSPACES) };
+  const workspaces = createWorkspaces("agents", WORKSPACES);
+  for (const ws of workspaces) warmUp(ws);
+  return { workspaces };
 }
 
 /** One snippet in this VU's workspace; a short pause between snippets in the closed smoke profile. */

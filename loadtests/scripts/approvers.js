@@ -8,7 +8,8 @@
  *
  * PROFILE=smoke: APPROVER_VUS (2) approvers for DURATION (20s).
  * PROFILE=load: APPROVER_VUS approvers for DURATION (2m).
- * PROFILE=knee: the number of approvers stepped through KNEE_APPROVERS, each held KNEE_HOLD seconds.
+ * PROFILE=knee: the number of approvers stepped through KNEE_APPROVERS (1,2,4,6,8), each held KNEE_HOLD
+ * seconds (20), after a 10 s warm-up at the first level.
  * Env: GATEHOUSE_URL, GATEHOUSE_AGENT_TOKEN, GATEHOUSE_APPROVER_TOKEN, APPROVER_BATCH (5),
  * APPROVER_THINK_S (1: the person's pause after each batch), SLO_FACTOR (lib/slo.js).
  */

@@ -12,7 +12,8 @@
  * by `npm run bench:web` in Chromium; docs/slo.md).
  *
  * PROFILE=smoke: WEB_VUS (20) sessions for DURATION (20s), streams held 5 s; load: WEB_VUS for DURATION (2m);
- * knee: sessions stepped through KNEE_SESSIONS, each held KNEE_HOLD seconds.
+ * knee: sessions stepped through KNEE_SESSIONS (20,40,80), each held KNEE_HOLD seconds (20), after a 10 s
+ * warm-up at the first level.
  */
 import { check } from "k6";
 import http from "k6/http";
@@ -21,11 +22,13 @@ import { runReadWrite } from "./lib/agent.js";
 import { apiGet } from "./lib/api.js";
 import { APPROVER_TOKEN, BASE_URL, DURATION, envInt, envNumbers, PROFILE } from "./lib/config.js";
 import { below, SLO } from "./lib/slo.js";
-import { steps } from "./lib/stages.js";
+import { RAMP_SECONDS, steps, WARMUP_SECONDS } from "./lib/stages.js";
 import { createWorkspaces } from "./lib/workspaces.js";
 
 const HOLD_S = envInt("WEB_HOLD_S", PROFILE === "smoke" ? 5 : 15);
 const VUS = envInt("WEB_VUS", 20);
+const KNEE = envNumbers("KNEE_SESSIONS", [20, 40, 80]);
+const KNEE_HOLD = envInt("KNEE_HOLD", 20);
 
 /** The page's first reads together (me, workspaces, inbox), ms. */
 const pageLoad = new Trend("page_load_duration", true);
@@ -52,7 +55,7 @@ const sessions = {
     executor: "ramping-vus",
     exec: "session",
     startVUs: 1,
-    stages: steps(envNumbers("KNEE_SESSIONS", [20, 50, 100]), envInt("KNEE_HOLD", 20)),
+    stages: steps(KNEE, KNEE_HOLD),
     gracefulRampDown: `${HOLD_S + 30}s`,
     gracefulStop: `${HOLD_S + 30}s`,
   },
@@ -69,9 +72,7 @@ export const options = {
       rate: envInt("WEB_WRITES_PER_S", 2),
       timeUnit: "1s",
       duration:
-        PROFILE === "knee"
-          ? `${envNumbers("KNEE_SESSIONS", [20, 50, 100]).length * (envInt("KNEE_HOLD", 20) + 2)}s`
-          : DURATION,
+        PROFILE === "knee" ? `${WARMUP_SECONDS + KNEE.length * (KNEE_HOLD + RAMP_SECONDS)}s` : DURATION,
       preAllocatedVUs: 2,
       maxVUs: 8,
     },

@@ -58,6 +58,31 @@ export function readWriteSnippet(binding, prefix, writes) {
 }
 
 /**
+ * Runs one read-only snippet in `ws` (not measured: its own session, closed after), so the workspace's
+ * sandbox is warm before the measured snippets. @throws Error when it fails.
+ * @param {{id: string, binding: string}} ws
+ */
+export function warmUp(ws) {
+  const session = new McpSession(BASE_URL, ws.id, AGENT_TOKEN);
+  session.open();
+  try {
+    const call = session.callTool(
+      "execute_code",
+      {
+        code: `export default async (env: any) => (await env.${ws.binding}.open_nodes({ names: ["warm-up"] })) !== undefined;`,
+      },
+      { timeout: "120s" },
+    );
+    if (call.error || call.result?.structuredContent?.ok !== true)
+      throw new Error(
+        `the warm-up snippet in ${ws.id} failed: ${call.error || JSON.stringify(call.result?.content)}`,
+      );
+  } finally {
+    session.close();
+  }
+}
+
+/**
  * Runs one read-and-write snippet in `ws` as this VU's agent; returns the submitted action ids
  * (empty when the call failed, which the checks and execute_code_ok count).
  * @param {{id: string, binding: string}} ws
