@@ -18,6 +18,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSyn
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CpuSampler } from "./full-run/cpu-sampler.ts";
+import { observationAppendMs } from "./full-run/observation-append.ts";
 import { attributeProfile } from "./full-run/profile.ts";
 import {
   holds,
@@ -77,6 +78,8 @@ async function main() {
     nodeFlags: ["--cpu-prof", "--cpu-prof-interval=10000", `--cpu-prof-dir=${profDir}`],
   });
   const sampler = new CpuSampler(dev.child.pid as number);
+  // The agents' workspaces belong to dev-admin, so the thousands of writes they leave pending are in
+  // dev-admin's inbox, not in the inbox the approvers and web sessions (dev-approver) load after them.
   const env = {
     GATEHOUSE_URL: dev.url,
     GATEHOUSE_AGENT_TOKEN: dev.tokens["dev-admin"] as string,
@@ -84,6 +87,7 @@ async function main() {
     PROFILE: "knee",
     KNEE_HOLD: String(HOLD_S),
   };
+  const agentsOwnInbox = { GATEHOUSE_APPROVER_TOKEN: dev.tokens["dev-admin"] as string };
   const phase = async (script: string, extra: Record<string, string>, levels: number[], scenario: string) => {
     const out = join(samplesDir, `${script}.jsonl`);
     const budget = (WARMUP_SECONDS + levels.length * (RAMP_SECONDS + HOLD_S) + 240) * 1000;
@@ -125,6 +129,7 @@ async function main() {
     const agents = await phase(
       "agents.js",
       {
+        ...agentsOwnInbox,
         KNEE_RATES: RATES.join(","),
         AGENT_WORKSPACES: process.env.AGENT_WORKSPACES ?? "8",
         AGENT_MAX_VUS: "64",
@@ -146,7 +151,9 @@ async function main() {
       const broken = [
         ...(f.p99 > SLO.executeCodeP99 ? [`execute_code p99 ${f.p99} ms > ${SLO.executeCodeP99}`] : []),
         ...(!(f.okRate >= 99) ? [`execute_code ok ${f.okRate}% < 99%`] : []),
-        ...(f.dropped > 0 ? [`${f.dropped} snippets dropped (no free VU)`] : []),
+        ...(f.dropped > 0.01 * w.level * HOLD_S
+          ? [`${f.dropped} snippets dropped (more than 1%: no free VU)`]
+          : []),
       ];
       return { f, broken };
     });
@@ -166,6 +173,7 @@ async function main() {
         approveBatchP95: r1(percentile(valuesIn(pts, "approve_batch_duration", w), 95)),
         approveToAppliedP50: r1(percentile(valuesIn(pts, "approve_to_applied", w), 50)),
         approveToAppliedP99: r1(percentile(valuesIn(pts, "approve_to_applied", w), 99)),
+        approveToAppliedN: valuesIn(pts, "approve_to_applied", w).length,
         appliedRate: r1(100 * rate(valuesIn(pts, "batch_applied", w))),
         executeCodeP99: r1(percentile(valuesIn(pts, "execute_code_duration", w), 99)),
       };
@@ -214,6 +222,15 @@ async function main() {
       ];
       return { f, broken };
     });
+    log("observation append: 2,000 appends to a fresh embedded store");
+    const appends = await observationAppendMs(2000);
+    report.observationAppend = {
+      what: "EventStore.append of one observation-sized event, SQLite (gatehouse dev's store), exact expected revision",
+      n: appends.length,
+      p50: r1(percentile(appends, 50)),
+      p99: r1(percentile(appends, 99)),
+      max: r1(Math.max(...appends)),
+    };
   } finally {
     sampler.stop();
     log("stopping gatehouse dev (its CPU profile is written on exit)");
@@ -336,6 +353,9 @@ function printReport(r: Record<string, unknown>) {
     if (p.failedChecks.length) console.log(`  failed checks (whole phase): ${p.failedChecks.join("; ")}`);
     for (const e of p.scriptErrors) console.log(`  ${e}`);
   }
+  const oa = r.observationAppend as { p50: number; p99: number; n: number } | undefined;
+  if (oa)
+    console.log(`\n## observation append (direct, ${oa.n} appends): p50 ${oa.p50} ms, p99 ${oa.p99} ms`);
   const prof = r.devProfile as
     | { totalMs?: number; byService?: [string, number][]; byOwner?: [string, number][] }
     | undefined;

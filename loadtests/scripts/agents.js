@@ -20,7 +20,7 @@ import { createWorkspaces } from "./lib/workspaces.js";
 
 const WORKSPACES = envInt("AGENT_WORKSPACES", 4);
 const WRITES = envInt("AGENT_WRITES", 1);
-const MAX_VUS = envInt("AGENT_MAX_VUS", 48);
+const MAX_VUS = envInt("AGENT_MAX_VUS", 64);
 
 /** @type {Record<string, import("k6/options").Scenario>} */
 const shapes = {
@@ -37,7 +37,7 @@ const shapes = {
     executor: "ramping-arrival-rate",
     startRate: envNumbers("KNEE_RATES", [2, 4, 6, 8, 10, 12, 16])[0] ?? 1,
     timeUnit: "1s",
-    preAllocatedVUs: 8,
+    preAllocatedVUs: Math.min(32, MAX_VUS),
     maxVUs: MAX_VUS,
     stages: steps(envNumbers("KNEE_RATES", [2, 4, 6, 8, 10, 12, 16]), envInt("KNEE_HOLD", 20)),
   },
