@@ -1,14 +1,17 @@
 /**
- * `npm run loadtest`: the full run on this machine, about 8 minutes of load plus start-up. It starts
- * `gatehouse dev` (its own process, CPU-profiled with node --cpu-prof), then runs the three scenario
- * scripts on the test harness with PROFILE=knee — the agents' snippet rate stepped through KNEE_RATES,
- * the number of approvers through KNEE_APPROVERS, held web sessions through KNEE_SESSIONS, each level
- * held LOADTEST_HOLD_S seconds after a 10 s warm-up at the first level — and reports per level the SLO figures from the samples of its hold,
- * next to each process's CPU (from /proc). Sustained = the highest level meeting every SLO before the
- * first level that breaks one (the knee). The service that saturates first: the busiest process at
- * the knee, and inside `gatehouse dev` (one Node process for every service) the split of its main
- * thread's CPU profile, while the scenarios ran, by service (the profiler's own cost, about 1% of a
- * core at a 10 ms interval, is in the figures). Writes bench-results/loadtest.json; docs/slo.md records a run.
+ * `npm run loadtest`: the full run on this machine, about 10 minutes. It starts `gatehouse dev` (its
+ * own process, CPU-profiled with node --cpu-prof), then runs the three scenario scripts on the test
+ * harness with PROFILE=knee — the number of approvers stepped through KNEE_APPROVERS, held web
+ * sessions through KNEE_SESSIONS, then the agents' snippet rate through KNEE_RATES (last: they leave
+ * the most work behind) — waiting before each phase until the services are idle again. Each level is
+ * held LOADTEST_HOLD_S seconds, after a 10 s warm-up at the first level; the report gives each level's
+ * SLO figures from the samples of its hold, next to each process's CPU (from /proc). Sustained = the
+ * highest level meeting every SLO before the first level that breaks one (the knee). The service that
+ * saturates first: the busiest process at the knee, and inside `gatehouse dev` (one Node process for
+ * every service) the split of its main thread's CPU profile while the scenarios ran, by service (the
+ * profiler's own cost, about 1% of a core at a 10 ms interval, is in the figures). Also measures the
+ * observation append directly (the scenarios cannot see it). Writes bench-results/loadtest.json (and
+ * the samples and profile under bench-results/loadtest-samples/); docs/slo.md records a run.
  *
  * Env: KNEE_RATES (2,4,6,8,10,12,16 snippets/s), KNEE_APPROVERS (1,2,4,6,8), KNEE_SESSIONS (20,40,80),
  * LOADTEST_HOLD_S (25), AGENT_WORKSPACES (8).
@@ -125,38 +128,7 @@ async function main() {
   const report: Record<string, unknown> = {};
   const loadFrom = Date.now();
   try {
-    // Agents: snippets per second.
-    const agents = await phase(
-      "agents.js",
-      {
-        ...agentsOwnInbox,
-        KNEE_RATES: RATES.join(","),
-        AGENT_WORKSPACES: process.env.AGENT_WORKSPACES ?? "8",
-        AGENT_MAX_VUS: "64",
-      },
-      RATES,
-      "agents",
-    );
-    report.agents = levelsOf(agents, sampler, (pts, w) => {
-      const d = valuesIn(pts, "execute_code_duration", w);
-      const f = {
-        offeredPerS: w.level,
-        donePerS: r1(d.length / HOLD_S),
-        p50: r1(percentile(d, 50)),
-        p95: r1(percentile(d, 95)),
-        p99: r1(percentile(d, 99)),
-        okRate: r1(100 * rate(valuesIn(pts, "execute_code_ok", w))),
-        dropped: valuesIn(pts, "dropped_iterations", w).length,
-      };
-      const broken = [
-        ...(f.p99 > SLO.executeCodeP99 ? [`execute_code p99 ${f.p99} ms > ${SLO.executeCodeP99}`] : []),
-        ...(!(f.okRate >= 99) ? [`execute_code ok ${f.okRate}% < 99%`] : []),
-        ...(f.dropped > 0.01 * w.level * HOLD_S
-          ? [`${f.dropped} snippets dropped (more than 1%: no free VU)`]
-          : []),
-      ];
-      return { f, broken };
-    });
+    report.settledBeforeApproversMs = await settle(sampler);
     // Approvers: people deciding at once.
     const approvers = await phase(
       "approvers.js",
@@ -190,6 +162,7 @@ async function main() {
       ];
       return { f, broken };
     });
+    report.settledBeforeWebMs = await settle(sampler);
     // Web sessions: streams held at once.
     const web = await phase("web-sessions.js", { KNEE_SESSIONS: SESSIONS.join(",") }, SESSIONS, "sessions");
     report.webSessions = levelsOf(web, sampler, (pts, w) => {
@@ -219,6 +192,39 @@ async function main() {
           : []),
         ...(f.streamsEnded > 0 && !(f.sseHeldRate >= 99) ? [`streams held ${f.sseHeldRate}% < 99%`] : []),
         ...(f.apiFailedRate >= 1 ? [`API failures ${f.apiFailedRate}%`] : []),
+      ];
+      return { f, broken };
+    });
+    report.settledBeforeAgentsMs = await settle(sampler);
+    // Agents: snippets per second.
+    const agents = await phase(
+      "agents.js",
+      {
+        ...agentsOwnInbox,
+        KNEE_RATES: RATES.join(","),
+        AGENT_WORKSPACES: process.env.AGENT_WORKSPACES ?? "8",
+        AGENT_MAX_VUS: "64",
+      },
+      RATES,
+      "agents",
+    );
+    report.agents = levelsOf(agents, sampler, (pts, w) => {
+      const d = valuesIn(pts, "execute_code_duration", w);
+      const f = {
+        offeredPerS: w.level,
+        donePerS: r1(d.length / HOLD_S),
+        p50: r1(percentile(d, 50)),
+        p95: r1(percentile(d, 95)),
+        p99: r1(percentile(d, 99)),
+        okRate: r1(100 * rate(valuesIn(pts, "execute_code_ok", w))),
+        dropped: valuesIn(pts, "dropped_iterations", w).length,
+      };
+      const broken = [
+        ...(f.p99 > SLO.executeCodeP99 ? [`execute_code p99 ${f.p99} ms > ${SLO.executeCodeP99}`] : []),
+        ...(!(f.okRate >= 99) ? [`execute_code ok ${f.okRate}% < 99%`] : []),
+        ...(f.dropped > 0.01 * w.level * HOLD_S
+          ? [`${f.dropped} snippets dropped (more than 1%: no free VU)`]
+          : []),
       ];
       return { f, broken };
     });
@@ -254,6 +260,26 @@ async function main() {
   writeFileSync(join(outDir, "loadtest.json"), `${JSON.stringify(result, null, 2)}\n`);
   printReport(result as unknown as Record<string, unknown>);
   log(`written ${join(outDir, "loadtest.json")}`);
+}
+
+/**
+ * Waits until the previous phase's after-effects are over — the Gatehouse processes (gatehouse dev, the
+ * Temporal dev server, the sandboxes) together below 20% of a core for 3 s in a row — at most 90 s;
+ * returns how long it waited (ms).
+ */
+async function settle(sampler: CpuSampler): Promise<number> {
+  const began = Date.now();
+  log("waiting for the previous phase's work to settle");
+  while (Date.now() - began < 90_000) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const last = sampler.points.slice(-3);
+    const busy = (p: (typeof last)[number]) =>
+      Object.entries(p.processes)
+        .filter(([k]) => k !== "test harness")
+        .reduce((sum, [, v]) => sum + v, 0);
+    if (last.length === 3 && last.every((p) => busy(p) < 20)) break;
+  }
+  return Date.now() - began;
 }
 
 /** Figures per level, then the sustained level, the knee and the busiest process at the knee. */
