@@ -66,7 +66,7 @@ interface Level {
   figures: Record<string, number>;
   /** Which objectives this level broke (empty: met them all). */
   broken: string[];
-  cpu: { processes: Record<string, number>; devThreads: Record<string, number> };
+  cpu: { processes: Record<string, number>; devThreads: Record<string, number>; load1: number };
 }
 
 async function main() {
@@ -244,6 +244,7 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
   }
   const result = {
+    startedAt: new Date(loadFrom).toISOString(),
     at: new Date().toISOString(),
     commit: gitCommit(),
     machine: {
@@ -372,7 +373,7 @@ function printReport(r: Record<string, unknown>) {
         .map(([k, v]) => `${k} ${v}%`)
         .join(", ");
       console.log(
-        `  ${l.broken.length ? "✗" : "✓"} ${JSON.stringify(l.figures)}  cpu: ${cpu}  dev threads: ${JSON.stringify(l.cpu.devThreads)}`,
+        `  ${l.broken.length ? "✗" : "✓"} ${JSON.stringify(l.figures)}  load ${l.cpu.load1}  cpu: ${cpu}  dev threads: ${JSON.stringify(l.cpu.devThreads)}`,
       );
     }
     console.log(`  busiest process at the knee: ${JSON.stringify(p.busiestAtKnee)}`);

@@ -5,6 +5,7 @@
  * the gVisor sandboxes — plus the harness's own processes, which share the same 2 cores. Linux only.
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -72,6 +73,8 @@ function descendants(root: number, rootGroup: string): [number, string][] {
 /** One second's CPU use by group, in % of one core (100 = one core busy). */
 export interface CpuPoint {
   time: number;
+  /** The machine's 1-minute load average then (every process, ours and others'). */
+  load1: number;
   processes: Record<string, number>;
   devThreads: Record<string, number>;
 }
@@ -136,15 +139,18 @@ export class CpuSampler {
     }
     this.last = new Map([...now].map(([k, v]) => [k, v.ticks]));
     this.lastAt = at;
-    this.points.push({ time: at, processes, devThreads });
+    this.points.push({ time: at, load1: loadavg()[0] ?? 0, processes, devThreads });
   }
 
   stop(): void {
     clearInterval(this.timer);
   }
 
-  /** Mean CPU % per group over [from, to) (epoch ms). */
-  mean(from: number, to: number): { processes: Record<string, number>; devThreads: Record<string, number> } {
+  /** Mean CPU % per group over [from, to) (epoch ms), and the mean 1-minute load average. */
+  mean(
+    from: number,
+    to: number,
+  ): { processes: Record<string, number>; devThreads: Record<string, number>; load1: number } {
     const inWindow = this.points.filter((p) => p.time >= from && p.time < to);
     const avg = (pick: (p: CpuPoint) => Record<string, number>) => {
       const sum: Record<string, number> = {};
@@ -153,6 +159,11 @@ export class CpuSampler {
         Object.entries(sum).map(([k, v]) => [k, Math.round(v / Math.max(1, inWindow.length))]),
       );
     };
-    return { processes: avg((p) => p.processes), devThreads: avg((p) => p.devThreads) };
+    const load1 = inWindow.reduce((sum, p) => sum + p.load1, 0) / Math.max(1, inWindow.length);
+    return {
+      processes: avg((p) => p.processes),
+      devThreads: avg((p) => p.devThreads),
+      load1: Math.round(load1 * 10) / 10,
+    };
   }
 }
