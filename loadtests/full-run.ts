@@ -23,6 +23,7 @@ import { join, resolve } from "node:path";
 import { CpuSampler } from "./full-run/cpu-sampler.ts";
 import { observationAppendMs } from "./full-run/observation-append.ts";
 import { attributeProfile } from "./full-run/profile.ts";
+import { phaseMarkdown } from "./full-run/report-markdown.ts";
 import {
   holds,
   type Point,
@@ -259,8 +260,12 @@ async function main() {
     ...report,
   };
   writeFileSync(join(outDir, "loadtest.json"), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(
+    join(outDir, "loadtest.md"),
+    `${["approvers", "webSessions", "agents"].map((k) => phaseMarkdown(k, (result as Record<string, unknown>)[k] as Parameters<typeof phaseMarkdown>[1])).join("\n\n")}\n`,
+  );
   printReport(result as unknown as Record<string, unknown>);
-  log(`written ${join(outDir, "loadtest.json")}`);
+  log(`written ${join(outDir, "loadtest.json")} and loadtest.md (the per-level tables)`);
 }
 
 /**
