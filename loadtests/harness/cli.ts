@@ -12,6 +12,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { HarnessConfigError, ScriptError } from "./controller/errors.ts";
 import { runScript } from "./controller/run.ts";
 
@@ -84,4 +85,5 @@ async function main(): Promise<number> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) main().then((code) => process.exit(code));
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  main().then((code) => process.exit(code));
