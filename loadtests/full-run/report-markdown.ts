@@ -41,9 +41,9 @@ const COLUMNS: Record<string, Column[]> = {
   approvers: [
     ["approvers", (l) => l.figures.approvers ?? ""],
     ["batches/s", (l) => l.figures.batchesPerS ?? ""],
-    ["inbox p95", (l) => l.figures.inboxP95 ?? ""],
-    ["detail p95", (l) => l.figures.detailP95 ?? ""],
-    ["approve-batch p95", (l) => l.figures.approveBatchP95 ?? ""],
+    ["inbox p95 ms", (l) => l.figures.inboxP95 ?? ""],
+    ["detail p95 ms", (l) => l.figures.detailP95 ?? ""],
+    ["approve-batch p95 ms", (l) => l.figures.approveBatchP95 ?? ""],
     [
       "approve → applied p50 / p99 (n)",
       (l) =>
