@@ -73,6 +73,7 @@ export async function startHarness(
         code,
         caller: { kind: "agent", id: "chat-1" },
         limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       });
     },
     memoryState() {

@@ -138,3 +138,6 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     },
   };
 }
+
+export * from "./agent/worker.ts";
+export * from "./agent-workflows/contract.ts";
