@@ -52,17 +52,15 @@ async function recorded(
   store: EventStore,
   workspaceId: string,
   executionId: string,
-): Promise<{ revision: number; started: boolean; result: ExecuteResult | undefined }> {
+): Promise<{ revision: number; started: string; result: ExecuteResult | undefined }> {
   const events = await store.readStream(streamOf(workspaceId));
-  let started = false;
+  let started = "";
   let result: ExecuteResult | undefined;
   for (const e of events) {
-    if (
-      e.type === "CodeExecutionStarted" &&
-      CodeExecutionStarted.fromJSON(e.data).executionId === executionId
-    )
-      started = true;
-    else if (e.type === "CodeExecuted") {
+    if (e.type === "CodeExecutionStarted") {
+      const s = CodeExecutionStarted.fromJSON(e.data);
+      if (s.executionId === executionId) started = s.codeSha256;
+    } else if (e.type === "CodeExecuted") {
       const c = CodeExecuted.fromJSON(e.data);
       if (c.executionId === executionId && c.resultJson)
         result = ExecuteResult.fromJSON(JSON.parse(c.resultJson));
@@ -73,9 +71,11 @@ async function recorded(
 
 /**
  * Runs `run` once for (workspace, execution id): joins a run in progress here, returns a recorded
- * result, or claims the id (CodeExecutionStarted) and runs it.
+ * result, or claims the id (CodeExecutionStarted, appended at the revision read) and runs it. A call
+ * arriving while this kernel claims or runs the id joins that promise at once, so it never reads a
+ * half-made claim as a stale one.
  */
-export async function runOnce(
+export function runOnce(
   store: EventStore,
   workspaceId: string,
   executionId: string,
@@ -86,10 +86,32 @@ export async function runOnce(
   const key = `${workspaceId}\u0000${executionId}`;
   const running = inFlight.get(key);
   if (running) return running;
+  const promise = claimAndRun(store, workspaceId, executionId, code, actor, run).finally(() =>
+    inFlight.delete(key),
+  );
+  inFlight.set(key, promise);
+  return promise;
+}
+
+async function claimAndRun(
+  store: EventStore,
+  workspaceId: string,
+  executionId: string,
+  code: string,
+  actor: string,
+  run: () => Promise<ExecuteResult>,
+): Promise<ExecuteResult> {
+  const sha = createHash("sha256").update(code).digest("hex");
   for (let attempt = 0; ; attempt++) {
     const seen = await recorded(store, workspaceId, executionId);
+    if (seen.started && seen.started !== sha)
+      throw new InvalidArgument(
+        `execution_id ${executionId} was used for other code in this workspace; an id names one snippet run — use a new id for new code`,
+      );
     if (seen.result) return seen.result;
-    if (seen.started) return inFlight.get(key) ?? unknownOutcome(executionId);
+    // Claimed and not finished, and not by a run of this kernel (that one was joined above): the
+    // kernel that claimed it stopped, or another kernel runs it now. Either way, never a second run.
+    if (seen.started) return unknownOutcome(executionId);
     try {
       await store.append(
         streamOf(workspaceId),
@@ -98,7 +120,7 @@ export async function runOnce(
             type: "CodeExecutionStarted",
             data: CodeExecutionStarted.toJSON({
               executionId,
-              codeSha256: createHash("sha256").update(code).digest("hex"),
+              codeSha256: sha,
             }),
             metadata: { actor },
           },
@@ -107,12 +129,9 @@ export async function runOnce(
       );
       break;
     } catch (err) {
+      // Another append landed first (any event of the workspace): read again and decide again.
       if (!(err instanceof WrongExpectedRevision) || attempt >= 20) throw err;
-      const joined = inFlight.get(key);
-      if (joined) return joined;
     }
   }
-  const promise = run().finally(() => inFlight.delete(key));
-  inFlight.set(key, promise);
-  return promise;
+  return run();
 }
