@@ -42,7 +42,7 @@ export async function startHarness(
   registry?: (dir: string) => RegistryConfig,
   extra: Pick<
     DevStackOptions,
-    "gitRemotes" | "postgresRegistry" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc"
+    "gitRemotes" | "postgresRegistry" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc" | "agent"
   > = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));

@@ -25,6 +25,8 @@ const records = proxyActivities<AgentActivities>({
 const runs = proxyActivities<AgentActivities>({
   // The snippet's wall time is at most 5 minutes; the kernel joins or answers a repeat of the same id.
   startToCloseTimeout: "7m",
+  // The activity heartbeats while the kernel runs the snippet: a dead worker is seen within 15 s.
+  heartbeatTimeout: "15s",
   retry: { initialInterval: "1s", backoffCoefficient: 2, maximumInterval: "30s", maximumAttempts: 20 },
 });
 const waits = proxyActivities<AgentActivities>({
@@ -67,6 +69,7 @@ export async function agentTurn(input: AgentTurnInput): Promise<string> {
   };
   const model = proxyActivities<AgentActivities>({
     startToCloseTimeout: "5m",
+    heartbeatTimeout: "15s",
     retry: {
       initialInterval: "1s",
       backoffCoefficient: 2,

@@ -21,6 +21,7 @@ import { generateText, jsonSchema, tool } from "ai";
 import type { Logger } from "pino";
 import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
 import { appendChat, readChats } from "./chat-appends.ts";
+import { heartbeating } from "./heartbeat.ts";
 import { conversation, type Decisions } from "./messages.ts";
 import { EXECUTE_CODE, executeCodeToolDescription, systemPrompt } from "./prompt.ts";
 import { checkToolCall } from "./tool-call.ts";
@@ -99,37 +100,39 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
       }
       const described = await callUnary(kernel, kernel.describeBindings, { workspaceId });
       const started = Date.now();
-      const result = await generateText({
-        model: ready.model,
-        system: systemPrompt(described.envDts, described.bindings.length),
-        messages: conversation(chat, decisionsOf(events)),
-        tools: {
-          [EXECUTE_CODE]: tool({
-            description: executeCodeToolDescription(described.envDts, described.bindings.length),
-            inputSchema: jsonSchema({
-              type: "object",
-              properties: {
-                code: { type: "string", description: "export default async (env) => { ... }" },
-              },
-              required: ["code"],
+      const result = await heartbeating(
+        generateText({
+          model: ready.model,
+          system: systemPrompt(described.envDts, described.bindings.length),
+          messages: conversation(chat, decisionsOf(events)),
+          tools: {
+            [EXECUTE_CODE]: tool({
+              description: executeCodeToolDescription(described.envDts, described.bindings.length),
+              inputSchema: jsonSchema({
+                type: "object",
+                properties: {
+                  code: { type: "string", description: "export default async (env) => { ... }" },
+                },
+                required: ["code"],
+              }),
             }),
-          }),
-        },
-        maxRetries: 0,
-        abortSignal: Context.current().cancellationSignal,
-      }).catch((err: unknown) => {
-        const f = providerFailure(err, ready.secret);
-        logger.warn({
-          event: "model_call_failed",
-          workspaceId,
-          turnId,
-          step,
-          status: f.status,
-          retryable: f.retryable,
-        });
-        if (f.retryable) throw ApplicationFailure.retryable(f.message, "ProviderRetryable");
-        throw ApplicationFailure.nonRetryable(f.message, "ProviderError");
-      });
+          },
+          maxRetries: 0,
+          abortSignal: Context.current().cancellationSignal,
+        }).catch((err: unknown) => {
+          const f = providerFailure(err, ready.secret);
+          logger.warn({
+            event: "model_call_failed",
+            workspaceId,
+            turnId,
+            step,
+            status: f.status,
+            retryable: f.retryable,
+          });
+          if (f.retryable) throw ApplicationFailure.retryable(f.message, "ProviderRetryable");
+          throw ApplicationFailure.nonRetryable(f.message, "ProviderError");
+        }),
+      );
       logger.info({ event: "model_step", workspaceId, turnId, step, ms: Date.now() - started });
       const inputTokens = result.usage.inputTokens ?? 0;
       const outputTokens = result.usage.outputTokens ?? 0;
@@ -200,17 +203,19 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
         };
       const { code } = checkToolCall(call.toolName, call.argumentsJson);
       // The same execution id on every attempt: the kernel runs the snippet at most once.
-      const result = await callUnary(
-        kernel,
-        kernel.executeCode,
-        {
-          workspaceId,
-          code,
-          caller: { kind: "agent", id: chatId },
-          limits: { wallTimeMs: SNIPPET_WALL_MS, heapMb: 0, outputBytes: 0 },
-          executionId: call.executionId,
-        },
-        SNIPPET_WALL_MS + 60_000,
+      const result = await heartbeating(
+        callUnary(
+          kernel,
+          kernel.executeCode,
+          {
+            workspaceId,
+            code,
+            caller: { kind: "agent", id: chatId },
+            limits: { wallTimeMs: SNIPPET_WALL_MS, heapMb: 0, outputBytes: 0 },
+            executionId: call.executionId,
+          },
+          SNIPPET_WALL_MS + 60_000,
+        ),
       );
       const awaited = result.submitted.filter((a) => a.awaited).map((a) => a.actionId);
       await appendChat(store, workspaceId, chatId, [

@@ -26,7 +26,8 @@ export async function readChats(
 }
 
 /**
- * Decides and appends `commands` for chat `chatId` (caller {agent, chatId}).
+ * Decides and appends `commands` for chat `chatId`, as `by` (default: the agent, caller {agent, chatId};
+ * a person's message: `{ actor: "user:<subject>", caller: { kind: "user", id: "<subject>" } }`).
  * @throws a ChatError from the decider; the store's error after 10 conflicts.
  */
 export async function appendChat(
@@ -34,6 +35,7 @@ export async function appendChat(
   workspaceId: string,
   chatId: string,
   commands: ChatCommand[],
+  by?: { actor: string; caller: { kind: string; id: string } },
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     const { events, chats } = await readChats(store, workspaceId);
@@ -59,7 +61,7 @@ export async function appendChat(
         planned.map((e) => ({
           type: e.type,
           data: encodeChatEventData(e),
-          metadata: { actor: AGENT_ACTOR, caller: { kind: "agent", id: chatId } },
+          metadata: by ?? { actor: AGENT_ACTOR, caller: { kind: "agent", id: chatId } },
         })),
         revision,
       );
