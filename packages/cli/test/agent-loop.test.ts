@@ -8,13 +8,15 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { after, before, describe, test } from "node:test";
+import { join } from "node:path";
+import { after, before, beforeEach, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import { waitUntil } from "@gatehouse/service-kit";
 import { type AgentChats, AgentOff, agentChats, startAgent } from "@gatehouse/worker";
-import { DEV_OWNER, type Harness, startHarness } from "./harness.ts";
+import { git, makeBareRepo } from "./git-repo.ts";
+import { DEV_OWNER, type Harness, startHarness, unary } from "./harness.ts";
 
 const MAX_STEPS = 5;
 let fake: FakeOpenAiServer;
@@ -54,8 +56,9 @@ async function turn(
   text: string,
   chats: AgentChats = h.stack.agent,
   onRunning?: (ws: string) => Promise<void>,
+  urls: string[] = ["mcp://memory"],
 ) {
-  const ws = await h.workspace("mcp://memory");
+  const ws = await h.workspace(...urls);
   const chatId = `chat-${++n}`;
   const turnId = `turn-${n}`;
   await chats.startChat({ workspaceId: ws, chatId, person: DEV_OWNER });
@@ -71,70 +74,127 @@ async function turn(
 
 const of = (events: Ev[], type: string) => events.filter((e) => e.type === type);
 
+// Each test scripts its own answers: drop what an earlier failed test left unanswered.
+beforeEach(() => {
+  fake?.clear();
+});
+
 /** The text of every message the fake received in request `i`. */
 function sent(i: number): string {
   return JSON.stringify(fake.requests[i]?.body.messages ?? []);
 }
 
 describe("the agent loop through the real stack with a FAKE model", () => {
-  test("a turn reads, writes (simulated: the turn goes on), throws (the error and its line go back), then answers", async () => {
+  test("a turn reads, writes (simulated: it goes on; awaited: it waits for a person, then resumes), throws (the error and its line go back), then answers", async () => {
+    const bare = makeBareRepo(h.dir, join(h.dir, "repos", "agent-loop.git"), { "docs/readme.md": "hello\n" });
     const first = fake.requests.length;
     fake.push(
       {
         kind: "tool_calls",
-        calls: [run(`export default async (env: any) => (await env.MEMORY.read_graph({})).content.length;`)],
+        calls: [
+          run(`export default async (env: any) => ({
+  entities: (await env.MEMORY.read_graph({})).content.length,
+  readme: await env.REPO.readFile({ path: "docs/readme.md" }),
+});`),
+        ],
       },
       {
         kind: "tool_calls",
         calls: [
           run(`export default async (env: any) =>
-  env.MEMORY.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["y"] }] });`),
+  (await env.REPO.commit({ branch: "main", message: "notes", changes: [{ path: "docs/notes.md", content: "n\\n" }] })).id;`),
+        ],
+      },
+      {
+        kind: "tool_calls",
+        calls: [
+          run(`export default async (env: any) =>
+  (await env.MEMORY.create_entities({ entities: [{ name: "Grace", entityType: "person", observations: ["y"] }] })).actionId;`),
         ],
       },
       {
         kind: "tool_calls",
         calls: [run(`export default async () => {\n  const x = 1;\n  throw new Error("boom at three");\n};`)],
       },
-      { kind: "text", text: "Read the graph, queued Grace for approval; the last snippet failed." },
+      {
+        kind: "text",
+        text: "Read both, committed notes (simulated), Grace was approved; the last snippet failed.",
+      },
     );
-    const t = await turn("Look at the memory graph and add Grace.");
+    let waited = false;
+    const t = await turn(
+      "Look at the memory graph and the repo, add notes and Grace.",
+      h.stack.agent,
+      async (ws) => {
+        // The awaited write suspends the turn: nothing more happens until a person decides.
+        const submitted = await waitUntil(
+          "the awaited write",
+          async () =>
+            (await stream(ws)).find((e) => e.type === "ActionSubmitted" && e.data.binding === "MEMORY"),
+          { timeoutMs: 240_000 },
+        );
+        const suspended: Ev = await waitUntil(
+          "the turn's tool result naming the awaited write",
+          async () =>
+            of(await stream(ws), "ChatToolResult").find(
+              (e) => ((e.data.awaitedActionIds as unknown[]) ?? []).length > 0,
+            ),
+          { timeoutMs: 240_000 },
+        );
+        const [actionId] = suspended.data.awaitedActionIds as Array<number | string>;
+        assert.equal(fake.requests.length - first, 3, "no model call while the turn waits");
+        assert.ok(!h.memoryState().some((l) => l.includes('"Grace"')), "the write waits for a person");
+        waited = true;
+        await unary(h.decisions, h.decisions.approve, {
+          workspaceId: ws,
+          actionId: Number(actionId),
+          decidedBy: "user:dev-approver",
+          includeDependencies: false,
+        });
+      },
+      ["mcp://memory", `git+file://${bare}`],
+    );
+    assert.ok(waited);
     assert.equal(t.ended.reason, "done", JSON.stringify(t.ended));
-    assert.equal(t.ended.steps, 4);
+    assert.equal(t.ended.steps, 5);
     assert.equal(fake.remaining(), 0);
-    assert.equal(fake.requests.length - first, 4);
+    assert.equal(fake.requests.length - first, 5);
 
     // The stream, in order: the person's message and turn, then per step the model's answer, its
     // tool call, what the execution recorded, and the call's result.
     const types = t.events.map((e) => e.type).filter((x) => x !== "CodeExecutionStarted");
     const from = types.indexOf("ChatUserMessage");
-    assert.deepEqual(types.slice(from, from + 7), [
+    assert.deepEqual(types.slice(from, from + 4), [
       "ChatUserMessage",
       "ChatTurnStarted",
       "ChatModelMessage",
       "ChatToolCalled",
-      "ObservationRecorded",
-      "CodeExecuted",
-      "ChatToolResult",
     ]);
     assert.equal(types.at(-1), "ChatTurnEnded");
     const results = of(t.events, "ChatToolResult").map((e) => e.data);
-    assert.equal(results.length, 3);
+    assert.equal(results.length, 4);
     assert.equal(results[0]?.ok, true);
-    // The simulated write: an action pending for people, the snippet and the turn went on.
-    const submitted = of(t.events, "ActionSubmitted");
-    assert.equal(submitted.length, 1);
+    assert.match(String(results[0]?.text), /hello/);
+    // The simulated write: provisional id, no wait, the repository untouched.
     assert.equal(results[1]?.ok, true);
+    assert.match(String(results[1]?.text), /~1/);
     assert.deepEqual(results[1]?.awaitedActionIds ?? [], []);
-    assert.ok(!h.memoryState().some((l) => l.includes('"Grace"')), "the write waits for a person");
+    assert.equal(git(bare, "log", "--format=%s", "main"), "initial");
+    // The awaited write: applied once after the approval, and the model was told so.
+    assert.equal(h.memoryState().filter((l) => l.includes('"Grace"')).length, 1);
+    assert.match(sent(first + 3), /approved every awaited write/);
     // The throw: the result says so with its line, and the next request carries it to the model.
-    assert.equal(results[2]?.ok, false);
-    assert.match(String(results[2]?.text), /boom at three/);
-    assert.match(String(results[2]?.text), /line 3/);
-    assert.match(sent(first + 3), /boom at three/);
-    assert.match(sent(first + 3), /line 3/);
+    assert.equal(results[3]?.ok, false);
+    assert.match(String(results[3]?.text), /boom at three/);
+    assert.match(String(results[3]?.text), /line 3/);
+    assert.match(sent(first + 4), /boom at three/);
     // Each call's execution id is <turn>.<step>.<n>, and each ran once.
     const executed = of(t.events, "CodeExecuted").map((e) => e.data.executionId);
-    assert.deepEqual(executed, [`${t.turnId}.1.0`, `${t.turnId}.2.0`, `${t.turnId}.3.0`]);
+    assert.deepEqual(
+      executed,
+      [1, 2, 3, 4].map((s) => `${t.turnId}.${s}.0`),
+    );
+    assert.equal(of(t.events, "CodeExecutionStarted").length, 4);
     // The system prompt carries the workspace's env declaration.
     assert.match(JSON.stringify(fake.requests[first]?.body.messages?.[0]), /MEMORY/);
   });

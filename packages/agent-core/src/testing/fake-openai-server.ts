@@ -53,6 +53,8 @@ export interface FakeOpenAiServer {
   push(...cues: FakeCue[]): void;
   /** Cues not yet answered. */
   remaining(): number;
+  /** Drops the cues not yet answered (a test's leftovers), returning how many. */
+  clear(): number;
   close(): Promise<void>;
 }
 
@@ -220,6 +222,11 @@ export async function startFakeOpenAiServer(script: FakeCue[] = []): Promise<Fak
     requests,
     push: (...more) => void cues.push(...more),
     remaining: () => cues.length - next,
+    clear: () => {
+      const dropped = cues.length - next;
+      cues.length = next;
+      return dropped;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -15,6 +15,7 @@ import { executeResultText } from "@gatehouse/agent-mcp";
 import type { EventStore } from "@gatehouse/event-store";
 import { type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
+import { status } from "@grpc/grpc-js";
 import { Context } from "@temporalio/activity";
 import { ApplicationFailure } from "@temporalio/common";
 import { generateText, jsonSchema, tool } from "ai";
@@ -245,13 +246,18 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
       const ctx = Context.current();
       for (;;) {
         ctx.heartbeat();
+        // The kernel answers shortly before the call's deadline; on a busy machine the answer may
+        // come too late: that is "still waiting", not a failure.
         const turn = await callUnary(
           kernel,
           kernel.getTurn,
           { workspaceId, turnId: kernelTurnId, wait: true },
           20_000,
-        );
-        if (turn.state === "resumed" || turn.state === "completed")
+        ).catch((err: { code?: number }) => {
+          if (err.code === status.DEADLINE_EXCEEDED) return undefined;
+          throw err;
+        });
+        if (turn && (turn.state === "resumed" || turn.state === "completed"))
           return { state: turn.state, reason: turn.reason };
         if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
       }
