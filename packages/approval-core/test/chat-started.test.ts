@@ -12,7 +12,7 @@ type Ev = Parameters<typeof stored>[0];
 
 const chatStarted = (chatId: string, startedBy: string): Ev => ({
   type: "ChatStarted",
-  data: { chatId, startedBy, surface: "mcp-http" },
+  data: { chatId, startedBy, surface: "mcp-http", model: "" },
 });
 
 /** The events as stream revisions 0..n-1, each with its caller ([kind, id]). */

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type AgentConfig, agentConfigFromEnv } from "@gatehouse/agent-core/providers";
 import { readModelUrlFor, startApprovalService } from "@gatehouse/approval";
 import { type EventStore, openEventStore } from "@gatehouse/event-store";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse/gatekeeper-git";
@@ -18,7 +19,7 @@ import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gateh
 import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
-import { parseApplyMax, startLifecycleWorker } from "@gatehouse/worker";
+import { type AgentChats, parseApplyMax, startAgent, startLifecycleWorker } from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
 import { stringify } from "yaml";
 
@@ -84,6 +85,14 @@ export interface DevStackOptions {
    * least 32 bytes; default: random per start). Given by benchmarks that call ApprovalQueue directly.
    */
   callerTokenSecret?: string;
+  /**
+   * The built-in agent's configuration (default: from the AGENT_* variables, `agentConfigFromEnv`).
+   * Naming a model: the agent worker runs in-process; none: the agent is off and chat calls say
+   * which variables to set.
+   */
+  agent?: AgentConfig;
+  /** The agent's task queue (default gatehouse-agent). */
+  agentTaskQueue?: string;
   logger?: Logger;
 }
 
@@ -107,6 +116,8 @@ export interface DevStack {
   kernelMetrics: RunningKernel["metrics"];
   /** The sandbox mode actually in use ("gvisor" or "none"). */
   sandboxMode: string;
+  /** The built-in agent's chat operations (`agent.enabled` false: each call throws AgentOff). */
+  agent: AgentChats;
   close(): Promise<void>;
 }
 
@@ -152,6 +163,7 @@ export const DEV_UNCONFIGURED_HINTS: Readonly<Record<string, string>> = {
  */
 export async function startDevStack(options: DevStackOptions): Promise<DevStack> {
   const applyMaxMs = options.applyMaxMs ?? applyMaxFromEnv(); // before anything starts
+  const agentConfig = options.agent ?? agentConfigFromEnv(process.env); // AgentConfigError names the variable
   const dataDir = resolve(options.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const logger = options.logger ?? pino({ level: "warn" });
@@ -279,6 +291,15 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       logger,
     });
     closers.push(() => kernel.close());
+    const agent = await startAgent({
+      store,
+      temporal,
+      kernelAddress: `${host}:${kernel.port}`,
+      config: agentConfig,
+      ...(options.agentTaskQueue ? { taskQueue: options.agentTaskQueue } : {}),
+      logger,
+    });
+    closers.push(() => agent.close());
     const devTokens = devTokensOf(dataDir);
     const gateway = await startGateway({
       approvalAddress: `${host}:${approvalPort}`,
@@ -308,6 +329,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       store,
       kernelMetrics: kernel.metrics,
       sandboxMode: runner.mode,
+      agent: agent.chats,
       async close() {
         for (const close of closers.reverse()) await close().catch(() => {});
         await store.close();

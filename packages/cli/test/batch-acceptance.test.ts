@@ -124,6 +124,7 @@ test("a batch across 3 bindings applies each binding's writes in submission orde
         code: snippet(bounds[k] as number, bounds[k + 1] as number, p),
         caller: { kind: "agent", id: "chat-batch" },
         limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       },
       310_000,
     );

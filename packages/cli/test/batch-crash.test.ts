@@ -79,6 +79,7 @@ test("the approval service and the worker killed mid-batch and restarted: the ba
         code: snippet(from, Math.min(N, from + CHUNK)),
         caller: { kind: "agent", id: "chat-crash" },
         limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       },
       310_000,
     );

@@ -154,6 +154,7 @@ test("kill -9 of gatehouse dev takes its children with it; the next start remove
       code: "export default async (env: any) => (await env.MEMORY.read_graph({})).content.length",
       caller: { kind: "user", id: "t" },
       limits: { wallTimeMs: 60_000, heapMb: 0, outputBytes: 0 },
+      executionId: "",
     },
     180_000,
   );

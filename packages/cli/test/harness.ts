@@ -42,7 +42,7 @@ export async function startHarness(
   registry?: (dir: string) => RegistryConfig,
   extra: Pick<
     DevStackOptions,
-    "gitRemotes" | "postgresRegistry" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc"
+    "gitRemotes" | "postgresRegistry" | "natsUrl" | "sandbox" | "maxFrameBytes" | "oidc" | "agent"
   > = {},
 ): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-e2e-"));
@@ -73,6 +73,7 @@ export async function startHarness(
         code,
         caller: { kind: "agent", id: "chat-1" },
         limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       });
     },
     memoryState() {

@@ -100,6 +100,7 @@ async function agentWrites(name: string): Promise<number> {
       code: `export default async (env: any) => env.MEMORY.create_entities({ entities: [{ name: ${JSON.stringify(name)}, entityType: "test", observations: [] }] });`,
       caller: { kind: "agent", id: "chat-two-gateways" },
       limits: { wallTimeMs: 120_000, heapMb: 0, outputBytes: 0 },
+      executionId: "",
     },
     DEADLINE_MS,
   );

@@ -83,7 +83,10 @@ function workspaceEvents(
       });
     } else if (revision === Math.floor(perWorkspace / 2)) {
       out.push({
-        e: { type: "ChatStarted", data: { chatId: caller.id, startedBy: "user:a", surface: "mcp-http" } },
+        e: {
+          type: "ChatStarted",
+          data: { chatId: caller.id, startedBy: "user:a", surface: "mcp-http", model: "" },
+        },
       });
     } else {
       const dependsOn = actions.length > 0 && k === 1 ? [actions[actions.length - 1] as number] : [];

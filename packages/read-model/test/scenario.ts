@@ -234,7 +234,7 @@ export async function buildWorkspace(
       started.add(id);
       const e = planned(
         "ChatStarted",
-        { chatId: id, startedBy: `user:${id.slice(5, 6)}`, surface: "mcp-http" },
+        { chatId: id, startedBy: `user:${id.slice(5, 6)}`, surface: "mcp-http", model: "" },
         "user:x",
       );
       await store.append(

@@ -30,7 +30,12 @@ export async function startChat(
       `surface must be one of ${CHAT_SURFACES.join(", ")}; got ${JSON.stringify(req.surface.slice(0, 40))}`,
     );
   }
-  const event: ChatStarted = { chatId: req.chatId, startedBy: req.startedBy, surface: req.surface };
+  const event: ChatStarted = {
+    chatId: req.chatId,
+    startedBy: req.startedBy,
+    surface: req.surface,
+    model: "",
+  };
   const { revision } = await workspaces.appendEventsAtRevision(
     req.workspaceId,
     req.startedBy,

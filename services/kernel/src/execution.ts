@@ -18,7 +18,7 @@ import {
   type Caller,
   CodeExecuted,
   type ExecuteClientMessage,
-  type ExecuteResult,
+  ExecuteResult,
   type ExecuteServerMessage,
   type Limits,
   type SandboxRunnerClient,
@@ -34,6 +34,7 @@ import { type BindingState, streamOf } from "./domain/workspace.ts";
 import { executionRecords } from "./execution-records.ts";
 import type { GatekeeperClients } from "./gatekeepers.ts";
 import { GrantWatch, revokedMessage } from "./grant-watch.ts";
+import { checkExecutionId, runOnce } from "./idempotent-execution.ts";
 import type { KernelMetrics } from "./metrics.ts";
 import { SessionImports } from "./revoked-calls.ts";
 import { suspendTurn } from "./turn-suspension.ts";
@@ -76,7 +77,14 @@ function effectiveLimits(limits: Limits | undefined): Limits {
  */
 export async function executeCode(
   deps: ExecutionDeps,
-  req: { workspaceId: string; code: string; caller: Caller | undefined; limits: Limits | undefined },
+  req: {
+    workspaceId: string;
+    code: string;
+    caller: Caller | undefined;
+    limits: Limits | undefined;
+    /** Caller-given id: run at most once (idempotent-execution.ts); "" or absent: a fresh id. */
+    executionId?: string;
+  },
 ): Promise<ExecuteResult> {
   if (!req.code.trim())
     throw new InvalidArgument("code is empty; pass a snippet `export default async (env) => {...}`");
@@ -89,7 +97,27 @@ export async function executeCode(
   if (!["agent", "gadget", "user", "hook"].includes(caller.kind)) {
     throw new InvalidArgument(`caller.kind "${caller.kind}" must be one of agent, gadget, user, hook`);
   }
-  const executionId = randomUUID();
+  const given = req.executionId ?? "";
+  if (given) {
+    checkExecutionId(given);
+    const actor = `${caller.kind}:${caller.id}`;
+    return runOnce(deps.store, req.workspaceId, given, req.code, actor, () =>
+      runExecution(deps, req, caller as Caller, limits, state, given),
+    );
+  }
+  return runExecution(deps, req, caller as Caller, limits, state, "");
+}
+
+/** One run of a snippet under `givenId` (its result then recorded in CodeExecuted), or a fresh id. */
+async function runExecution(
+  deps: ExecutionDeps,
+  req: { workspaceId: string; code: string },
+  caller: Caller,
+  limits: Limits,
+  state: Awaited<ReturnType<Workspaces["load"]>>,
+  givenId: string,
+): Promise<ExecuteResult> {
+  const executionId = givenId || randomUUID();
   const bindings = [...state.bindings.values()];
   const startRevision = await deps.store.streamRevision(streamOf(req.workspaceId));
   const relay = new FrameRelay(deps, req.workspaceId, executionId, caller as Caller, bindings);
@@ -129,6 +157,7 @@ export async function executeCode(
           error: result.error ? `${result.error.name}: ${result.error.message}`.slice(0, 500) : "",
           durationMs: Date.now() - started,
           bindings: bindings.map((b) => b.name),
+          resultJson: givenId ? JSON.stringify(ExecuteResult.toJSON(result)) : "",
         }),
         metadata: { actor, caller: caller as Caller },
       },

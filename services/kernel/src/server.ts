@@ -90,6 +90,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
         code: call.request.code,
         caller: call.request.caller,
         limits: call.request.limits,
+        executionId: call.request.executionId,
       }),
     );
   const getTurn: KernelServer["getTurn"] = (call, cb) =>

@@ -1,4 +1,6 @@
 /** Process configuration of the worker from environment variables, validated with zod (names the wrong variable). */
+
+import { type AgentConfig, agentConfigFromEnv } from "@gatehouse/agent-core/providers";
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { checkStoreEnv, EVENT_STORE_URL_ENV, storeUrlFromEnv } from "@gatehouse/event-store";
 import {
@@ -11,6 +13,7 @@ import {
   temporalSecurity,
 } from "@gatehouse/service-kit";
 import { z } from "zod";
+import { agentEnabled } from "./agent/chats.ts";
 import { parseApplyMax } from "./apply-max.ts";
 
 const address = hostPort("127.0.0.1:7233");
@@ -46,6 +49,8 @@ const EnvSchema = z
         "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows({ traced: true })",
       )
       .optional(),
+    KERNEL_ADDRESS: hostPort("127.0.0.1:7001").optional(),
+    AGENT_TASK_QUEUE: z.string().min(1).max(200).optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
@@ -76,6 +81,12 @@ export interface WorkerConfig {
    */
   workflowBundleTracedPath: string | undefined;
   logLevel: string;
+  /**
+   * The built-in agent (AGENT_* variables, see @gatehouse/agent-core/providers): undefined when no
+   * model is configured (the agent is off); else its configuration, the kernel it runs snippets
+   * through (KERNEL_ADDRESS, required then) and its task queue (AGENT_TASK_QUEUE, default gatehouse-agent).
+   */
+  agent: { config: AgentConfig; kernelAddress: string; taskQueue: string | undefined } | undefined;
 }
 
 /** @throws Error naming each wrong variable and the fix. */
@@ -92,5 +103,26 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
     workflowBundleTracedPath: e.WORKER_WORKFLOW_BUNDLE_TRACED,
     logLevel: e.LOG_LEVEL,
+    agent: agentOf(env, e.KERNEL_ADDRESS, e.AGENT_TASK_QUEUE),
   };
+}
+
+/** The agent part of the configuration. @throws Error naming the AGENT_* variable or KERNEL_ADDRESS. */
+function agentOf(
+  env: NodeJS.ProcessEnv,
+  kernelAddress: string | undefined,
+  taskQueue: string | undefined,
+): WorkerConfig["agent"] {
+  let config: AgentConfig;
+  try {
+    config = agentConfigFromEnv(env);
+  } catch (err) {
+    throw new Error(`worker configuration: ${(err as Error).message}`);
+  }
+  if (!agentEnabled(config)) return undefined;
+  if (!kernelAddress)
+    throw new Error(
+      "worker configuration: KERNEL_ADDRESS is required when the built-in agent is on (AGENT_PROVIDER or AGENT_MODELS_FILE is set): the kernel's host:port, e.g. 127.0.0.1:7001",
+    );
+  return { config, kernelAddress, taskQueue };
 }

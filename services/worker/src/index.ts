@@ -210,3 +210,8 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     },
   };
 }
+
+export * from "./agent/chats.ts";
+export * from "./agent/service.ts";
+export * from "./agent/worker.ts";
+export * from "./agent-workflows/contract.ts";

@@ -4,14 +4,18 @@
  * $TEMPORAL_ADDRESS (TLS and API key from $TEMPORAL_TLS_*, $TEMPORAL_API_KEY_FILE), /metrics + /healthz on $WORKER_METRICS_ADDR, the workflow code from
  * $WORKER_WORKFLOW_BUNDLE when set (with tracing on, $WORKER_WORKFLOW_BUNDLE_TRACED when set; else bundled from
  * source), traces when $OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md), graceful shutdown on SIGTERM/SIGINT.
+ * With a model configured (AGENT_PROVIDER + AGENT_MODEL, or AGENT_MODELS_FILE) it also runs the
+ * built-in agent's worker (task queue $AGENT_TASK_QUEUE, default gatehouse-agent) against the kernel
+ * at $KERNEL_ADDRESS.
  */
 import { readFileSync } from "node:fs";
+import { describeAgentConfig } from "@gatehouse/agent-core/providers";
 import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
-import { startLifecycleWorker } from "./index.ts";
+import { type AgentWorker, startAgentWorker, startLifecycleWorker } from "./index.ts";
 
 const bootLogger = pino({ base: { component: "worker" } });
 let config: WorkerConfig;
@@ -35,6 +39,9 @@ logger.info(
     applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
     workflowBundle: config.workflowBundlePath ?? "bundled at start",
+    agent: config.agent
+      ? { ...describeAgentConfig(config.agent.config), kernel: config.agent.kernelAddress }
+      : "off (no AGENT_PROVIDER / AGENT_MODELS_FILE)",
   },
   "worker configuration",
 );
@@ -74,6 +81,21 @@ const worker = await startLifecycleWorker({
   logger,
   ...(workflowBundle ? { workflowBundle } : {}),
 });
+let agent: AgentWorker | undefined;
+if (config.agent) {
+  agent = await startAgentWorker({
+    store,
+    temporal: {
+      address: config.temporalAddress,
+      namespace: config.temporalNamespace,
+      ...config.temporalSecurity,
+    },
+    kernelAddress: config.agent.kernelAddress,
+    config: config.agent.config,
+    logger,
+    ...(config.agent.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
+  });
+}
 let serving = true;
 const ops = await startOpsHttp({
   host: config.metrics.host,
@@ -89,6 +111,7 @@ stopOnSignals(
     serving = false;
   },
   () => worker.close(),
+  async () => agent?.close(),
   () => ops.close(),
   () => store.close(),
   () => stopTracing(),

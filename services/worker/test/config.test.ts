@@ -53,3 +53,27 @@ test("EVENT_STORE_URL selects the backend; GATEHOUSE_DATA_DIR alone means the em
   assert.throws(() => loadConfig(noDir), /EVENT_STORE_URL: set EVENT_STORE_URL/);
   assert.throws(() => loadConfig({ ...base, EVENT_STORE_URL: "sqlite:" }), /EVENT_STORE_URL: /);
 });
+
+test("the built-in agent is off without AGENT_*; on, it needs KERNEL_ADDRESS; a wrong AGENT_* is named", () => {
+  assert.equal(loadConfig(base).agent, undefined);
+  const on = {
+    ...base,
+    AGENT_PROVIDER: "openai-compatible",
+    AGENT_MODEL: "qwen3-coder",
+    AGENT_BASE_URL: "http://127.0.0.1:11434/v1",
+  };
+  assert.throws(() => loadConfig(on), /KERNEL_ADDRESS is required when the built-in agent is on/);
+  const agent = loadConfig({ ...on, KERNEL_ADDRESS: "127.0.0.1:7001", AGENT_TASK_QUEUE: "q1" }).agent;
+  assert.equal(agent?.kernelAddress, "127.0.0.1:7001");
+  assert.equal(agent?.taskQueue, "q1");
+  assert.equal(agent?.config.deployment?.model, "qwen3-coder");
+  assert.throws(
+    () => loadConfig({ ...on, KERNEL_ADDRESS: "127.0.0.1:7001", AGENT_MAX_STEPS: "0" }),
+    /AGENT_MAX_STEPS must be at least 1/,
+  );
+  assert.throws(
+    () =>
+      loadConfig({ ...base, AGENT_PROVIDER: "openai-compatible", AGENT_MODEL: "m", KERNEL_ADDRESS: "k:1" }),
+    /AGENT_BASE_URL/,
+  );
+});

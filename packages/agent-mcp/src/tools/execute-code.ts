@@ -132,6 +132,7 @@ export const executeCodeTool: AgentTool<typeof input> = {
           code,
           caller: { kind: "agent", id: ctx.chatId },
           limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+          executionId: "",
         },
         wallTimeMs,
         extra.signal,

@@ -155,6 +155,7 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
             code,
             caller: { kind: "user", id: "" },
             limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+            executionId: "",
           },
           (wallTimeMs || 10_000) + 60_000,
         );

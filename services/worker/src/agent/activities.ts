@@ -1,0 +1,273 @@
+/**
+ * The agent activities (contract in ../agent-workflows/contract.ts): a model step, a tool call run
+ * at most once, waiting for people's decisions, and ending the turn. Each records what it did as
+ * chat events before returning, and finds its own earlier record when retried.
+ */
+import { type ChatView, turnOf } from "@gatehouse/agent-core";
+import {
+  type AgentConfig,
+  makeModel,
+  modelFor,
+  providerFailure,
+  scrub,
+} from "@gatehouse/agent-core/providers";
+import { executeResultText } from "@gatehouse/agent-mcp";
+import type { EventStore } from "@gatehouse/event-store";
+import { type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import { callUnary } from "@gatehouse/service-kit";
+import { status } from "@grpc/grpc-js";
+import { Context } from "@temporalio/activity";
+import { ApplicationFailure } from "@temporalio/common";
+import { generateText, jsonSchema, tool } from "ai";
+import type { Logger } from "pino";
+import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
+import { appendChat, readChats } from "./chat-appends.ts";
+import { heartbeating } from "./heartbeat.ts";
+import { conversation, type Decisions } from "./messages.ts";
+import { EXECUTE_CODE, executeCodeToolDescription, systemPrompt } from "./prompt.ts";
+import { checkToolCall } from "./tool-call.ts";
+
+/** What the agent activities run on. */
+export interface AgentActivityDeps {
+  store: EventStore;
+  kernel: KernelClient;
+  config: AgentConfig;
+  logger: Logger;
+}
+
+/** Wall time of one snippet the agent runs, ms. */
+const SNIPPET_WALL_MS = 30_000;
+
+function chatOf(chats: Map<string, ChatView>, chatId: string): ChatView {
+  const chat = chats.get(chatId);
+  if (!chat) throw ApplicationFailure.nonRetryable(`chat ${chatId} does not exist`, "ChatNotFound");
+  return chat;
+}
+
+function decisionsOf(events: { type: string; data: unknown }[]): Decisions {
+  const out: Decisions = new Map();
+  for (const e of events) {
+    if (e.type === "TurnResumed") {
+      const t = TurnResumed.fromJSON(e.data);
+      out.set(t.turnId, { state: "resumed", reason: "", results: t.results });
+    } else if (e.type === "TurnCompleted") {
+      const t = TurnCompleted.fromJSON(e.data);
+      out.set(t.turnId, { state: "completed", reason: t.reason, results: t.results });
+    }
+  }
+  return out;
+}
+
+/** Cuts `text` to `max` bytes of UTF-8, saying so. */
+function bounded(text: string, max: number): string {
+  if (Buffer.byteLength(text, "utf8") <= max) return text;
+  const cut = Buffer.from(text, "utf8")
+    .subarray(0, max)
+    .toString("utf8")
+    .replace(/\uFFFD$/, "");
+  return `${cut}\n[… cut at ${max} bytes (AGENT_MAX_RESULT_BYTES): return less, e.g. only the fields you need]`;
+}
+
+/** The recorded outcome of `step` (its answer and calls), or undefined when not recorded yet. */
+function recordedStep(chat: ChatView, turnId: string, step: number): StepOutcome | undefined {
+  const answer = chat.entries.find((e) => e.kind === "model" && e.turnId === turnId && e.step === step);
+  if (answer?.kind !== "model") return undefined;
+  const calls = chat.entries.flatMap((e) =>
+    e.kind === "tool_call" && e.turnId === turnId && e.step === step
+      ? [{ toolCallId: e.toolCallId, toolName: e.toolName, problem: e.problem, executionId: e.executionId }]
+      : [],
+  );
+  return { calls, tokens: answer.inputTokens + answer.outputTokens };
+}
+
+/** The agent activities over `deps`. */
+export function createAgentActivities(deps: AgentActivityDeps): AgentActivities {
+  const { store, kernel, config } = deps;
+  const logger = deps.logger.child({ component: "agent" });
+  return {
+    async agentModelStep({ workspaceId, chatId, turnId, step }) {
+      const { events, chats } = await readChats(store, workspaceId);
+      const chat = chatOf(chats.chats, chatId);
+      const done = recordedStep(chat, turnId, step);
+      if (done) return done;
+      const turn = turnOf(chat, turnId);
+      if (!turn || turn.state === "ended")
+        throw ApplicationFailure.nonRetryable(`turn ${turnId} is not open`, "TurnNotOpen");
+      let ready: ReturnType<typeof makeModel>;
+      try {
+        ready = makeModel(modelFor(config, workspaceId));
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable((err as Error).message, "AgentConfigError");
+      }
+      const described = await callUnary(kernel, kernel.describeBindings, { workspaceId });
+      const started = Date.now();
+      const result = await heartbeating(
+        generateText({
+          model: ready.model,
+          system: systemPrompt(described.envDts, described.bindings.length),
+          messages: conversation(chat, decisionsOf(events)),
+          tools: {
+            [EXECUTE_CODE]: tool({
+              description: executeCodeToolDescription(described.envDts, described.bindings.length),
+              inputSchema: jsonSchema({
+                type: "object",
+                properties: {
+                  code: { type: "string", description: "export default async (env) => { ... }" },
+                },
+                required: ["code"],
+              }),
+            }),
+          },
+          maxRetries: 0,
+          abortSignal: Context.current().cancellationSignal,
+        }).catch((err: unknown) => {
+          const f = providerFailure(err, ready.secret);
+          logger.warn({
+            event: "model_call_failed",
+            workspaceId,
+            turnId,
+            step,
+            status: f.status,
+            retryable: f.retryable,
+          });
+          if (f.retryable) throw ApplicationFailure.retryable(f.message, "ProviderRetryable");
+          throw ApplicationFailure.nonRetryable(f.message, "ProviderError");
+        }),
+      );
+      logger.info({ event: "model_step", workspaceId, turnId, step, ms: Date.now() - started });
+      const inputTokens = result.usage.inputTokens ?? 0;
+      const outputTokens = result.usage.outputTokens ?? 0;
+      const calls = result.toolCalls.map((c, n) => {
+        const raw = typeof c.input === "string" ? c.input : JSON.stringify(c.input ?? {});
+        const checked = checkToolCall(c.toolName, raw);
+        return {
+          toolCallId: c.toolCallId,
+          toolName: c.toolName,
+          argumentsJson: raw.slice(0, 512 * 1024),
+          problem: checked.problem,
+          executionId: checked.problem ? "" : `${turnId}.${step}.${n}`,
+        };
+      });
+      await appendChat(store, workspaceId, chatId, [
+        {
+          type: "RecordModelMessage",
+          chatId,
+          turnId,
+          step,
+          text: scrub(result.text, ready.secret),
+          finishReason: result.finishReason,
+          inputTokens,
+          outputTokens,
+        },
+        ...calls.flatMap((c) => [
+          { type: "RecordToolCall" as const, chatId, turnId, step, ...c },
+          ...(c.problem
+            ? [
+                {
+                  type: "RecordToolResult" as const,
+                  chatId,
+                  turnId,
+                  step,
+                  toolCallId: c.toolCallId,
+                  executionId: "",
+                  ok: false,
+                  text: c.problem,
+                  awaitedActionIds: [],
+                },
+              ]
+            : []),
+        ]),
+      ]);
+      return {
+        calls: calls.map(({ toolCallId, toolName, problem, executionId }) => ({
+          toolCallId,
+          toolName,
+          problem,
+          executionId,
+        })),
+        tokens: inputTokens + outputTokens,
+      };
+    },
+
+    async agentRunCall({ workspaceId, chatId, turnId, toolCallId }) {
+      const { chats } = await readChats(store, workspaceId);
+      const chat = chatOf(chats.chats, chatId);
+      const call = chat.entries.find(
+        (e) => e.kind === "tool_call" && e.turnId === turnId && e.toolCallId === toolCallId,
+      );
+      if (call?.kind !== "tool_call")
+        throw ApplicationFailure.nonRetryable(`tool call ${toolCallId} is not recorded`, "ToolCallNotFound");
+      if (call.result)
+        return {
+          ok: call.result.ok,
+          kernelTurnId: call.result.awaitedActionIds.length ? call.executionId : "",
+        };
+      const { code } = checkToolCall(call.toolName, call.argumentsJson);
+      // The same execution id on every attempt: the kernel runs the snippet at most once.
+      const result = await heartbeating(
+        callUnary(
+          kernel,
+          kernel.executeCode,
+          {
+            workspaceId,
+            code,
+            caller: { kind: "agent", id: chatId },
+            limits: { wallTimeMs: SNIPPET_WALL_MS, heapMb: 0, outputBytes: 0 },
+            executionId: call.executionId,
+          },
+          SNIPPET_WALL_MS + 60_000,
+        ),
+      );
+      const awaited = result.submitted.filter((a) => a.awaited).map((a) => a.actionId);
+      await appendChat(store, workspaceId, chatId, [
+        {
+          type: "RecordToolResult",
+          chatId,
+          turnId,
+          step: call.step,
+          toolCallId,
+          executionId: call.executionId,
+          ok: result.ok,
+          text: bounded(executeResultText(result), config.limits.maxResultBytes),
+          awaitedActionIds: awaited,
+        },
+      ]);
+      logger.info({
+        event: "tool_call_ran",
+        workspaceId,
+        turnId,
+        executionId: call.executionId,
+        ok: result.ok,
+      });
+      return { ok: result.ok, kernelTurnId: awaited.length ? call.executionId : "" };
+    },
+
+    async agentWaitForDecisions({ workspaceId, kernelTurnId }) {
+      const ctx = Context.current();
+      for (;;) {
+        ctx.heartbeat();
+        // The kernel answers shortly before the call's deadline; on a busy machine the answer may
+        // come too late: that is "still waiting", not a failure.
+        const turn = await callUnary(
+          kernel,
+          kernel.getTurn,
+          { workspaceId, turnId: kernelTurnId, wait: true },
+          20_000,
+        ).catch((err: { code?: number }) => {
+          if (err.code === status.DEADLINE_EXCEEDED) return undefined;
+          throw err;
+        });
+        if (turn && (turn.state === "resumed" || turn.state === "completed"))
+          return { state: turn.state, reason: turn.reason };
+        if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      }
+    },
+
+    async agentEndTurn({ workspaceId, chatId, turnId, reason, message }) {
+      await appendChat(store, workspaceId, chatId, [
+        { type: "EndTurn", chatId, turnId, reason: reason as never, message },
+      ]);
+      logger.info({ event: "turn_ended", workspaceId, turnId, reason });
+    },
+  };
+}
