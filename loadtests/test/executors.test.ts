@@ -124,6 +124,15 @@ test("an iteration still running when gracefulStop ends is interrupted: its slee
   assert.equal(of(points, "iterations").length, 0);
 });
 
+test("an iteration whose JavaScript never yields is ended when gracefulStop ends: its thread is terminated, the run finishes", async () => {
+  const began = Date.now();
+  const { result } = await runText(`
+export const options = { scenarios: { s: { executor: "constant-vus", vus: 1, duration: "300ms", gracefulStop: "200ms" } } };
+export default function () { for (;;) {} }`);
+  assert.ok(Date.now() - began < 30_000, "the busy loop did not hang the run");
+  assert.deepEqual(result.summary.iterations, { complete: 0, interrupted: 1 });
+});
+
 test("ramping-vus' VU count crosses each whole number along the line of its stage", () => {
   const stages = [
     { durationMs: 1000, target: 4 },

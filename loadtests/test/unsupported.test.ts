@@ -149,3 +149,19 @@ test("the command line exits 104 naming what is missing, and 99 when a threshold
   assert.match(failing.stdout, /✗ 'count>1' count=1/);
   assert.match(failing.stdout, /1 of 1 thresholds failed: done/);
 });
+
+test("a setup() whose JavaScript never yields fails the run at setupTimeout instead of hanging it", async () => {
+  const began = Date.now();
+  await assert.rejects(
+    runText(`
+export const options = { setupTimeout: "1s", scenarios: { s: { executor: "per-vu-iterations", vus: 1, iterations: 1 } } };
+export function setup() { for (;;) {} }
+export default function () {}`),
+    (e: Error) => {
+      assert.ok(e instanceof ScriptError, `expected ScriptError, got ${e.name}: ${e.message}`);
+      assert.match(e.message, /setup\(\) did not finish within 1s \(setupTimeout\)/);
+      return true;
+    },
+  );
+  assert.ok(Date.now() - began < 30_000, "the busy setup() did not hang the run");
+});

@@ -2,7 +2,8 @@
  * The controller's side of one VU: its worker thread (vu/vu-worker.js), the synchronous channel's
  * other end (it answers the VU's blocking calls: "http", and "idle", whose answer is the VU's next
  * command), its connection pool, and interruption (ends the VU's current iteration: a blocking sleep
- * wakes, a request in flight is aborted).
+ * wakes, a request in flight is aborted; JavaScript that never yields — a busy loop — has its thread
+ * terminated once INTERRUPT_GRACE_MS passed, as k6 stops its runtime, so a script bug cannot hang a run).
  */
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import type { Agent } from "undici";
@@ -12,6 +13,8 @@ import type { MetricDef, Sample } from "./metrics.ts";
 const WORKER = new URL("../vu/vu-worker.js", import.meta.url);
 const REPLY = 0;
 const INTERRUPT = 1;
+/** How long an interrupted VU may take to come back (its sleep wakes, its request aborts) before its thread is terminated. */
+export const INTERRUPT_GRACE_MS = 2000;
 
 /** What the VU reports once its init context ran. */
 export interface VuReady {
@@ -63,6 +66,9 @@ export class VuHost {
   private onOutcome?: (o: Outcome) => void;
   private exited: Promise<void>;
   private dataSent = false;
+  /** Set once the thread was terminated: the VU takes no further command. */
+  private terminated?: string;
+  private killTimer?: NodeJS.Timeout;
 
   private constructor(
     readonly id: number,
@@ -136,6 +142,8 @@ export class VuHost {
 
   private handle(op: string, payload: unknown): void {
     if (op === "idle") {
+      clearTimeout(this.killTimer);
+      this.killTimer = undefined;
       this.idle = this.answerIdle;
       const done = this.onOutcome;
       this.onOutcome = undefined;
@@ -161,6 +169,7 @@ export class VuHost {
    * Runs one command; resolves with its outcome. `data`: setup()'s result, sent to the VU once.
    */
   run(cmd: Command, data?: { value: unknown }): Promise<Outcome> {
+    if (this.terminated) return Promise.resolve({ ok: false, interrupted: true, error: this.terminated });
     const send = this.idle;
     if (!send) return Promise.reject(new Error(`VU ${this.id} is busy`));
     this.idle = undefined;
@@ -179,10 +188,22 @@ export class VuHost {
     Atomics.store(this.ctrl, INTERRUPT, 1);
     Atomics.notify(this.ctrl, INTERRUPT);
     this.interruptCtl.abort();
+    if (this.idle || this.terminated || this.killTimer) return;
+    // A VU blocked in sleep() or a request answers at once; one whose JavaScript never yields cannot
+    // see the flag, so its thread is ended and the command counts as interrupted.
+    this.killTimer = setTimeout(() => {
+      if (this.idle || this.terminated) return;
+      this.terminated = `VU ${this.id}'s JavaScript did not yield within ${INTERRUPT_GRACE_MS / 1000}s of being interrupted (a loop that never sleeps or makes a request?): its thread was terminated`;
+      void this.worker.terminate();
+      const done = this.onOutcome;
+      this.onOutcome = undefined;
+      done?.({ ok: false, interrupted: true, error: this.terminated });
+    }, INTERRUPT_GRACE_MS);
   }
 
   /** Tells an idle VU to exit and waits for its thread to end (terminates a busy one). */
   async close(): Promise<void> {
+    clearTimeout(this.killTimer);
     if (this.idle) this.idle({ kind: "exit" });
     else {
       this.interrupt();
