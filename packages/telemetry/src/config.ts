@@ -66,6 +66,40 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   return n;
 }
 
+/** The propagators OTEL_PROPAGATORS may name here (the SDK's built-in W3C ones, or none). */
+const PROPAGATORS = ["tracecontext", "baggage", "none"] as const;
+
+/**
+ * OTEL_EXPORTER_OTLP_[TRACES_]HEADERS is a comma-separated list of key=value pairs (the OTLP exporter
+ * specification; values may be percent-encoded). The message never repeats the value: it may hold a key.
+ * @throws InvalidTracingConfig naming the variable and the position of the first malformed pair.
+ */
+function checkHeaders(env: NodeJS.ProcessEnv, name: string): void {
+  const text = set(env, name);
+  if (text === undefined) return;
+  text.split(",").forEach((pair, i) => {
+    const eq = pair.indexOf("=");
+    if (eq <= 0 || !pair.slice(0, eq).trim()) {
+      throw new InvalidTracingConfig(
+        `${name}: pair ${i + 1} is not key=value (the variable takes key=value pairs separated by commas, e.g. api-key=abc,tenant=t1)`,
+      );
+    }
+  });
+}
+
+/** @throws InvalidTracingConfig when OTEL_PROPAGATORS names a propagator other than PROPAGATORS. */
+function checkPropagators(env: NodeJS.ProcessEnv): void {
+  const text = set(env, "OTEL_PROPAGATORS");
+  if (text === undefined) return;
+  for (const p of text.split(",").map((x) => x.trim())) {
+    if (!(PROPAGATORS as readonly string[]).includes(p)) {
+      throw new InvalidTracingConfig(
+        `OTEL_PROPAGATORS names "${p}", which Gatehouse does not support: use ${PROPAGATORS.join(", ")} (default tracecontext,baggage)`,
+      );
+    }
+  }
+}
+
 /**
  * Reads the tracing settings from `env`.
  * @returns undefined when tracing is off (no endpoint, OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none).
@@ -121,6 +155,13 @@ export function tracingConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Trac
       `OTEL_TRACES_SAMPLER_ARG="${ratioText}" must be a number from 0 to 1 (the share of traces kept)`,
     );
   }
+  for (const name of ["OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT"]) {
+    positiveInt(env, name, 10_000);
+  }
+  for (const name of ["OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS"]) {
+    checkHeaders(env, name);
+  }
+  checkPropagators(env);
   const maxQueueSize = positiveInt(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048);
   const maxExportBatchSize = positiveInt(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512);
   if (maxExportBatchSize > maxQueueSize) {

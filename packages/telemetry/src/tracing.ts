@@ -102,7 +102,13 @@ export async function startTracing(options: StartTracingOptions): Promise<Proces
   // process.env, the one place the OpenTelemetry exporters read their settings (headers, timeout) from too.
   const config = tracingConfigFromEnv(process.env);
   if (!config) {
-    return { enabled: false, summary: "tracing off (set OTEL_EXPORTER_OTLP_ENDPOINT to export traces)" };
+    const why =
+      process.env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true"
+        ? "OTEL_SDK_DISABLED=true"
+        : process.env.OTEL_TRACES_EXPORTER?.trim() === "none"
+          ? "OTEL_TRACES_EXPORTER=none"
+          : "set OTEL_EXPORTER_OTLP_ENDPOINT to export traces";
+    return { enabled: false, summary: `tracing off (${why})` };
   }
   if (!running) {
     const { startSdk } = await import("./sdk.ts");

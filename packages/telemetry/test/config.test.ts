@@ -68,6 +68,15 @@ test("a wrong value is refused, naming the variable", () => {
       { ...endpoint, OTEL_BSP_MAX_QUEUE_SIZE: "10", OTEL_BSP_MAX_EXPORT_BATCH_SIZE: "20" },
       /OTEL_BSP_MAX_EXPORT_BATCH_SIZE \(20\) must not exceed OTEL_BSP_MAX_QUEUE_SIZE \(10\)/,
     ],
+    [
+      { ...endpoint, OTEL_EXPORTER_OTLP_TIMEOUT: "-5" },
+      /OTEL_EXPORTER_OTLP_TIMEOUT="-5" must be a positive whole number/,
+    ],
+    [
+      { ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "api-key=secret,garbage" },
+      /OTEL_EXPORTER_OTLP_HEADERS: pair 2 is not key=value/,
+    ],
+    [{ ...endpoint, OTEL_PROPAGATORS: "tracecontext,b3" }, /OTEL_PROPAGATORS names "b3"/],
   ];
   for (const [env, message] of cases) {
     assert.throws(
@@ -75,6 +84,14 @@ test("a wrong value is refused, naming the variable", () => {
       (err: Error) => err instanceof InvalidTracingConfig && message.test(err.message),
     );
   }
+});
+
+test("a malformed headers variable is refused without repeating its value (it may hold a key)", () => {
+  assert.throws(
+    () => tracingConfigFromEnv({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "secret-token-abc" }),
+    (err: Error) => err instanceof InvalidTracingConfig && !err.message.includes("secret-token-abc"),
+  );
+  assert.ok(tracingConfigFromEnv({ ...endpoint, OTEL_EXPORTER_OTLP_HEADERS: "api-key=a%3Db,tenant=t1" }));
 });
 
 test("without startTracing a service's tracing changes nothing", () => {
