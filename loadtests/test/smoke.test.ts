@@ -63,6 +63,24 @@ async function smoke(script: string): Promise<HarnessRun> {
   return run;
 }
 
+test("a GATEHOUSE_URL that is not an origin, or a token the gateway refuses, stops the run at once naming the variable", async () => {
+  const badUrl = await runHarness(join(SCRIPTS, "agents.js"), envOf({ GATEHOUSE_URL: "ftp://x" }), {
+    timeoutMs: 120_000,
+  });
+  assert.equal(badUrl.code, 107, badUrl.stdout + badUrl.stderr);
+  assert.match(badUrl.stdout + badUrl.stderr, /GATEHOUSE_URL must be the gateway's origin/);
+  const refused = await runHarness(
+    join(SCRIPTS, "approvers.js"),
+    envOf({ GATEHOUSE_APPROVER_TOKEN: "not-a-token-of-this-gateway" }),
+    { timeoutMs: 120_000 },
+  );
+  assert.equal(refused.code, 107, refused.stdout + refused.stderr);
+  assert.match(
+    refused.stdout + refused.stderr,
+    /the gateway refused GATEHOUSE_APPROVER_TOKEN \(GET \/api\/me answered 401\)/,
+  );
+});
+
 test("agents: 20 s of read-and-write snippets over /mcp, within the thresholds", async () => {
   const run = await smoke("agents.js");
   assert.ok((run.summary?.metrics.writes_submitted?.values.count ?? 0) > 0);

@@ -53,6 +53,10 @@ export function envNumbers(name, fallback) {
 
 /** The gateway's origin, e.g. https://gatehouse.example.com (no trailing slash). */
 export const BASE_URL = env("GATEHOUSE_URL", "http://127.0.0.1:8780").replace(/\/+$/, "");
+if (!/^https?:\/\/[^\s/?#]+$/.test(BASE_URL))
+  throw new Error(
+    `GATEHOUSE_URL must be the gateway's origin, http(s)://host[:port] with no path, e.g. http://127.0.0.1:8780; got "${BASE_URL}"`,
+  );
 
 /** Bearer token of the person whose agents run snippets (OIDC token or dev token). */
 export const AGENT_TOKEN = requiredEnv(

@@ -16,9 +16,16 @@ import { McpSession } from "./mcp.js";
 /**
  * "user:<subject>" of the person `token` names.
  * @param {string} token
+ * @param {string} variable the variable the token came from, named when the gateway refuses it
+ * @throws Error naming `variable` when the gateway does not accept the token (401/403).
  */
-export function personOf(token) {
-  return `user:${jsonOf(apiGet(token, "/api/me", "me"), "GET /api/me").subject}`;
+export function personOf(token, variable) {
+  const res = apiGet(token, "/api/me", `me (the person of ${variable})`);
+  if (res.status === 401 || res.status === 403)
+    throw new Error(
+      `the gateway refused ${variable} (GET /api/me answered ${res.status}): ${String(res.body).slice(0, 200)}`,
+    );
+  return `user:${jsonOf(res, "GET /api/me").subject}`;
 }
 
 /**
@@ -29,8 +36,8 @@ export function personOf(token) {
  * @throws Error naming the step that was refused.
  */
 export function createWorkspaces(kind, count) {
-  const agent = personOf(AGENT_TOKEN);
-  const approver = personOf(APPROVER_TOKEN);
+  const agent = personOf(AGENT_TOKEN, "GATEHOUSE_AGENT_TOKEN");
+  const approver = personOf(APPROVER_TOKEN, "GATEHOUSE_APPROVER_TOKEN");
   const stamp = Date.now().toString(36);
   /** @type {LoadWorkspace[]} */
   const out = [];
