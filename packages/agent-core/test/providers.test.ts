@@ -57,6 +57,14 @@ test("bad variables are refused naming the variable and the fix", () => {
       { AGENT_MODELS_FILE: "/nonexistent/models.yaml" },
       /AGENT_MODELS_FILE \/nonexistent\/models.yaml cannot be read: ENOENT/,
     ],
+    [
+      {
+        AGENT_PROVIDER: "anthropic",
+        AGENT_MODEL: "claude",
+        AGENT_API_KEY_FILE: "/nonexistent/anthropic-key",
+      },
+      /AGENT_API_KEY_FILE: the key file \/nonexistent\/anthropic-key cannot be read \(ENOENT\); mount the Secret there/,
+    ],
   ];
   for (const [env, message] of cases)
     assert.throws(() => agentConfigFromEnv(env), { name: "AgentConfigError", message });

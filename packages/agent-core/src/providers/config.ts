@@ -15,7 +15,7 @@
  *   AGENT_MAX_RESULT_BYTES bytes of one tool result given back to the model (default 16384, at most 262144)
  *   AGENT_MODEL_ATTEMPTS  attempts of one model call on 429/5xx/connection errors, with backoff (default 4)
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { z } from "zod";
 
@@ -122,6 +122,10 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AgentC
     deployment = m.data;
   }
   const workspaces = e.AGENT_MODELS_FILE ? readModelsFile(e.AGENT_MODELS_FILE) : new Map();
+  if (deployment?.apiKeyFile) checkKeyFile(deployment.apiKeyFile, "AGENT_API_KEY_FILE");
+  for (const [w, m] of workspaces) {
+    if (m.apiKeyFile) checkKeyFile(m.apiKeyFile, `AGENT_MODELS_FILE workspaces.${w}.apiKeyFile`);
+  }
   return {
     deployment,
     workspaces,
@@ -132,6 +136,28 @@ export function agentConfigFromEnv(env: NodeJS.ProcessEnv = process.env): AgentC
       modelAttempts: e.AGENT_MODEL_ATTEMPTS,
     },
   };
+}
+
+/**
+ * Checks at start that a key file exists, is a file and is not empty, so a missing Secret mount is
+ * named when the worker starts, not at a person's first chat. The key itself is read only when a model
+ * is made (so a rotated Secret is picked up) and never kept in the configuration.
+ * @throws AgentConfigError naming `setting` and the path (never the file's content).
+ */
+function checkKeyFile(path: string, setting: string): void {
+  let size: number;
+  try {
+    const st = statSync(path);
+    if (!st.isFile())
+      throw new AgentConfigError(`${setting}: ${path} is not a file; point it at the file holding the key`);
+    size = st.size;
+  } catch (err) {
+    if (err instanceof AgentConfigError) throw err;
+    throw new AgentConfigError(
+      `${setting}: the key file ${path} cannot be read (${(err as NodeJS.ErrnoException).code ?? "error"}); mount the Secret there or fix the path`,
+    );
+  }
+  if (size === 0) throw new AgentConfigError(`${setting}: the key file ${path} is empty`);
 }
 
 const modelsFileSchema = z.object({ workspaces: z.record(z.string().min(1), modelConfigSchema) }).strict();
