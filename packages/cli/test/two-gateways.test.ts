@@ -175,6 +175,9 @@ test("a web client on gateway B gets the notice of an agent's write and of its a
   assert.equal(approved.status, 200, JSON.stringify(approved.body));
   const decided = await noticeOnB("ActionApproved", submitted.revision);
   const applied = await noticeOnB("ActionApplied", decided.revision);
+  // The memory write is awaited: its turn was suspended, and the lifecycle worker appends TurnResumed
+  // after the apply. Wait for it, so that no append of this write is still to come in later tests.
+  await noticeOnB("TurnResumed", applied.revision);
 
   // The web app re-reads on a notice past the revision it shows: through gateway B, the new status.
   const afterB = await inboxOf(gatewayB, CAROL);
@@ -226,7 +229,8 @@ test("the same action approved through gateway A and gateway B at once: one appr
   );
 
   // The apply runs on the lifecycle worker: wait for its notice, then one read shows it.
-  await noticeOnB("ActionApplied", submitted.revision);
+  const applied = await noticeOnB("ActionApplied", submitted.revision);
+  await noticeOnB("TurnResumed", applied.revision); // the last event of this write (see the first test)
   const final = await inboxOf(gatewayA, ALICE);
   assert.equal(statusIn(final, id), "applied");
   assert.equal([...final.pending, ...final.recent].find((a) => a.id === id)?.decidedBy, winner);
@@ -236,7 +240,8 @@ test("the same action approved through gateway A and gateway B at once: one appr
 });
 
 test("after the decisions both gateways' /api/inbox agree", async () => {
-  // Nothing is appended now, and each read includes every event stored before it: one read each.
+  // Nothing is appended now (each write's turn has resumed), and each read includes every event
+  // stored before it: one read each.
   const [viewA, viewB] = await Promise.all([inboxOf(gatewayA, CAROL), inboxOf(gatewayB, CAROL)]);
   assert.equal(viewA.revision, viewB.revision);
   assert.deepEqual(viewA, viewB);
