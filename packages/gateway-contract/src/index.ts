@@ -16,6 +16,7 @@
  */
 import { z } from "zod";
 
+export * from "./chats.ts";
 export * from "./invisible.ts";
 
 /**
@@ -528,6 +529,7 @@ export interface ApiError {
  * GET /api/events — server-sent events (text/event-stream), only for the workspaces the signed-in
  * person reaches (own or were added to). Event names:
  * - `notice`: data `LogNotice` — the workspace's stream changed; re-read what shows it.
+ * - `chat-delta`: data `ChatDelta` — the built-in agent's model text as it streams (see chats.ts).
  * - `resync`: data `{reason}` — notices may have been missed (the gateway's NATS connection came
  *   back, or the client reconnected), or the person now reaches another workspace (they were added
  *   to it, or created it): re-read everything.
