@@ -44,6 +44,19 @@ test("a streamed answer arrives in parts with its tool call's TypeScript intact"
   assert.equal(fake.requests.at(-1)?.body.stream, true);
 });
 
+test("a paced streamed answer sends its text in pieces of chunkChars, chunkDelayMs apart", async () => {
+  const text = "The quick brown fox jumps.";
+  fake.push({ kind: "text", text, chunkChars: 5, chunkDelayMs: 40 });
+  const s = streamText({ model: model(), prompt: "go", maxRetries: 0 });
+  const arrivals: Array<{ text: string; at: number }> = [];
+  for await (const p of s.fullStream)
+    if (p.type === "text-delta") arrivals.push({ text: p.text, at: Date.now() });
+  assert.equal(arrivals.map((a) => a.text).join(""), text);
+  assert.equal(arrivals.length, Math.ceil(text.length / 5));
+  const spread = (arrivals.at(-1)?.at ?? 0) - (arrivals[0]?.at ?? 0);
+  assert.ok(spread >= 40 * (arrivals.length - 1) - 20, `the pieces were paced (spread ${spread} ms)`);
+});
+
 test("a non-streamed answer with malformed arguments reaches the client as sent, marked invalid", async () => {
   fake.push({ kind: "tool_calls", calls: [{ name: "executeCode", arguments: '{"code": "export def' }] });
   const r = await generateText({ model: model(), prompt: "go", tools, maxRetries: 0 });

@@ -298,6 +298,8 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       config: agentConfig,
       ...(options.agentTaskQueue ? { taskQueue: options.agentTaskQueue } : {}),
       logger,
+      // The model's text as it streams, on the same bus as the notices (the gateway forwards it).
+      deltas: (delta) => notices.publishChatDelta(delta),
     });
     closers.push(() => agent.close());
     const devTokens = devTokensOf(dataDir);

@@ -1,6 +1,6 @@
 /** The notice bus port and its in-process implementation (what `gatehouse dev` uses). */
-import type { LogNotice } from "@gatehouse/gateway-contract";
-import { logSubject } from "./subjects.ts";
+import type { ChatDelta, LogNotice } from "@gatehouse/gateway-contract";
+import { chatDeltaSubject, logSubject } from "./subjects.ts";
 
 /** What a subscriber is told. */
 export interface NoticeListener {
@@ -11,6 +11,11 @@ export interface NoticeListener {
    * projection the subscriber shows. `reason` is a sentence for logs and clients.
    */
   resync(reason: string): void;
+  /**
+   * Optional: the built-in agent's model text as it streams (`gatehouse.ws.<id>.chat-delta`). Deltas
+   * are never stored and may be lost; the step's `ChatModelMessage` notice carries the whole text.
+   */
+  chatDelta?(delta: ChatDelta): void;
 }
 
 /**
@@ -21,7 +26,12 @@ export interface NoticeListener {
 export interface NoticeBus {
   /** Sends one notice on `gatehouse.ws.<workspaceId>.log`. Never throws for a lost connection (notices are best effort). @throws InvalidSubjectToken for a workspace id that cannot be a subject token. */
   publish(notice: LogNotice): void;
-  /** Registers a listener for every workspace's notices; returns the function that unregisters it. */
+  /**
+   * Sends one model-text delta on `gatehouse.ws.<workspaceId>.chat-delta`. Best effort like notices,
+   * never stored. @throws InvalidSubjectToken for a workspace id that cannot be a subject token.
+   */
+  publishChatDelta(delta: ChatDelta): void;
+  /** Registers a listener for every workspace's notices (and deltas); returns the function that unregisters it. */
   subscribe(listener: NoticeListener): () => void;
   /** Stops delivery and releases the connection. Idempotent. */
   close(): Promise<void>;
@@ -37,6 +47,18 @@ export class InProcessNoticeBus implements NoticeBus {
     for (const l of [...this.listeners]) {
       try {
         l.notice(notice);
+      } catch {
+        // a listener's failure is its own; the bus goes on
+      }
+    }
+  }
+
+  /** See {@link NoticeBus.publishChatDelta}. A listener that throws does not stop delivery to the others. */
+  publishChatDelta(delta: ChatDelta): void {
+    chatDeltaSubject(delta.workspaceId);
+    for (const l of [...this.listeners]) {
+      try {
+        l.chatDelta?.(delta);
       } catch {
         // a listener's failure is its own; the bus goes on
       }

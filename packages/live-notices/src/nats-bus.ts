@@ -1,9 +1,16 @@
 /** The NATS implementation of the notice bus (split mode, Kubernetes, and `gatehouse dev --nats`). */
-import type { LogNotice } from "@gatehouse/gateway-contract";
+import type { ChatDelta, LogNotice } from "@gatehouse/gateway-contract";
 import type { NatsTlsOptions } from "@gatehouse/service-kit";
 import { connect, ErrorCode, Events, type NatsConnection, type Subscription } from "nats";
 import type { NoticeBus, NoticeListener } from "./bus.ts";
-import { ALL_LOG_SUBJECTS, LogNoticeSchema, logSubject } from "./subjects.ts";
+import {
+  ALL_CHAT_DELTA_SUBJECTS,
+  ALL_LOG_SUBJECTS,
+  ChatDeltaSchema,
+  chatDeltaSubject,
+  LogNoticeSchema,
+  logSubject,
+} from "./subjects.ts";
 
 /** Options of {@link connectNatsNoticeBus}. */
 export interface NatsNoticeBusOptions {
@@ -74,6 +81,7 @@ export async function connectNatsNoticeBus(options: NatsNoticeBusOptions): Promi
 class NatsNoticeBus implements NoticeBus {
   private readonly listeners = new Set<NoticeListener>();
   private subscription: Subscription | undefined;
+  private deltaSubscription: Subscription | undefined;
   private closed = false;
 
   constructor(
@@ -84,10 +92,17 @@ class NatsNoticeBus implements NoticeBus {
   }
 
   publish(notice: LogNotice): void {
-    const subject = logSubject(notice.workspaceId);
+    this.send(logSubject(notice.workspaceId), notice);
+  }
+
+  publishChatDelta(delta: ChatDelta): void {
+    this.send(chatDeltaSubject(delta.workspaceId), delta);
+  }
+
+  private send(subject: string, payload: LogNotice | ChatDelta): void {
     if (this.closed) return;
     try {
-      this.nc.publish(subject, JSON.stringify(notice));
+      this.nc.publish(subject, JSON.stringify(payload));
     } catch (err) {
       // Closed or draining connection: notices are best effort; subscribers resync on reconnect.
       this.onStatus?.({ type: "publish_failed", detail: err instanceof Error ? err.message : String(err) });
@@ -110,6 +125,22 @@ class NatsNoticeBus implements NoticeBus {
           return;
         }
         for (const l of [...this.listeners]) l.notice(parsed.data);
+      },
+    });
+    this.deltaSubscription ??= this.nc.subscribe(ALL_CHAT_DELTA_SUBJECTS, {
+      callback: (err, msg) => {
+        if (err) return;
+        let parsed: ReturnType<typeof ChatDeltaSchema.safeParse>;
+        try {
+          parsed = ChatDeltaSchema.safeParse(JSON.parse(new TextDecoder().decode(msg.data)));
+        } catch {
+          parsed = ChatDeltaSchema.safeParse(undefined);
+        }
+        if (!parsed.success) {
+          this.onStatus?.({ type: "malformed_chat_delta", detail: msg.subject });
+          return;
+        }
+        for (const l of [...this.listeners]) l.chatDelta?.(parsed.data);
       },
     });
     return () => this.listeners.delete(listener);

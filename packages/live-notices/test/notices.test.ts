@@ -4,8 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { openSqliteEventStore } from "@gatehouse/event-store";
-import type { LogNotice } from "@gatehouse/gateway-contract";
+import type { ChatDelta, LogNotice } from "@gatehouse/gateway-contract";
 import {
+  chatDeltaSubject,
   connectNatsNoticeBus,
   InProcessNoticeBus,
   InvalidSubjectToken,
@@ -177,4 +178,62 @@ test("an unreachable NATS server fails start-up with a clear error", async () =>
     (err: Error) =>
       err instanceof NatsUnreachable && /cannot connect to NATS at nats:\/\/127\.0\.0\.1:1/.test(err.message),
   );
+});
+
+test("chat deltas cross a real nats-server in order to every listener; malformed ones are dropped; the in-process bus delivers them too", async () => {
+  const delta = (seq: number, text: string) => ({
+    workspaceId: "w1",
+    chatId: "c1",
+    turnId: "t1",
+    step: 1,
+    seq,
+    text,
+  });
+  const inProcess = new InProcessNoticeBus();
+  const local: ChatDelta[] = [];
+  inProcess.subscribe({ notice: () => {}, resync: () => {}, chatDelta: (d) => local.push(d) });
+  // A listener without chatDelta is skipped, not broken.
+  inProcess.subscribe({ notice: () => {}, resync: () => {} });
+  inProcess.publishChatDelta(delta(0, "Hel"));
+  inProcess.publishChatDelta(delta(1, "lo"));
+  assert.deepEqual(
+    local.map((d) => d.text),
+    ["Hel", "lo"],
+  );
+  assert.throws(
+    () => inProcess.publishChatDelta({ ...delta(2, "x"), workspaceId: "a.b" }),
+    InvalidSubjectToken,
+  );
+
+  const server = await startNatsServer();
+  const statuses: string[] = [];
+  const publisher = await connectNatsNoticeBus({ servers: server.url, name: "test-pub" });
+  const subscriber = await connectNatsNoticeBus({
+    servers: server.url,
+    name: "test-sub",
+    onStatus: (s) => statuses.push(s.type),
+  });
+  const raw = await import("nats").then((m) => m.connect({ servers: server.url }));
+  try {
+    const c = collector();
+    const deltas: ChatDelta[] = [];
+    subscriber.subscribe({ ...c.listener, chatDelta: (d) => deltas.push(d) });
+    // The delta subscription is sent right after the notice one on the same connection: once a
+    // probe notice is heard, both have reached the server.
+    await c.heard((n) => publisher.publish(n));
+    raw.publish(chatDeltaSubject("w1"), "not json");
+    raw.publish(chatDeltaSubject("w1"), JSON.stringify({ ...delta(0, "x"), seq: -1 }));
+    const sent = Array.from({ length: 20 }, (_, i) => delta(i, `part ${i} `));
+    for (const d of sent) publisher.publishChatDelta(d);
+    await c.until(() => deltas.length === sent.length);
+    assert.deepEqual(deltas, sent);
+    assert.equal(statuses.filter((s) => s === "malformed_chat_delta").length, 2);
+    // Deltas are not notices: nothing reached the notice listener.
+    assert.equal(c.real().length, 0);
+  } finally {
+    await raw.close();
+    await publisher.close();
+    await subscriber.close();
+    await server.close();
+  }
 });

@@ -10,6 +10,8 @@
  * notice arrives N times: the hub forwards a workspace's notice only when its revision is past the
  * highest it forwarded for that workspace (each publisher sends in store order, so a lower or equal
  * revision is one already sent); a client counting notices (the batch progress) counts each event once.
+ * The built-in agent's model text deltas (`ChatDelta`, published by the worker, never stored) go as
+ * `event: chat-delta` to the same people — those who reach the chat's workspace — as they arrive.
  */
 import type { ServerResponse } from "node:http";
 import type { NoticeBus } from "@gatehouse/live-notices";
@@ -69,6 +71,9 @@ export class SseHub {
           metrics.noticeDeliverySeconds.observe(Math.max(0, Date.now() - n.publishedAtMs) / 1000);
         }
         if (MEMBERSHIP.has(n.type)) this.serially(() => this.reconcile(n.workspaceId));
+      },
+      chatDelta: (d) => {
+        for (const c of this.clients) if (c.workspaces.has(d.workspaceId)) send(c.res, "chat-delta", d);
       },
       resync: (reason) => {
         metrics.resyncs.inc();

@@ -94,3 +94,33 @@ test("notice → browser latency is observed once per notice written to a browse
     hub.close();
   }
 });
+
+test("chat deltas go as chat-delta events, in order, only to people who reach the chat's workspace", async () => {
+  const bus = new InProcessNoticeBus();
+  const hub = new SseHub(bus, createMetrics(), {
+    workspacesOf: async (person) => (person === "user:a" ? ["w1"] : ["w2"]),
+    membersOf: async () => ({ owner: "user:a", members: [] }),
+  });
+  const [a, b] = [new FakeResponse(), new FakeResponse()];
+  const deltasIn = (text: string) =>
+    [...text.matchAll(/^event: chat-delta\ndata: (.+)$/gm)].map((m) => JSON.parse(m[1] as string));
+  try {
+    hub.attach(a as unknown as ServerResponse, "user:a", new Set(["w1"]));
+    hub.attach(b as unknown as ServerResponse, "user:b", new Set(["w2"]));
+    const d = (seq: number, text: string) => ({
+      workspaceId: "w1",
+      chatId: "c",
+      turnId: "t",
+      step: 1,
+      seq,
+      text,
+    });
+    bus.publishChatDelta(d(0, "Hel"));
+    bus.publishChatDelta(d(1, "lo"));
+    assert.deepEqual(deltasIn(a.written), [d(0, "Hel"), d(1, "lo")]);
+    assert.deepEqual(deltasIn(b.written), [], "user:b does not reach w1");
+    assert.equal(noticesIn(a.written).length, 0, "a delta is not a notice");
+  } finally {
+    hub.close();
+  }
+});

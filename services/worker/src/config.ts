@@ -4,8 +4,13 @@ import { type AgentConfig, agentConfigFromEnv } from "@gatehouse/agent-core/prov
 import { parseGatekeeperAddresses } from "@gatehouse/approval-core";
 import { checkStoreEnv, EVENT_STORE_URL_ENV, storeUrlFromEnv } from "@gatehouse/event-store";
 import {
+  checkNatsTlsEnv,
   checkTemporalTlsEnv,
   hostPort,
+  NATS_TLS_ENV,
+  type NatsTlsOptions,
+  natsTls,
+  natsUrlField,
   parseEnv,
   splitHostPort,
   TEMPORAL_TLS_ENV,
@@ -51,11 +56,16 @@ const EnvSchema = z
       .optional(),
     KERNEL_ADDRESS: hostPort("127.0.0.1:7001").optional(),
     AGENT_TASK_QUEUE: z.string().min(1).max(200).optional(),
+    NATS_URL: natsUrlField(
+      "set NATS_URL to the NATS server(s) carrying live notices (the agent's streamed text), or leave it unset",
+    ).optional(),
+    ...NATS_TLS_ENV,
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .superRefine((e, ctx) => {
     checkStoreEnv(e, ctx);
     checkTemporalTlsEnv(e, ctx);
+    checkNatsTlsEnv(e, ctx);
   });
 
 /** The validated configuration of `main.ts`. */
@@ -87,6 +97,13 @@ export interface WorkerConfig {
    * through (KERNEL_ADDRESS, required then) and its task queue (AGENT_TASK_QUEUE, default gatehouse-agent).
    */
   agent: { config: AgentConfig; kernelAddress: string; taskQueue: string | undefined } | undefined;
+  /**
+   * NATS server(s) the agent publishes its model text to as it streams (NATS_URL; gateways forward
+   * it to browsers as `chat-delta`); undefined: no deltas (each step's text is still recorded whole).
+   */
+  natsUrl: string | undefined;
+  /** nats.js `tls` option from tls:// URLs and NATS_TLS_*; undefined = plaintext. */
+  natsTls: NatsTlsOptions | undefined;
 }
 
 /** @throws Error naming each wrong variable and the fix. */
@@ -104,6 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     workflowBundleTracedPath: e.WORKER_WORKFLOW_BUNDLE_TRACED,
     logLevel: e.LOG_LEVEL,
     agent: agentOf(env, e.KERNEL_ADDRESS, e.AGENT_TASK_QUEUE),
+    natsUrl: e.NATS_URL,
+    natsTls: natsTls(e),
   };
 }
 

@@ -6,11 +6,13 @@
  * source), traces when $OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md), graceful shutdown on SIGTERM/SIGINT.
  * With a model configured (AGENT_PROVIDER + AGENT_MODEL, or AGENT_MODELS_FILE) it also runs the
  * built-in agent's worker (task queue $AGENT_TASK_QUEUE, default gatehouse-agent) against the kernel
- * at $KERNEL_ADDRESS.
+ * at $KERNEL_ADDRESS, publishing the model's text as it streams to NATS at $NATS_URL when set
+ * (TLS from tls:// or $NATS_TLS_*; unset: no streamed text, each step is still recorded whole).
  */
 import { readFileSync } from "node:fs";
 import { describeAgentConfig } from "@gatehouse/agent-core/providers";
 import { type EventStore, openEventStore, redactUrl } from "@gatehouse/event-store";
+import { connectNatsNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
@@ -40,8 +42,14 @@ logger.info(
     metrics: `${config.metrics.host}:${config.metrics.port}`,
     workflowBundle: config.workflowBundlePath ?? "bundled at start",
     agent: config.agent
-      ? { ...describeAgentConfig(config.agent.config), kernel: config.agent.kernelAddress }
+      ? {
+          ...describeAgentConfig(config.agent.config),
+          kernel: config.agent.kernelAddress,
+          streamedText: config.natsUrl ? "to NATS" : "off (no NATS_URL)",
+        }
       : "off (no AGENT_PROVIDER / AGENT_MODELS_FILE)",
+    nats: config.natsUrl ?? "off",
+    natsTls: config.natsTls ? "on" : "off",
   },
   "worker configuration",
 );
@@ -82,7 +90,23 @@ const worker = await startLifecycleWorker({
   ...(workflowBundle ? { workflowBundle } : {}),
 });
 let agent: AgentWorker | undefined;
+let notices: NoticeBus | undefined;
 if (config.agent) {
+  if (config.natsUrl) {
+    try {
+      notices = await connectNatsNoticeBus({
+        servers: config.natsUrl,
+        ...(config.natsTls ? { tls: config.natsTls } : {}),
+        name: "gatehouse-worker",
+        onStatus: (s) => logger.info({ component: "worker", event: "nats_status", status: s.type }),
+      });
+    } catch (err) {
+      // NatsUnreachable names the URL and the fix.
+      logger.fatal({ component: "worker", event: "nats_unreachable" }, (err as Error).message);
+      process.exit(1);
+    }
+  }
+  const bus = notices;
   agent = await startAgentWorker({
     store,
     temporal: {
@@ -94,6 +118,7 @@ if (config.agent) {
     config: config.agent.config,
     logger,
     ...(config.agent.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
+    ...(bus ? { deltas: (delta) => bus.publishChatDelta(delta) } : {}),
   });
 }
 let serving = true;
@@ -112,6 +137,7 @@ stopOnSignals(
   },
   () => worker.close(),
   async () => agent?.close(),
+  async () => notices?.close(),
   () => ops.close(),
   () => store.close(),
   () => stopTracing(),

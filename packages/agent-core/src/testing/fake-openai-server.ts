@@ -4,24 +4,34 @@
  * `POST /v1/chat/completions`, in order. Each cue answers as the request asks — a JSON completion,
  * or server-sent `chat.completion.chunk` events ending in `data: [DONE]` when `stream: true` — with
  * text, tool calls (whose `arguments` text is sent as scripted, malformed or not), or an HTTP error
- * status (429, 500, 503) with an OpenAI-style error body. It listens on 127.0.0.1 only and records
+ * status (429, 500, 503) with an OpenAI-style error body. A streamed cue may pace its text
+ * (`chunkChars`, `chunkDelayMs`), so a client sees it arrive over time. It listens on 127.0.0.1 only and records
  * every request (body and the Authorization header) for assertions. A request past the end of the
  * script gets 500 "FAKE script exhausted", so a test that calls the model more than it scripted fails.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/**
+ * How a streamed answer's text is sent: in pieces of `chunkChars` characters (default: two halves),
+ * `chunkDelayMs` apart (default 0). A JSON (not streamed) answer ignores both.
+ */
+export interface FakePacing {
+  chunkChars?: number;
+  chunkDelayMs?: number;
+}
+
 /** One scripted answer. */
 export type FakeCue =
-  | { kind: "text"; text: string; usage?: FakeUsage; delayMs?: number }
-  | {
+  | ({ kind: "text"; text: string; usage?: FakeUsage; delayMs?: number } & FakePacing)
+  | ({
       kind: "tool_calls";
       /** Optional text before the calls. */
       text?: string;
       calls: Array<{ id?: string; name: string; arguments: string }>;
       usage?: FakeUsage;
       delayMs?: number;
-    }
+    } & FakePacing)
   | { kind: "error"; status: number; message: string; retryAfterSeconds?: number };
 
 /** Token counts the answer reports (default 10 prompt, 5 completion). */
@@ -99,7 +109,19 @@ function answerJson(res: ServerResponse, model: string, cue: Exclude<FakeCue, { 
   res.end(JSON.stringify(body));
 }
 
-function answerStream(res: ServerResponse, model: string, cue: Exclude<FakeCue, { kind: "error" }>): void {
+/** The pieces a streamed answer's text is sent in. */
+function piecesOf(text: string, chunkChars: number | undefined): string[] {
+  const size = chunkChars && chunkChars > 0 ? chunkChars : Math.ceil(text.length / 2);
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+async function answerStream(
+  res: ServerResponse,
+  model: string,
+  cue: Exclude<FakeCue, { kind: "error" }>,
+): Promise<void> {
   const id = `chatcmpl-fake-${++ids}`;
   const created = Math.floor(Date.now() / 1000);
   const chunk = (delta: unknown, finish: string | null, usage?: unknown) =>
@@ -113,11 +135,11 @@ function answerStream(res: ServerResponse, model: string, cue: Exclude<FakeCue, 
     })}\n\n`;
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   res.write(chunk({ role: "assistant", content: "" }, null));
-  if (cue.text) {
-    // Two deltas, so a client that streams sees the text arrive in parts.
-    const half = Math.ceil(cue.text.length / 2);
-    res.write(chunk({ content: cue.text.slice(0, half) }, null));
-    if (cue.text.length > half) res.write(chunk({ content: cue.text.slice(half) }, null));
+  // At least two deltas, so a client that streams sees the text arrive in parts.
+  for (const [i, piece] of piecesOf(cue.text ?? "", cue.chunkChars).entries()) {
+    if (i > 0 && cue.chunkDelayMs) await new Promise((r) => setTimeout(r, cue.chunkDelayMs));
+    if (res.destroyed) return;
+    res.write(chunk({ content: piece }, null));
   }
   const calls = cue.kind === "tool_calls" ? toolCallsOf(cue) : undefined;
   for (const c of calls ?? []) {
@@ -209,7 +231,7 @@ export async function startFakeOpenAiServer(script: FakeCue[] = []): Promise<Fak
       }
       if (cue.delayMs) await new Promise((r) => setTimeout(r, cue.delayMs));
       const model = body.model ?? "fake";
-      if (body.stream) answerStream(res, model, cue);
+      if (body.stream) await answerStream(res, model, cue);
       else answerJson(res, model, cue);
     })().catch((err: unknown) => {
       res.destroy(err instanceof Error ? err : new Error(String(err)));

@@ -18,12 +18,14 @@ import { callUnary } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { Context } from "@temporalio/activity";
 import { ApplicationFailure } from "@temporalio/common";
-import { generateText, jsonSchema, tool } from "ai";
+import { jsonSchema, tool } from "ai";
 import type { Logger } from "pino";
 import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
 import { appendChat, readChats } from "./chat-appends.ts";
+import { type DeltaSink, stepDeltas } from "./deltas.ts";
 import { heartbeating } from "./heartbeat.ts";
 import { conversation, type Decisions } from "./messages.ts";
+import { streamModelCall } from "./model-call.ts";
 import { EXECUTE_CODE, executeCodeToolDescription, systemPrompt } from "./prompt.ts";
 import { checkToolCall } from "./tool-call.ts";
 
@@ -33,6 +35,12 @@ export interface AgentActivityDeps {
   kernel: KernelClient;
   config: AgentConfig;
   logger: Logger;
+  /**
+   * Where the model's text goes while it streams (a notice bus's `publishChatDelta`: NATS in split
+   * mode, the in-process bus in `gatehouse dev`); undefined: no deltas (the recorded step still
+   * carries the whole text).
+   */
+  deltas?: DeltaSink;
 }
 
 /** Wall time of one snippet the agent runs, ms. */
@@ -101,42 +109,46 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
       }
       const described = await callUnary(kernel, kernel.describeBindings, { workspaceId });
       const started = Date.now();
+      const deltas = stepDeltas(deps.deltas, { workspaceId, chatId, turnId, step });
       const result = await heartbeating(
-        generateText({
-          model: ready.model,
-          system: systemPrompt(described.envDts, described.bindings.length),
-          messages: conversation(chat, decisionsOf(events)),
-          tools: {
-            [EXECUTE_CODE]: tool({
-              description: executeCodeToolDescription(described.envDts, described.bindings.length),
-              inputSchema: jsonSchema({
-                type: "object",
-                properties: {
-                  code: { type: "string", description: "export default async (env) => { ... }" },
-                },
-                required: ["code"],
+        streamModelCall(
+          {
+            model: ready.model,
+            system: systemPrompt(described.envDts, described.bindings.length),
+            messages: conversation(chat, decisionsOf(events)),
+            tools: {
+              [EXECUTE_CODE]: tool({
+                description: executeCodeToolDescription(described.envDts, described.bindings.length),
+                inputSchema: jsonSchema({
+                  type: "object",
+                  properties: {
+                    code: { type: "string", description: "export default async (env) => { ... }" },
+                  },
+                  required: ["code"],
+                }),
               }),
-            }),
+            },
+            abortSignal: Context.current().cancellationSignal,
           },
-          maxRetries: 0,
-          abortSignal: Context.current().cancellationSignal,
-        }).catch((err: unknown) => {
-          const f = providerFailure(err, ready.secret);
-          logger.warn({
-            event: "model_call_failed",
-            workspaceId,
-            turnId,
-            step,
-            status: f.status,
-            retryable: f.retryable,
-          });
-          if (f.retryable) throw ApplicationFailure.retryable(f.message, "ProviderRetryable");
-          throw ApplicationFailure.nonRetryable(f.message, "ProviderError");
-        }),
+          (text) => deltas.push(scrub(text, ready.secret)),
+        )
+          .catch((err: unknown) => {
+            const f = providerFailure(err, ready.secret);
+            logger.warn({
+              event: "model_call_failed",
+              workspaceId,
+              turnId,
+              step,
+              status: f.status,
+              retryable: f.retryable,
+            });
+            if (f.retryable) throw ApplicationFailure.retryable(f.message, "ProviderRetryable");
+            throw ApplicationFailure.nonRetryable(f.message, "ProviderError");
+          })
+          .finally(() => deltas.flush()),
       );
       logger.info({ event: "model_step", workspaceId, turnId, step, ms: Date.now() - started });
-      const inputTokens = result.usage.inputTokens ?? 0;
-      const outputTokens = result.usage.outputTokens ?? 0;
+      const { inputTokens, outputTokens } = result;
       const calls = result.toolCalls.map((c, n) => {
         const raw = typeof c.input === "string" ? c.input : JSON.stringify(c.input ?? {});
         const checked = checkToolCall(c.toolName, raw);

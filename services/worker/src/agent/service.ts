@@ -9,6 +9,7 @@ import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-k
 import { Client, Connection } from "@temporalio/client";
 import type { Logger } from "pino";
 import { type AgentChats, agentChats, agentEnabled } from "./chats.ts";
+import type { DeltaSink } from "./deltas.ts";
 import { type AgentWorker, startAgentWorker } from "./worker.ts";
 
 /** Options of `startAgent`. */
@@ -24,6 +25,8 @@ export interface AgentOptions {
   /** false: only the chat operations (another process runs the agent worker). Default true. */
   runWorker?: boolean;
   logger?: Logger;
+  /** Where the model's text goes as it streams (a notice bus's `publishChatDelta`); none: no deltas. */
+  deltas?: DeltaSink;
 }
 
 /** The agent in this process. */
@@ -55,6 +58,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         config,
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+        ...(options.deltas ? { deltas: options.deltas } : {}),
       });
   } catch (err) {
     await connection.close();

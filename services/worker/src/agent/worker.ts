@@ -13,6 +13,7 @@ import { NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
 import { AGENT_TASK_QUEUE } from "../agent-workflows/contract.ts";
 import { createAgentActivities } from "./activities.ts";
+import type { DeltaSink } from "./deltas.ts";
 
 /** Absolute path of the agent workflows module the worker bundles. */
 export const AGENT_WORKFLOWS_PATH = fileURLToPath(new URL("../agent-workflows/index.ts", import.meta.url));
@@ -27,6 +28,8 @@ export interface AgentWorkerOptions {
   logger?: Logger;
   /** Task queue; default AGENT_TASK_QUEUE. */
   taskQueue?: string;
+  /** Where the model's text goes as it streams (a notice bus's `publishChatDelta`); none: no deltas. */
+  deltas?: DeltaSink;
 }
 
 /** A running agent worker. */
@@ -50,7 +53,13 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     connection,
     namespace: options.temporal.namespace ?? "default",
     taskQueue,
-    activities: createAgentActivities({ store: options.store, kernel, config: options.config, logger }),
+    activities: createAgentActivities({
+      store: options.store,
+      kernel,
+      config: options.config,
+      logger,
+      ...(options.deltas ? { deltas: options.deltas } : {}),
+    }),
     workflowsPath: AGENT_WORKFLOWS_PATH,
     bundlerOptions: { ignoreModules: [] },
   });
