@@ -14,6 +14,8 @@ import { useInboxStore } from "./inboxStore.ts";
 import { connectLive, createLiveHub } from "./live.ts";
 import { type Outcome, OutcomeTracker } from "./outcomes.ts";
 import { ActionDetailPage } from "./pages/ActionDetail.tsx";
+import { ChatPage } from "./pages/Chat.tsx";
+import { ChatsPage } from "./pages/Chats.tsx";
 import { InboxPage } from "./pages/Inbox.tsx";
 import { LogPage } from "./pages/Log.tsx";
 import { RulesPage } from "./pages/Rules.tsx";
@@ -143,6 +145,8 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
             <Route path="/ws/:ws/actions/:id" element={<ActionDetailPage />} />
             <Route path="/ws/:ws/log" element={<LogPage />} />
             <Route path="/ws/:ws/rules" element={<RulesPage />} />
+            <Route path="/ws/:ws/chats" element={<ChatsPage />} />
+            <Route path="/ws/:ws/chats/:chat" element={<ChatPage />} />
             <Route path="*" element={<Navigate to="/" replace />} />
           </Routes>
           <Toasts outcomes={toasts} onDismiss={dismissToast} />

@@ -5,10 +5,14 @@
 import type {
   AcceptConnectionBody,
   ActionDetail,
+  AgentInfo,
   ApiError,
   ApproveBatchBody,
   ApproveBody,
   BindingsResponse,
+  CancelTurnResult,
+  Chat,
+  ChatsResponse,
   ConnectionDecisionResult,
   DecisionResult,
   DeclineConnectionBody,
@@ -19,6 +23,7 @@ import type {
   RejectBody,
   RemoveBindingBody,
   RemoveBindingResult,
+  SendMessageResult,
   SetRuleBody,
   SetRuleResponse,
 } from "@gatehouse/gateway-contract";
@@ -62,9 +67,23 @@ export interface Api {
   ): Promise<ConnectionDecisionResult>;
   /** Who reaches the workspace: its owner and members. */
   members(workspaceId: string): Promise<MembersResponse>;
+  /** Whether the built-in agent can run in the workspace (and why not). */
+  agent(workspaceId: string): Promise<AgentInfo>;
+  /** The workspace's agent chats, newest first. */
+  chats(workspaceId: string): Promise<ChatsResponse>;
+  /** One whole chat: its turns and entries. */
+  chat(workspaceId: string, chatId: string): Promise<Chat>;
+  /** Starts a chat for the signed-in person; answers the empty chat. */
+  startChat(workspaceId: string): Promise<Chat>;
+  /** Sends a message to the person's own chat, starting a turn (409 turn_in_progress while one is open). */
+  sendMessage(workspaceId: string, chatId: string, text: string): Promise<SendMessageResult>;
+  /** Stops an open turn of the person's own chat (it ends `cancelled` at its next step). */
+  cancelTurn(workspaceId: string, chatId: string, turnId: string): Promise<CancelTurnResult>;
 }
 
 const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
+const chat = (workspaceId: string, chatId: string) =>
+  `${ws(workspaceId)}/chats/${encodeURIComponent(chatId)}`;
 
 /**
  * Builds a client that authenticates with `token`. `onUnauthorized(message)` runs on any 401 before
@@ -115,6 +134,14 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
     declineConnection: (workspaceId, requestId, body) =>
       request("POST", `${ws(workspaceId)}/connection-requests/${requestId}/decline`, body),
     members: (workspaceId) => request("GET", `${ws(workspaceId)}/members`),
+    agent: (workspaceId) => request("GET", `${ws(workspaceId)}/agent`),
+    chats: (workspaceId) => request("GET", `${ws(workspaceId)}/chats`),
+    chat: (workspaceId, chatId) => request("GET", chat(workspaceId, chatId)),
+    startChat: (workspaceId) => request("POST", `${ws(workspaceId)}/chats`, {}),
+    sendMessage: (workspaceId, chatId, text) =>
+      request("POST", `${chat(workspaceId, chatId)}/messages`, { text }),
+    cancelTurn: (workspaceId, chatId, turnId) =>
+      request("POST", `${chat(workspaceId, chatId)}/turns/${encodeURIComponent(turnId)}/cancel`, {}),
   };
 }
 

@@ -24,9 +24,14 @@ export function actionPath(workspaceId: string, actionId: number): string {
   return `/ws/${encodeURIComponent(workspaceId)}/actions/${actionId}`;
 }
 
-/** The hash route of a workspace page (`log` or `rules`). */
-export function workspacePath(workspaceId: string, page: "log" | "rules"): string {
+/** The hash route of a workspace page (`log`, `rules` or the agent `chats` list). */
+export function workspacePath(workspaceId: string, page: "log" | "rules" | "chats"): string {
   return `/ws/${encodeURIComponent(workspaceId)}/${page}`;
+}
+
+/** The hash route of one agent chat. */
+export function chatPath(workspaceId: string, chatId: string): string {
+  return `/ws/${encodeURIComponent(workspaceId)}/chats/${encodeURIComponent(chatId)}`;
 }
 
 /** Whether a status is final (nothing will change it any more). */

@@ -1,10 +1,12 @@
 /**
  * The one server-sent-events connection of a signed-in session (GET /api/events), opened with
  * fetch-event-source so it can send the Authorization header. Listeners hear `open` on every
- * (re)open, `notice` per workspace change, `resync` when notices may have been missed, and `down`
- * while the connection is broken. On `open` and `resync` they must re-read everything they show.
+ * (re)open, `notice` per workspace change, `resync` when notices may have been missed, `down`
+ * while the connection is broken, and `chat-delta` with the built-in agent's model text as it
+ * streams (never stored: the recorded message replaces it). On `open` and `resync` they must
+ * re-read everything they show.
  */
-import type { LogNotice } from "@gatehouse/gateway-contract";
+import type { ChatDelta, LogNotice } from "@gatehouse/gateway-contract";
 import { EventStreamContentType, fetchEventSource } from "@microsoft/fetch-event-source";
 
 /** What a live listener hears. */
@@ -12,7 +14,8 @@ export type LiveEvent =
   | { type: "open" }
   | { type: "down" }
   | { type: "resync"; reason: string }
-  | { type: "notice"; notice: LogNotice };
+  | { type: "notice"; notice: LogNotice }
+  | { type: "chat-delta"; delta: ChatDelta };
 
 /** Fan-out of live events to the components that show live data. */
 export interface LiveHub {
@@ -70,6 +73,9 @@ export function connectLive(
       if (message.event === "notice") {
         const notice = parse<LogNotice>(message.data);
         if (notice?.workspaceId) hub.emit({ type: "notice", notice });
+      } else if (message.event === "chat-delta") {
+        const delta = parse<ChatDelta>(message.data);
+        if (delta?.chatId && typeof delta.text === "string") hub.emit({ type: "chat-delta", delta });
       } else if (message.event === "resync") {
         hub.emit({ type: "resync", reason: parse<{ reason?: string }>(message.data)?.reason ?? "" });
       }

@@ -61,7 +61,7 @@ test("the model's text arrives on /api/events as chat-delta events, in order, th
     const recorded = (await h.stack.store.readStream(`workspace-${ws}`)).find(
       (e) => e.type === "ChatModelMessage",
     );
-    assert.equal((recorded?.data as { text: string }).text, text);
+    assert.equal((recorded?.data as { text: string } | undefined)?.text, text);
     assert.equal(fake.requests.at(-1)?.body.stream, true, "the model was asked to stream");
     await member.waitFor(
       (e) =>

@@ -311,6 +311,9 @@ export function InboxPage() {
             <span className="ws-links">
               <Link to={workspacePath(workspace.id, "log")}>Log</Link>
               <Link to={workspacePath(workspace.id, "rules")}>Rules</Link>
+              <Link to={workspacePath(workspace.id, "chats")} data-testid="chats-link">
+                Chats
+              </Link>
             </span>
           </h2>
           {workspace.latched && <LatchBanner workspaceName={workspace.name} />}
