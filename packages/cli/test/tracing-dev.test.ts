@@ -87,9 +87,12 @@ test("in one process each service keeps its own service.name, and execute_code i
   );
   // Each service's /metrics registry shows its dropped-span counter (nothing dropped: Jaeger is live).
   const metrics = await h.stack.kernelMetrics.registry.metrics();
-  assert.match(metrics, /^gatehouse_tracing_spans_dropped_total\{service="kernel",reason="queue_full"\} 0$/m);
   assert.match(
     metrics,
-    /^gatehouse_tracing_spans_dropped_total\{service="kernel",reason="export_failed"\} 0$/m,
+    /^gatehouse_tracing_spans_dropped_total\{otel_service="kernel",reason="queue_full"\} 0$/m,
+  );
+  assert.match(
+    metrics,
+    /^gatehouse_tracing_spans_dropped_total\{otel_service="kernel",reason="export_failed"\} 0$/m,
   );
 });

@@ -1,5 +1,5 @@
 /**
- * `gatehouse_tracing_spans_dropped_total{service,reason}`: spans a service ended that never reached the
+ * `gatehouse_tracing_spans_dropped_total{otel_service,reason}`: spans a service ended that never reached the
  * receiver. The count comes from the OpenTelemetry batch span processor's own self-observability counter
  * (`otel.sdk.processor.span.processed`, whose `error.type` is "queue_full" for a span refused by a full
  * queue and the export error's name for a batch whose export failed or timed out), bridged here into
@@ -25,7 +25,7 @@ const PROCESSED_SPANS = "otel.sdk.processor.span.processed";
 
 /** Counts one service's dropped spans on every registry it was attached to. */
 export class DroppedSpans {
-  private readonly counters = new Map<Registry, Counter<"service" | "reason">>();
+  private readonly counters = new Map<Registry, Counter<"otel_service" | "reason">>();
   private readonly totals: Record<DropReason, number> = { queue_full: 0, export_failed: 0 };
 
   constructor(readonly service: string) {}
@@ -35,15 +35,15 @@ export class DroppedSpans {
     if (this.counters.has(registry)) return;
     const existing = registry.getSingleMetric(DROPPED_SPANS_METRIC);
     const counter =
-      (existing as Counter<"service" | "reason"> | undefined) ??
+      (existing as Counter<"otel_service" | "reason"> | undefined) ??
       new Counter({
         name: DROPPED_SPANS_METRIC,
-        help: "Spans that never reached the OTLP receiver, by service and reason (queue_full: the bounded export queue was full; export_failed: the receiver was unreachable, refused or timed out)",
-        labelNames: ["service", "reason"],
+        help: "Spans that never reached the OTLP receiver, by OpenTelemetry service.name and reason (queue_full: the bounded export queue was full; export_failed: the receiver was unreachable, refused or timed out)",
+        labelNames: ["otel_service", "reason"],
         registers: [registry],
       });
     for (const reason of ["queue_full", "export_failed"] as const) {
-      counter.inc({ service: this.service, reason }, this.totals[reason]);
+      counter.inc({ otel_service: this.service, reason }, this.totals[reason]);
     }
     this.counters.set(registry, counter);
   }
@@ -52,7 +52,7 @@ export class DroppedSpans {
   add(reason: DropReason, count: number): void {
     if (count <= 0) return;
     this.totals[reason] += count;
-    for (const c of this.counters.values()) c.inc({ service: this.service, reason }, count);
+    for (const c of this.counters.values()) c.inc({ otel_service: this.service, reason }, count);
   }
 
   /** Spans dropped so far, by reason (also what tests read). */

@@ -24,6 +24,7 @@ export {
   bindToActiveContext,
   currentTraceparent,
   linksTo,
+  linkToSubmissions,
   spanContextOf,
   TRACEPARENT_PATTERN,
 } from "./trace-context.ts";

@@ -72,3 +72,14 @@ export function bindToActiveContext<E extends NodeJS.EventEmitter>(emitter: E): 
 export function addLinksToActiveSpan(links: Link[]): void {
   if (links.length > 0) trace.getActiveSpan()?.addLinks(links);
 }
+
+/**
+ * Links the active span to each action's submission span: `submitted` maps action id → the
+ * `traceparent` recorded on its ActionSubmitted (e.g. `submissionTraceparents` of approval-core).
+ * Each link carries `gatehouse.link=submission` and `gatehouse.action_id`. A no-op without an active span.
+ */
+export function linkToSubmissions(submitted: Iterable<[number, string]>): void {
+  for (const [actionId, tp] of submitted) {
+    addLinksToActiveSpan(linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }));
+  }
+}

@@ -42,7 +42,7 @@ export interface ServiceTracing {
   /** False when the process does not trace: then nothing below changes anything. */
   readonly enabled: boolean;
   readonly tracer: Tracer;
-  /** Shows `gatehouse_tracing_spans_dropped_total{service=<this>}` on `registry` (only when enabled). */
+  /** Shows `gatehouse_tracing_spans_dropped_total{otel_service=<this>}` on `registry` (only when enabled). */
   countDroppedSpansOn(registry: Registry): void;
   /**
    * Options to merge into a grpc-js client's options (`{...yours, ...grpcClientOptions()}`): an

@@ -66,7 +66,9 @@ function quantile(values: number[], q: number): number {
 
 async function dropped(registry: Registry, service: string, reason: string): Promise<number> {
   const metric = await registry.getSingleMetric(DROPPED_SPANS_METRIC)?.get();
-  return metric?.values.find((v) => v.labels.service === service && v.labels.reason === reason)?.value ?? 0;
+  return (
+    metric?.values.find((v) => v.labels.otel_service === service && v.labels.reason === reason)?.value ?? 0
+  );
 }
 
 test("a dead OTLP endpoint neither slows nor fails calls, and the dropped spans are counted", async () => {
@@ -161,7 +163,7 @@ test("a dead OTLP endpoint neither slows nor fails calls, and the dropped spans 
   const text = await registry.metrics();
   assert.match(
     text,
-    /gatehouse_tracing_spans_dropped_total\{service="svc-dead-client",reason="queue_full"\} \d+/,
+    /gatehouse_tracing_spans_dropped_total\{otel_service="svc-dead-client",reason="queue_full"\} \d+/,
   );
   console.log(`# dropped (dead endpoint): ${JSON.stringify(last)}`);
   // The live service's spans did arrive.

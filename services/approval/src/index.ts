@@ -19,7 +19,7 @@ import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { type ReadModel, startReadModel } from "@gatehouse/read-model";
 import { listenGrpc, probeTemporalTls, stopGrpc, type TemporalSecurity } from "@gatehouse/service-kit";
-import { addLinksToActiveSpan, linksTo, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
+import { linkToSubmissions, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import { temporalClientInterceptors } from "@gatehouse/telemetry/temporal";
 import { Server } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
@@ -179,14 +179,8 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
       metrics: metrics.rpc,
       ...(tracing.enabled
         ? {
-            linkSubmissions: async (workspaceId: string, actionIds: number[]) => {
-              const submitted = await submissionTraceparents(options.store, workspaceId, actionIds);
-              for (const [actionId, tp] of submitted) {
-                addLinksToActiveSpan(
-                  linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }),
-                );
-              }
-            },
+            linkSubmissions: async (workspaceId: string, actionIds: number[]) =>
+              linkToSubmissions(await submissionTraceparents(options.store, workspaceId, actionIds)),
           }
         : {}),
     };

@@ -13,7 +13,7 @@ import {
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
-import { addLinksToActiveSpan, linksTo, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
+import { linkToSubmissions, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import {
   temporalClientInterceptors,
   temporalNoopWorkflowSinks,
@@ -157,14 +157,8 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     metrics,
     ...(tracing.enabled
       ? {
-          linkSubmissions: async (workspaceId: string, actionIds: number[]) => {
-            const submitted = await submissionTraceparents(options.store, workspaceId, actionIds);
-            for (const [actionId, tp] of submitted) {
-              addLinksToActiveSpan(
-                linksTo([tp], { "gatehouse.link": "submission", "gatehouse.action_id": actionId }),
-              );
-            }
-          },
+          linkSubmissions: async (workspaceId: string, actionIds: number[]) =>
+            linkToSubmissions(await submissionTraceparents(options.store, workspaceId, actionIds)),
         }
       : {}),
   });
