@@ -39,15 +39,15 @@ export function applyDelta(streaming: Streaming, chat: Chat | null, delta: ChatD
   let next: StreamingStep;
   if (delta.seq === 0)
     next = { turnId: delta.turnId, step: delta.step, seq: 0, text: delta.text, gap: false };
-  else if (!current || current.gap || delta.seq <= current.seq) {
-    if (current && delta.seq <= current.seq) return streaming;
-    // Missed the start or a delta in between: show what arrived in order, wait for the record.
+  else if (current && delta.seq <= current.seq)
+    return streaming; // a repeat
+  else if (current && !current.gap && delta.seq === current.seq + 1)
+    next = { ...current, seq: delta.seq, text: current.text + delta.text };
+  // Missed the start or a delta in between: keep what arrived in order, wait for the record.
+  else
     next = current
       ? { ...current, gap: true }
       : { turnId: delta.turnId, step: delta.step, seq: delta.seq, text: "", gap: true };
-  } else if (delta.seq === current.seq + 1)
-    next = { ...current, seq: delta.seq, text: current.text + delta.text };
-  else next = { ...current, gap: true };
   const out = new Map(streaming);
   out.set(key, next);
   return out;
