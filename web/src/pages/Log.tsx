@@ -91,7 +91,8 @@ export function LogPage() {
     <main className="log">
       <nav className="crumbs">
         <Link to="/">Inbox</Link> › <span title={workspaceId}>{workspaceName}</span> › <strong>Log</strong> ·{" "}
-        <Link to={workspacePath(workspaceId, "rules")}>Rules</Link>
+        <Link to={workspacePath(workspaceId, "rules")}>Rules</Link> ·{" "}
+        <Link to={workspacePath(workspaceId, "chats")}>Chats</Link>
       </nav>
       <h1>Log of {workspaceName}</h1>
       {data.latched && <LatchBanner workspaceName={workspaceName} />}

@@ -126,7 +126,8 @@ export function RulesPage() {
     <main className="rules">
       <nav className="crumbs">
         <Link to="/">Inbox</Link> › <span title={workspaceId}>{workspaceName}</span> ›{" "}
-        <Link to={workspacePath(workspaceId, "log")}>Log</Link> · <strong>Rules</strong>
+        <Link to={workspacePath(workspaceId, "log")}>Log</Link> · <strong>Rules</strong> ·{" "}
+        <Link to={workspacePath(workspaceId, "chats")}>Chats</Link>
       </nav>
       <h1>Auto-approval rules of {workspaceName}</h1>
       {log.latched && <LatchBanner workspaceName={workspaceName} />}
