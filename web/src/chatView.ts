@@ -51,9 +51,16 @@ export function snippetOf(call: ChatToolCallEntry): { code: string; parsed: bool
   return { code: call.argumentsJson, parsed: false };
 }
 
-/** The first line of a snippet worth showing as its summary (skips blank lines), cut to `max` characters. */
+/** A line that only opens the module's default export, e.g. `export default async (env: any) => {`. */
+const OPENER = /^export\s+default\s+async\s*(function\s*)?\([^)]*\)\s*(=>)?\s*\{?$/;
+
+/**
+ * The first line of a snippet worth showing as its summary (skips blank lines and the bare
+ * `export default async (env) => {` opener when more follows), cut to `max` characters.
+ */
 export function snippetHeadline(code: string, max = 90): string {
-  const line = code.split("\n").find((l) => l.trim() !== "") ?? "";
+  const lines = code.split("\n").filter((l) => l.trim() !== "");
+  const line = (lines[0] && OPENER.test(lines[0].trim()) && lines[1]) || lines[0] || "";
   const trimmed = line.trim();
   return trimmed.length > max ? `${trimmed.slice(0, max - 1)}…` : trimmed;
 }

@@ -5,11 +5,15 @@ import { actionPath } from "../format.ts";
 import { StatusBadge } from "./StatusBadge.tsx";
 import { Visible } from "./Visible.tsx";
 
-/** What a tool call came to, for its summary line. */
-function outcomeOf(call: ChatToolCallEntry): { label: string; className: string } {
+/** What a tool call came to, for its summary line (`awaiting`: the turn's writes not decided yet). */
+function outcomeOf(
+  call: ChatToolCallEntry,
+  awaiting: readonly number[],
+): { label: string; className: string } {
   if (call.problem) return { label: "not run", className: "problem" };
   if (!call.result) return { label: "running", className: "running" };
-  if (call.result.awaitedActionIds.length > 0) return { label: "waits for people", className: "waiting" };
+  if (call.result.awaitedActionIds.some((id) => awaiting.includes(id)))
+    return { label: "waits for people", className: "waiting" };
   return call.result.ok ? { label: "ok", className: "ok" } : { label: "error", className: "error" };
 }
 
@@ -23,15 +27,18 @@ function outcomeOf(call: ChatToolCallEntry): { label: string; className: string 
 export function ToolCallBlock({
   workspaceId,
   call,
+  awaiting,
   statusOf,
 }: {
   workspaceId: string;
   call: ChatToolCallEntry;
+  /** The turn's awaited writes not decided yet (ChatTurn.awaiting). */
+  awaiting: readonly number[];
   /** The status of an action as the inbox knows it (undefined: not in the inbox's view). */
   statusOf: (actionId: number) => ActionStatus | undefined;
 }) {
   const { code, parsed } = snippetOf(call);
-  const outcome = outcomeOf(call);
+  const outcome = outcomeOf(call, awaiting);
   const awaited = new Set(call.result?.awaitedActionIds ?? []);
   return (
     <li className="chat-entry tool-call" data-testid="tool-call" data-tool-call-id={call.toolCallId}>

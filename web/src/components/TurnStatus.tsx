@@ -47,7 +47,7 @@ export function TurnStatus({ workspaceId, turn }: { workspaceId: string; turn: C
           </span>
         </>
       )}
-      <span className="row-meta">
+      <span className="turn-meta">
         {" "}
         · {turn.steps} step(s), {tokens}
       </span>

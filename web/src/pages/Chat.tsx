@@ -167,7 +167,13 @@ export function ChatPage() {
                     </li>
                   ) : null;
                 return (
-                  <ToolCallBlock key={e.revision} workspaceId={workspaceId} call={e} statusOf={statusOf} />
+                  <ToolCallBlock
+                    key={e.revision}
+                    workspaceId={workspaceId}
+                    call={e}
+                    awaiting={turn.state === "waiting" ? turn.awaiting : []}
+                    statusOf={statusOf}
+                  />
                 );
               })}
               {streamingOf(streaming, turn.turnId).map((s) => (

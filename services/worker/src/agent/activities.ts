@@ -110,6 +110,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
       const described = await callUnary(kernel, kernel.describeBindings, { workspaceId });
       const started = Date.now();
       const deltas = stepDeltas(deps.deltas, { workspaceId, chatId, turnId, step });
+      const cancelled = Context.current().cancellationSignal;
       const result = await heartbeating(
         streamModelCall(
           {
@@ -128,11 +129,13 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
                 }),
               }),
             },
-            abortSignal: Context.current().cancellationSignal,
+            abortSignal: cancelled,
           },
           (text) => deltas.push(scrub(text, ready.secret)),
         )
           .catch((err: unknown) => {
+            // Cancelled (the turn ended, the worker stops): not the provider's failure.
+            if (cancelled.aborted) throw cancelled.reason ?? err;
             const f = providerFailure(err, ready.secret);
             logger.warn({
               event: "model_call_failed",
