@@ -215,3 +215,4 @@ export * from "./agent/chats.ts";
 export * from "./agent/service.ts";
 export * from "./agent/worker.ts";
 export * from "./agent-workflows/contract.ts";
+export * from "./agent/grpc-server.ts";
