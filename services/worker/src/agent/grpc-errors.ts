@@ -13,9 +13,9 @@ import {
 } from "@gatehouse/agent-core";
 import { AgentConfigError } from "@gatehouse/agent-core/providers";
 import { StoreUnavailable, StreamNotFound } from "@gatehouse/event-store";
+import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ServiceError as TemporalServiceError } from "@temporalio/client";
 import { WorkflowNotFoundError } from "@temporalio/common";
-import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { AgentOff } from "./chats.ts";
 
 /** Trailing metadata key naming the error within its status code. */

@@ -4,14 +4,15 @@
  * errors in one place (grpc-errors.ts). Always served: with the agent off it answers GetAgentInfo
  * `enabled: false` and every write `agent_off`, naming the settings to set; reads still work.
  */
+
+import { ChatNotFound } from "@gatehouse/agent-core";
 import { type AgentChatsServer, AgentChatsService } from "@gatehouse/proto";
 import { listenGrpc, stopGrpc } from "@gatehouse/service-kit";
 import { serviceTracing } from "@gatehouse/telemetry";
-import { type sendUnaryData, Server, type ServiceError, status } from "@grpc/grpc-js";
+import { Server, type ServiceError, type sendUnaryData, status } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Histogram, type Registry } from "prom-client";
 import { toAgentChat, toAgentChatSummary } from "./chat-messages.ts";
-import { ChatNotFound } from "@gatehouse/agent-core";
 import type { AgentChats } from "./chats.ts";
 import { AgentRequestInvalid, ERROR_CODE_KEY, toAgentServiceError } from "./grpc-errors.ts";
 
@@ -133,7 +134,9 @@ export async function startAgentChatsServer(options: AgentChatsServerOptions): P
   const host = options.host ?? "127.0.0.1";
   const port = await listenGrpc(server, host, options.port ?? 0);
   const address = `${host.includes(":") ? `[${host}]` : host}:${port}`;
-  options.logger?.child({ component: "worker" }).info({ event: "agent_grpc_listening", address, agent: options.chats.enabled ? "on" : "off" });
+  options.logger
+    ?.child({ component: "worker" })
+    .info({ event: "agent_grpc_listening", address, agent: options.chats.enabled ? "on" : "off" });
   return { port, address, close: () => stopGrpc(server) };
 }
 
