@@ -5,7 +5,9 @@
  * server), approval service and Temporal dev server. No real model can be reached here, so the
  * model is the FAKE OpenAI-compatible server of @gatehouse/agent-core/testing, replaying a script
  * per test. Every assertion is on what the HTTP API answers (and, for the agent off, on a gateway
- * started without AGENT_ADDRESS and on an AgentChats service with no model).
+ * started without AGENT_ADDRESS and on an AgentChats service with no model). The last test runs the
+ * worker as its own process (services/worker/src/main.ts, WORKER_GRPC_ADDR) behind a gateway given
+ * its address, as a split deployment does.
  */
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
@@ -22,10 +24,11 @@ import type {
   SendMessageResult,
 } from "@gatehouse/gateway-contract";
 import { InProcessNoticeBus } from "@gatehouse/live-notices";
-import { waitUntil } from "@gatehouse/service-kit";
+import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { agentChats, startAgentChatsServer } from "@gatehouse/worker";
 import { api } from "./gateway-client.ts";
 import { type Harness, startHarness } from "./harness.ts";
+import { startWorkerProcess } from "./worker-process.ts";
 
 /** The turn's token budget (AGENT_MAX_TURN_TOKENS): the fake reports 15 tokens per answer unless told. */
 const MAX_TOKENS = 1000;
@@ -432,6 +435,71 @@ describe("the agent off", () => {
     } finally {
       await gw.close();
       await server.close();
+    }
+  });
+});
+
+describe("split mode: the worker process serves AgentChats on WORKER_GRPC_ADDR", () => {
+  test("a gateway whose AGENT_ADDRESS is the worker process's runs a turn over HTTP, and the worker's /metrics counts the calls", async () => {
+    const ws = await h.workspace("mcp://memory");
+    const grpcPort = await freePort();
+    const worker = await startWorkerProcess({
+      TEMPORAL_ADDRESS: h.stack.addresses.temporal,
+      EVENT_STORE_URL: `sqlite:${h.dir}/events.sqlite`,
+      GATEKEEPER_ADDRESSES: `mcp=${h.stack.addresses.mcp}`,
+      KERNEL_ADDRESS: h.stack.addresses.kernel,
+      AGENT_PROVIDER: "openai-compatible",
+      AGENT_MODEL: "fake-coder",
+      AGENT_BASE_URL: fake.baseUrl,
+      // Its own queue: the turn runs in this process, not in the harness's in-process agent worker.
+      AGENT_TASK_QUEUE: "gatehouse-agent-split-test",
+      WORKER_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    });
+    const notices = new InProcessNoticeBus();
+    const gw = await startGateway({
+      approvalAddress: h.stack.addresses.approval,
+      kernelAddress: h.stack.addresses.kernel,
+      agentAddress: `127.0.0.1:${grpcPort}`,
+      notices,
+      devTokens: h.stack.devTokens,
+    });
+    try {
+      fake.push({ kind: "text", text: "Hello from the worker process." });
+      const info = await api<AgentInfo>(gw.url, owner, "GET", `/api/workspaces/${ws}/agent`);
+      assert.deepEqual(info.body, { enabled: true, model: "openai-compatible:fake-coder", reason: "" });
+      const started = await api<Chat>(gw.url, owner, "POST", `/api/workspaces/${ws}/chats`, {});
+      assert.equal(started.status, 201, JSON.stringify(started.body));
+      const chatId = started.body.chatId;
+      const sent = await api<SendMessageResult>(
+        gw.url,
+        owner,
+        "POST",
+        `/api/workspaces/${ws}/chats/${chatId}/messages`,
+        {
+          text: "Say hello.",
+        },
+      );
+      assert.equal(sent.status, 202, JSON.stringify(sent.body));
+      const ended = await waitUntil(
+        "the turn to end",
+        async () => {
+          const c = await api<Chat>(gw.url, member, "GET", `/api/workspaces/${ws}/chats/${chatId}`);
+          return turnOf(c.body, sent.body.turnId)?.state === "ended" ? c.body : undefined;
+        },
+        { timeoutMs: 240_000, intervalMs: 200 },
+      );
+      assert.equal(turnOf(ended, sent.body.turnId)?.reason, "done");
+      const answer = ended.entries.find((e) => e.kind === "model");
+      assert.equal(answer?.kind === "model" ? answer.text : "", "Hello from the worker process.");
+      const metricsPort = /"metricsPort":(\d+)/.exec(worker.output())?.[1];
+      assert.ok(metricsPort, worker.output());
+      const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+      assert.match(metrics, /gatehouse_worker_agent_rpc_seconds_count\{method="SendMessage",code="OK"\} 1/);
+      assert.match(metrics, /gatehouse_worker_agent_rpc_seconds_count\{method="StartChat",code="OK"\} 1/);
+    } finally {
+      await gw.close();
+      await notices.close();
+      await worker.kill();
     }
   });
 });
