@@ -21,12 +21,13 @@ import type {
   ChatsResponse,
   ChatToolCallEntry,
   InboxResponse,
+  LogNotice,
   SendMessageResult,
 } from "@gatehouse/gateway-contract";
 import { InProcessNoticeBus } from "@gatehouse/live-notices";
 import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { agentChats, startAgentChatsServer } from "@gatehouse/worker";
-import { api } from "./gateway-client.ts";
+import { api, openEvents } from "./gateway-client.ts";
 import { type Harness, startHarness } from "./harness.ts";
 import { startWorkerProcess } from "./worker-process.ts";
 
@@ -130,6 +131,7 @@ describe("agent chats over HTTP through gatehouse dev, with a FAKE model", () =>
     const info = await api<AgentInfo>(base, member, "GET", `/api/workspaces/${ws}/agent`);
     assert.deepEqual(info.body, { enabled: true, model: "openai-compatible:fake-coder", reason: "" });
 
+    const live = await openEvents(base, member);
     const chat = await startChat(ws);
     assert.match(chat.chatId, /^[0-9a-f-]{36}$/, "the gateway makes the chat id");
     assert.equal(chat.startedBy, "user:dev-admin");
@@ -202,6 +204,16 @@ describe("agent chats over HTTP through gatehouse dev, with a FAKE model", () =>
     assert.equal(last?.kind === "model" ? last.text : "", "Added Ada once a person approved it.");
     assert.ok(done.revision >= (done.entries.at(-1)?.revision ?? Number.POSITIVE_INFINITY));
     assert.equal(h.memoryState().filter((l) => l.includes('"Ada"')).length, 1, "applied once");
+    // Members following GET /api/events get a notice per chat event, the turn's end included.
+    const notice = (type: string) => (e: { event: string; data: unknown }) =>
+      e.event === "notice" && (e.data as LogNotice).workspaceId === ws && (e.data as LogNotice).type === type;
+    try {
+      await live.waitFor(notice("ChatTurnEnded"), 60_000);
+      for (const type of ["ChatStarted", "ChatUserMessage", "ChatToolResult"])
+        assert.ok(live.events.some(notice(type)), `a ${type} notice`);
+    } finally {
+      live.close();
+    }
     assert.equal(fake.remaining(), 0);
   });
 
