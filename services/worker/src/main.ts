@@ -6,7 +6,8 @@
  * source), traces when $OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/observability.md), graceful shutdown on SIGTERM/SIGINT.
  * With a model configured (AGENT_PROVIDER + AGENT_MODEL, or AGENT_MODELS_FILE) it also runs the
  * built-in agent's worker (task queue $AGENT_TASK_QUEUE, default gatehouse-agent) against the kernel
- * at $KERNEL_ADDRESS.
+ * at $KERNEL_ADDRESS. With $WORKER_GRPC_ADDR set, the AgentChats gRPC service (the gateway's
+ * AGENT_ADDRESS) listens there, the agent on or off (off: it answers `agent_off`).
  */
 import { readFileSync } from "node:fs";
 import { describeAgentConfig } from "@gatehouse/agent-core/providers";
@@ -15,7 +16,7 @@ import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehous
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
-import { type AgentWorker, startAgentWorker, startLifecycleWorker } from "./index.ts";
+import { type Agent, startAgent, startAgentChatsServer, startLifecycleWorker } from "./index.ts";
 
 const bootLogger = pino({ base: { component: "worker" } });
 let config: WorkerConfig;
@@ -38,6 +39,9 @@ logger.info(
     gatekeepers: config.gatekeepers,
     applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
+    agentGrpc: config.grpc
+      ? `${config.grpc.host}:${config.grpc.port}`
+      : "off (set WORKER_GRPC_ADDR to serve the chats to the gateway)",
     workflowBundle: config.workflowBundlePath ?? "bundled at start",
     agent: config.agent
       ? { ...describeAgentConfig(config.agent.config), kernel: config.agent.kernelAddress }
@@ -81,21 +85,43 @@ const worker = await startLifecycleWorker({
   logger,
   ...(workflowBundle ? { workflowBundle } : {}),
 });
-let agent: AgentWorker | undefined;
-if (config.agent) {
-  agent = await startAgentWorker({
-    store,
-    temporal: {
-      address: config.temporalAddress,
-      namespace: config.temporalNamespace,
-      ...config.temporalSecurity,
-    },
-    kernelAddress: config.agent.kernelAddress,
-    config: config.agent.config,
-    logger,
-    ...(config.agent.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
-  });
-}
+// The agent's worker (when a model is configured) and its chat operations (off: they answer agent_off).
+const agent: Agent = await startAgent({
+  store,
+  temporal: {
+    address: config.temporalAddress,
+    namespace: config.temporalNamespace,
+    ...config.temporalSecurity,
+  },
+  kernelAddress: config.agent?.kernelAddress ?? "",
+  config: config.agent?.config,
+  logger,
+  ...(config.agent?.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
+});
+const grpcAddr = config.grpc;
+const agentGrpc = grpcAddr
+  ? await startAgentChatsServer({
+      chats: agent.chats,
+      host: grpcAddr.host,
+      port: grpcAddr.port,
+      registry: worker.metrics,
+      logger,
+    }).catch(async (err: unknown) => {
+      logger.fatal(
+        { component: "worker", event: "agent_grpc_failed" },
+        `cannot listen on WORKER_GRPC_ADDR ${grpcAddr.host}:${grpcAddr.port}: ${(err as Error).message}`,
+      );
+      await agent.close();
+      await worker.close();
+      await store.close();
+      process.exit(1);
+    })
+  : undefined;
+if (!agentGrpc && config.agent)
+  logger.warn(
+    { component: "worker", event: "agent_api_off" },
+    "the built-in agent is on but WORKER_GRPC_ADDR is unset: no gateway can start or read its chats; set WORKER_GRPC_ADDR (e.g. 0.0.0.0:7008) and the gateway's AGENT_ADDRESS",
+  );
 let serving = true;
 const ops = await startOpsHttp({
   host: config.metrics.host,
@@ -103,15 +129,16 @@ const ops = await startOpsHttp({
   registry: worker.metrics,
   healthy: () => serving,
 });
-logger.info({ component: "worker", event: "ready", metricsPort: ops.port });
+logger.info({ component: "worker", event: "ready", metricsPort: ops.port, agentGrpcPort: agentGrpc?.port });
 
 stopOnSignals(
   logger.child({ component: "worker" }),
   () => {
     serving = false;
   },
+  async () => agentGrpc?.close(),
   () => worker.close(),
-  async () => agent?.close(),
+  () => agent.close(),
   () => ops.close(),
   () => store.close(),
   () => stopTracing(),
