@@ -19,7 +19,13 @@ import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gateh
 import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
-import { type AgentChats, parseApplyMax, startAgent, startLifecycleWorker } from "@gatehouse/worker";
+import {
+  type AgentChats,
+  parseApplyMax,
+  startAgent,
+  startAgentChatsServer,
+  startLifecycleWorker,
+} from "@gatehouse/worker";
 import pino, { type Logger } from "pino";
 import { stringify } from "yaml";
 
@@ -33,9 +39,15 @@ export interface DevStackOptions {
   eventStoreUrl?: string;
   /** MCP server registry; default: `devRegistry(dataDir)`. */
   registry?: RegistryConfig;
-  /** Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway` serves the web app. */
+  /**
+   * Fixed ports (0 or absent = a free port). `temporal` is the dev server's frontend port; `gateway`
+   * serves the web app; `agent` is the AgentChats gRPC service the gateway's chat routes call.
+   */
   ports?: Partial<
-    Record<"kernel" | "approval" | "mcp" | "git" | "postgres" | "runner" | "temporal" | "gateway", number>
+    Record<
+      "kernel" | "approval" | "mcp" | "git" | "postgres" | "runner" | "temporal" | "gateway" | "agent",
+      number
+    >
   >;
   /**
    * NATS server(s) for live notices ("nats://host:port"). Absent: an in-process bus (no NATS needed).
@@ -106,6 +118,8 @@ export interface DevStack {
     postgres?: string;
     runner: string;
     temporal: string;
+    /** The built-in agent's AgentChats gRPC service (served whether the agent is on or off). */
+    agent: string;
     /** The gateway's URL, "http://127.0.0.1:<port>" (web app at `/`, API at `/api`). */
     gateway: string;
   };
@@ -302,10 +316,18 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       deltas: (delta) => notices.publishChatDelta(delta),
     });
     closers.push(() => agent.close());
+    const agentGrpc = await startAgentChatsServer({
+      chats: agent.chats,
+      host,
+      port: options.ports?.agent ?? 0,
+      logger,
+    });
+    closers.push(() => agentGrpc.close());
     const devTokens = devTokensOf(dataDir);
     const gateway = await startGateway({
       approvalAddress: `${host}:${approvalPort}`,
       kernelAddress: `${host}:${kernel.port}`,
+      agentAddress: agentGrpc.address,
       notices,
       devTokens,
       ...(options.oidc ? { oidc: options.oidc } : {}),
@@ -323,6 +345,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       ...(postgresAddress ? { postgres: postgresAddress } : {}),
       runner: `${host}:${runner.port}`,
       temporal: temporalAddress,
+      agent: agentGrpc.address,
       gateway: gateway.url,
     };
     return {

@@ -132,10 +132,10 @@ export async function startSplitStack(
   // Every port chosen free, the ops (metrics) ports too: their defaults would collide with any other stack.
   const postgresCount = opts.postgresRegistry ? 1 : 0;
   const ports = await Promise.all(
-    Array.from({ length: 7 + 2 * approvalCount + 2 * gatewayCount + 2 * postgresCount }, () => freePort()),
+    Array.from({ length: 8 + 2 * approvalCount + 2 * gatewayCount + 2 * postgresCount }, () => freePort()),
   );
   const take = (n: number) => ports.splice(0, n);
-  const [kernel, mcp, runner, workerMetrics, ...ops] = take(7);
+  const [kernel, mcp, runner, workerMetrics, workerGrpc, ...ops] = take(8);
   const [mcpOps, runnerOps, kernelOps] = ops.map((p) => `127.0.0.1:${p}`);
   const approvalPorts = take(approvalCount);
   const approvalOpsPorts = take(approvalCount);
@@ -178,6 +178,8 @@ export async function startSplitStack(
           GATEWAY_ADDR: `127.0.0.1:${port}`,
           APPROVAL_ADDRESS: `127.0.0.1:${approvalPorts[i % approvalCount]}`,
           KERNEL_ADDRESS: `127.0.0.1:${kernel}`,
+          // The worker's AgentChats service (the built-in agent's chats; off unless the test gives AGENT_*).
+          AGENT_ADDRESS: `127.0.0.1:${workerGrpc}`,
           NATS_URL: opts.natsUrl as string,
           GATEWAY_DEV_TOKENS_FILE: devTokensFile,
           METRICS_ADDR: `127.0.0.1:${gatewayOpsPorts[i]}`,
@@ -196,6 +198,7 @@ export async function startSplitStack(
         ...common,
         GATEKEEPER_ADDRESSES: gatekeepers,
         WORKER_METRICS_ADDR: `127.0.0.1:${workerMetrics}`,
+        WORKER_GRPC_ADDR: `127.0.0.1:${workerGrpc}`,
       },
       port: workerMetrics as number,
       output: "",

@@ -3,6 +3,7 @@
  * The generated files live in `src/gen/` and are rebuilt by `npm run build`; they are never committed.
  */
 
+export * from "./gen/gatehouse/v1/agent.js";
 export * from "./gen/gatehouse/v1/approval.js";
 export * from "./gen/gatehouse/v1/common.js";
 export * from "./gen/gatehouse/v1/connections.js";

@@ -25,6 +25,7 @@ import { type Authenticator, Forbidden, type Person, Unauthenticated } from "./a
 import { type Backends, HttpError } from "./backends.ts";
 import type { SseHub } from "./live.ts";
 import type { GatewayMetrics } from "./metrics.ts";
+import { chatRoutes } from "./routes/chats.ts";
 import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
 import { type McpRouteDeps, mcpRoutes } from "./routes/mcp.ts";
@@ -138,6 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   readRoutes(app, deps.backends);
   decisionRoutes(app, deps.backends, deps.metrics);
   connectionRoutes(app, deps.backends);
+  chatRoutes(app, deps.backends);
   workspaceRoutes(app, deps.backends);
   app.get("/api/events", async (req, reply) => {
     // Read before the stream opens, so a notice arriving meanwhile is covered by the first resync.

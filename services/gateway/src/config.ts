@@ -20,6 +20,7 @@ const EnvSchema = z
     GATEWAY_ADDR: hostPort("127.0.0.1:8780").default("127.0.0.1:8780"),
     APPROVAL_ADDRESS: hostPort("127.0.0.1:7002").default("127.0.0.1:7002"),
     KERNEL_ADDRESS: hostPort("127.0.0.1:7001").default("127.0.0.1:7001"),
+    AGENT_ADDRESS: hostPort("worker:7008").optional(),
     NATS_URL: natsUrlField(
       "set NATS_URL to the NATS server(s) carrying live notices, e.g. nats://127.0.0.1:4222",
     ),
@@ -90,6 +91,8 @@ export interface GatewayConfig {
   port: number;
   approvalAddress: string;
   kernelAddress: string;
+  /** AGENT_ADDRESS: the worker's AgentChats service; undefined: every chat route answers 503 agent_off. */
+  agentAddress: string | undefined;
   natsUrl: string;
   /** nats.js `tls` option from tls:// URLs and NATS_TLS_*; undefined = plaintext. */
   natsTls: NatsTlsOptions | undefined;
@@ -124,6 +127,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     port,
     approvalAddress: e.APPROVAL_ADDRESS,
     kernelAddress: e.KERNEL_ADDRESS,
+    agentAddress: e.AGENT_ADDRESS,
     natsUrl: e.NATS_URL,
     natsTls: natsTls(e),
     oidc:

@@ -42,6 +42,11 @@ export interface GatewayOptions {
   approvalAddress: string;
   /** "host:port" of the kernel. */
   kernelAddress: string;
+  /**
+   * "host:port" of the built-in agent's AgentChats service (the worker's WORKER_GRPC_ADDR, or
+   * in-process in `gatehouse dev`). Absent: every chat route answers 503 `agent_off` naming AGENT_ADDRESS.
+   */
+  agentAddress?: string;
   /** Where live notices come from (not closed by `close()`). */
   notices: NoticeBus;
   /** OIDC issuer settings; at least one of `oidc` and `devTokens` is required. */
@@ -95,7 +100,12 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
   // spans for the approval and kernel calls it makes.
   const tracing = serviceTracing("gateway");
   tracing.countDroppedSpansOn(metrics.registry);
-  const backends = new Backends(options.approvalAddress, options.kernelAddress, tracing.grpcClientOptions());
+  const backends = new Backends(
+    options.approvalAddress,
+    options.kernelAddress,
+    tracing.grpcClientOptions(),
+    options.agentAddress,
+  );
   const hub = new SseHub(
     options.notices,
     metrics,

@@ -29,6 +29,7 @@ logger.info(
     addr: `${config.host}:${config.port}`,
     approval: config.approvalAddress,
     kernel: config.kernelAddress,
+    agent: config.agentAddress ?? "off (AGENT_ADDRESS unset)",
     nats: config.natsUrl,
     natsTls: config.natsTls ?? "off",
     oidcIssuer: config.oidc?.issuer ?? "off",
@@ -61,6 +62,7 @@ try {
   gateway = await startGateway({
     approvalAddress: config.approvalAddress,
     kernelAddress: config.kernelAddress,
+    ...(config.agentAddress ? { agentAddress: config.agentAddress } : {}),
     notices,
     ...(config.oidc ? { oidc: config.oidc } : {}),
     ...(config.devTokens ? { devTokens: config.devTokens } : {}),

@@ -84,3 +84,13 @@ test("the MCP endpoint's knobs are validated, naming the variable and the fix", 
     /GATEWAY_MCP_ALLOWED_ORIGINS: expected comma-separated origins/,
   );
 });
+
+test("AGENT_ADDRESS is optional (unset: the chat routes answer agent_off) and must be host:port", () => {
+  const env = { ...base, OIDC_ISSUER: "https://id.example.com", OIDC_AUDIENCE: "gh" };
+  assert.equal(loadConfig(env).agentAddress, undefined);
+  assert.equal(loadConfig({ ...env, AGENT_ADDRESS: "worker:7008" }).agentAddress, "worker:7008");
+  assert.throws(
+    () => loadConfig({ ...env, AGENT_ADDRESS: "worker" }),
+    /AGENT_ADDRESS: must be host:port, e\.g\. worker:7008/,
+  );
+});

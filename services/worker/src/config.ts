@@ -43,6 +43,7 @@ const EnvSchema = z
         }
       }),
     WORKER_METRICS_ADDR: address.default("127.0.0.1:9405"),
+    WORKER_GRPC_ADDR: hostPort("0.0.0.0:7008").optional(),
     WORKER_WORKFLOW_BUNDLE: z
       .string()
       .startsWith("/", "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows")
@@ -81,6 +82,12 @@ export interface WorkerConfig {
   applyMaxMs: Record<string, number>;
   metrics: { host: string; port: number };
   /**
+   * WORKER_GRPC_ADDR: where the AgentChats gRPC service listens (the gateway's AGENT_ADDRESS), e.g.
+   * 0.0.0.0:7008; unset: not served (no gateway can reach the chats). Set, it is served whether the
+   * agent is on or off (off: it answers `agent_off`, naming the AGENT_* variables).
+   */
+  grpc: { host: string; port: number } | undefined;
+  /**
    * WORKER_WORKFLOW_BUNDLE: absolute path of the pre-built workflow bundle (the images ship one), or
    * undefined to bundle the workflows from source at start (a few seconds; needs the sources).
    */
@@ -117,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     gatekeepers: parseGatekeeperAddresses(e.GATEKEEPER_ADDRESSES),
     applyMaxMs: e.GATEKEEPER_APPLY_MAX,
     metrics: splitHostPort(e.WORKER_METRICS_ADDR),
+    grpc: e.WORKER_GRPC_ADDR ? splitHostPort(e.WORKER_GRPC_ADDR) : undefined,
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
     workflowBundleTracedPath: e.WORKER_WORKFLOW_BUNDLE_TRACED,
     logLevel: e.LOG_LEVEL,

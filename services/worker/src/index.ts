@@ -206,6 +206,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
 }
 
 export * from "./agent/chats.ts";
+export * from "./agent/grpc-server.ts";
 export * from "./agent/service.ts";
 export * from "./agent/worker.ts";
 export * from "./agent-workflows/contract.ts";

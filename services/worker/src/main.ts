@@ -8,6 +8,8 @@
  * built-in agent's worker (task queue $AGENT_TASK_QUEUE, default gatehouse-agent) against the kernel
  * at $KERNEL_ADDRESS, publishing the model's text as it streams to NATS at $NATS_URL when set
  * (TLS from tls:// or $NATS_TLS_*; unset: no streamed text, each step is still recorded whole).
+ * With $WORKER_GRPC_ADDR set, the AgentChats gRPC service (the gateway's AGENT_ADDRESS) listens
+ * there, the agent on or off (off: it answers `agent_off`).
  */
 import { readFileSync } from "node:fs";
 import { describeAgentConfig } from "@gatehouse/agent-core/providers";
@@ -17,7 +19,7 @@ import { describeTemporalSecurity, startOpsHttp, stopOnSignals } from "@gatehous
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig, type WorkerConfig } from "./config.ts";
-import { type AgentWorker, startAgentWorker, startLifecycleWorker } from "./index.ts";
+import { type Agent, startAgent, startAgentChatsServer, startLifecycleWorker } from "./index.ts";
 
 const bootLogger = pino({ base: { component: "worker" } });
 let config: WorkerConfig;
@@ -40,6 +42,9 @@ logger.info(
     gatekeepers: config.gatekeepers,
     applyMaxMs: config.applyMaxMs,
     metrics: `${config.metrics.host}:${config.metrics.port}`,
+    agentGrpc: config.grpc
+      ? `${config.grpc.host}:${config.grpc.port}`
+      : "off (set WORKER_GRPC_ADDR to serve the chats to the gateway)",
     workflowBundle: config.workflowBundlePath ?? "bundled at start",
     agent: config.agent
       ? {
@@ -89,38 +94,61 @@ const worker = await startLifecycleWorker({
   logger,
   ...(workflowBundle ? { workflowBundle } : {}),
 });
-let agent: AgentWorker | undefined;
+// The model's text as it streams goes to NATS when NATS_URL is set (only the agent publishes there).
 let notices: NoticeBus | undefined;
-if (config.agent) {
-  if (config.natsUrl) {
-    try {
-      notices = await connectNatsNoticeBus({
-        servers: config.natsUrl,
-        ...(config.natsTls ? { tls: config.natsTls } : {}),
-        name: "gatehouse-worker",
-        onStatus: (s) => logger.info({ component: "worker", event: "nats_status", status: s.type }),
-      });
-    } catch (err) {
-      // NatsUnreachable names the URL and the fix.
-      logger.fatal({ component: "worker", event: "nats_unreachable" }, (err as Error).message);
-      process.exit(1);
-    }
+if (config.agent && config.natsUrl) {
+  try {
+    notices = await connectNatsNoticeBus({
+      servers: config.natsUrl,
+      ...(config.natsTls ? { tls: config.natsTls } : {}),
+      name: "gatehouse-worker",
+      onStatus: (s) => logger.info({ component: "worker", event: "nats_status", status: s.type }),
+    });
+  } catch (err) {
+    // NatsUnreachable names the URL and the fix.
+    logger.fatal({ component: "worker", event: "nats_unreachable" }, (err as Error).message);
+    process.exit(1);
   }
-  const bus = notices;
-  agent = await startAgentWorker({
-    store,
-    temporal: {
-      address: config.temporalAddress,
-      namespace: config.temporalNamespace,
-      ...config.temporalSecurity,
-    },
-    kernelAddress: config.agent.kernelAddress,
-    config: config.agent.config,
-    logger,
-    ...(config.agent.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
-    ...(bus ? { deltas: (delta) => bus.publishChatDelta(delta) } : {}),
-  });
 }
+const bus = notices;
+// The agent's worker (when a model is configured) and its chat operations (off: they answer agent_off).
+const agent: Agent = await startAgent({
+  store,
+  temporal: {
+    address: config.temporalAddress,
+    namespace: config.temporalNamespace,
+    ...config.temporalSecurity,
+  },
+  kernelAddress: config.agent?.kernelAddress ?? "",
+  config: config.agent?.config,
+  logger,
+  ...(config.agent?.taskQueue ? { taskQueue: config.agent.taskQueue } : {}),
+  ...(bus ? { deltas: (delta) => bus.publishChatDelta(delta) } : {}),
+});
+const grpcAddr = config.grpc;
+const agentGrpc = grpcAddr
+  ? await startAgentChatsServer({
+      chats: agent.chats,
+      host: grpcAddr.host,
+      port: grpcAddr.port,
+      registry: worker.metrics,
+      logger,
+    }).catch(async (err: unknown) => {
+      logger.fatal(
+        { component: "worker", event: "agent_grpc_failed" },
+        `cannot listen on WORKER_GRPC_ADDR ${grpcAddr.host}:${grpcAddr.port}: ${(err as Error).message}`,
+      );
+      await agent.close();
+      await worker.close();
+      await store.close();
+      process.exit(1);
+    })
+  : undefined;
+if (!agentGrpc && config.agent)
+  logger.warn(
+    { component: "worker", event: "agent_api_off" },
+    "the built-in agent is on but WORKER_GRPC_ADDR is unset: no gateway can start or read its chats; set WORKER_GRPC_ADDR (e.g. 0.0.0.0:7008) and the gateway's AGENT_ADDRESS",
+  );
 let serving = true;
 const ops = await startOpsHttp({
   host: config.metrics.host,
@@ -128,15 +156,16 @@ const ops = await startOpsHttp({
   registry: worker.metrics,
   healthy: () => serving,
 });
-logger.info({ component: "worker", event: "ready", metricsPort: ops.port });
+logger.info({ component: "worker", event: "ready", metricsPort: ops.port, agentGrpcPort: agentGrpc?.port });
 
 stopOnSignals(
   logger.child({ component: "worker" }),
   () => {
     serving = false;
   },
+  async () => agentGrpc?.close(),
   () => worker.close(),
-  async () => agent?.close(),
+  () => agent.close(),
   async () => notices?.close(),
   () => ops.close(),
   () => store.close(),

@@ -77,3 +77,19 @@ test("the built-in agent is off without AGENT_*; on, it needs KERNEL_ADDRESS; a 
     /AGENT_BASE_URL/,
   );
 });
+
+test("WORKER_GRPC_ADDR is where the AgentChats service listens (host:port); unset, it is not served", () => {
+  assert.equal(loadConfig(base).grpc, undefined);
+  assert.deepEqual(loadConfig({ ...base, WORKER_GRPC_ADDR: "0.0.0.0:7008" }).grpc, {
+    host: "0.0.0.0",
+    port: 7008,
+  });
+  assert.throws(
+    () => loadConfig({ ...base, WORKER_GRPC_ADDR: "7008" }),
+    /WORKER_GRPC_ADDR: must be host:port, e\.g\. 0\.0\.0\.0:7008/,
+  );
+  assert.throws(
+    () => loadConfig({ ...base, WORKER_GRPC_ADDR: "h:70080" }),
+    /WORKER_GRPC_ADDR: the port must be at most 65535/,
+  );
+});

@@ -160,7 +160,7 @@ export function registerDevCommand(program: Command): void {
               `event store: ${opts.eventStore ? redactUrl(opts.eventStore) : `sqlite:${dir}/events.sqlite`}\n` +
               `live notices: ${opts.nats ?? "in-process bus"}\n` +
               `${tracing}\n` +
-              `built-in agent: ${stack.agent.enabled ? "on (AGENT_* variables)" : "off (set AGENT_PROVIDER and AGENT_MODEL, see docs/agent.md)"}\n` +
+              `built-in agent: ${stack.agent.enabled ? "on (AGENT_* variables)" : "off (set AGENT_PROVIDER and AGENT_MODEL, see docs/agent.md)"}; chats at ${stack.addresses.gateway}/api/workspaces/<ws>/chats\n` +
               `MCP endpoint for agents: ${stack.addresses.gateway}/mcp?workspace=<ws>  (header Authorization: Bearer <dev token>)\n` +
               `approver web app: ${stack.addresses.gateway}/  (dev tokens in ${dir}/dev-tokens.yaml)\n` +
               stack.devTokens

@@ -6,7 +6,7 @@
  * variables to set.
  */
 import { type ChatView, decideChat, foldChats } from "@gatehouse/agent-core";
-import { type AgentConfig, modelFor, modelLabel } from "@gatehouse/agent-core/providers";
+import { type AgentConfig, AgentConfigError, modelFor, modelLabel } from "@gatehouse/agent-core/providers";
 import type { EventStore } from "@gatehouse/event-store";
 import { type Client, WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
 import {
@@ -73,6 +73,23 @@ export interface AgentChats {
   cancel(input: { workspaceId: string; chatId: string; turnId: string; person: string }): Promise<void>;
   /** The chat as folded from the stream, or undefined when there is none by that id. */
   read(input: { workspaceId: string; chatId: string }): Promise<ChatView | undefined>;
+  /**
+   * The workspace's built-in agent chats (surface "agent", not MCP sessions), in the order they
+   * started, and the stream revision they were read at.
+   * @throws StreamNotFound when the workspace stream does not exist.
+   */
+  list(input: { workspaceId: string }): Promise<{ revision: number; chats: ChatView[] }>;
+  /** Whether a chat can start in the workspace: its model label, or why not (never throws for "off"). */
+  info(input: { workspaceId: string }): AgentInfoView;
+}
+
+/** What `AgentChats.info` answers. */
+export interface AgentInfoView {
+  enabled: boolean;
+  /** "<provider>:<model>" ("" when off). */
+  model: string;
+  /** When off: what to configure ("" when on). */
+  reason: string;
 }
 
 function personCaller(person: string) {
@@ -149,6 +166,24 @@ export function agentChats(options: AgentChatsOptions): AgentChats {
     async read({ workspaceId, chatId }) {
       const events = await store.readStream(`workspace-${workspaceId}`);
       return foldChats(events).chats.get(chatId);
+    },
+
+    async list({ workspaceId }) {
+      const { chats } = await readChats(store, workspaceId);
+      return {
+        revision: chats.revision,
+        chats: [...chats.chats.values()].filter((c) => c.surface === "agent"),
+      };
+    },
+
+    info({ workspaceId }) {
+      try {
+        return { enabled: true, model: modelLabel(modelFor(on(), workspaceId)), reason: "" };
+      } catch (err) {
+        if (err instanceof AgentOff || err instanceof AgentConfigError)
+          return { enabled: false, model: "", reason: err.message };
+        throw err;
+      }
     },
   };
 }
