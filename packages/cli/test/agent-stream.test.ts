@@ -2,16 +2,21 @@
  * The built-in agent's model text streams to browsers: the worker publishes throttled `chat-delta`
  * events on the notice bus while the (FAKE, paced) model writes, and the gateway's GET /api/events
  * forwards them, in order, only to people who reach the chat's workspace. Real stack (kernel,
- * approval, Temporal dev server, gateway, in-process bus), the agent worker in-process.
+ * approval, Temporal dev server, gateway, in-process bus), the agent worker in-process; then split
+ * mode: the worker as its own process publishing to a real nats-server, a gateway reading from it.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
-import type { ChatDelta } from "@gatehouse/gateway-contract";
-import { waitUntil } from "@gatehouse/service-kit";
-import { openEvents } from "./gateway-client.ts";
+import { startGateway } from "@gatehouse/gateway";
+import type { Chat, ChatDelta, SendMessageResult } from "@gatehouse/gateway-contract";
+import { connectNatsNoticeBus } from "@gatehouse/live-notices";
+import { startNatsServer } from "@gatehouse/live-notices/nats-server";
+import { freePort, waitUntil } from "@gatehouse/service-kit";
+import { api, type EventStreamClient, openEvents } from "./gateway-client.ts";
 import { DEV_OWNER, type Harness, startHarness } from "./harness.ts";
+import { startWorkerProcess } from "./worker-process.ts";
 
 let fake: FakeOpenAiServer;
 let h: Harness;
@@ -94,5 +99,77 @@ test("the model's text arrives on /api/events as chat-delta events, in order, th
   } finally {
     member.close();
     outsider.close();
+  }
+});
+
+/** The chat-delta events `events` got for `chatId`, in arrival order. */
+const deltasOf = (events: EventStreamClient, chatId: string) =>
+  events.events
+    .filter((e) => e.event === "chat-delta")
+    .map((e) => e.data as unknown as ChatDelta)
+    .filter((d) => d.chatId === chatId);
+
+test("split mode: a worker process with NATS_URL publishes the deltas to NATS and a gateway on that NATS forwards them", async () => {
+  const ws = await h.workspaceOf(DEV_OWNER, ["user:dev-approver"]);
+  const nats = await startNatsServer();
+  const grpcPort = await freePort();
+  const worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: h.stack.addresses.temporal,
+    EVENT_STORE_URL: `sqlite:${h.dir}/events.sqlite`,
+    GATEKEEPER_ADDRESSES: `mcp=${h.stack.addresses.mcp}`,
+    KERNEL_ADDRESS: h.stack.addresses.kernel,
+    AGENT_PROVIDER: "openai-compatible",
+    AGENT_MODEL: "fake-coder",
+    AGENT_BASE_URL: fake.baseUrl,
+    // Its own queue: the turn runs in this process, not in the harness's in-process agent worker.
+    AGENT_TASK_QUEUE: "gatehouse-agent-stream-split",
+    WORKER_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    NATS_URL: nats.url,
+  });
+  const bus = await connectNatsNoticeBus({ servers: nats.url, name: "test-gateway" });
+  const gw = await startGateway({
+    approvalAddress: h.stack.addresses.approval,
+    kernelAddress: h.stack.addresses.kernel,
+    agentAddress: `127.0.0.1:${grpcPort}`,
+    notices: bus,
+    devTokens: h.stack.devTokens,
+  });
+  const member = await openEvents(gw.url, tokenOf("dev-approver"));
+  try {
+    await member.waitFor((e) => e.event === "resync");
+    const text = "Streamed from the worker process, through NATS, to the gateway and on to the browser.";
+    fake.push({ kind: "text", text, chunkChars: 5, chunkDelayMs: 10 });
+    const owner = tokenOf("dev-admin");
+    const started = await api<Chat>(gw.url, owner, "POST", `/api/workspaces/${ws}/chats`, {});
+    assert.equal(started.status, 201, JSON.stringify(started.body));
+    const chatId = started.body.chatId;
+    const sent = await api<SendMessageResult>(
+      gw.url,
+      owner,
+      "POST",
+      `/api/workspaces/${ws}/chats/${chatId}/messages`,
+      {
+        text: "Say it slowly.",
+      },
+    );
+    assert.equal(sent.status, 202, JSON.stringify(sent.body));
+    const done = () =>
+      deltasOf(member, chatId)
+        .map((d) => d.text)
+        .join("") === text;
+    await waitUntil("the deltas to spell the whole text", done, { timeoutMs: 240_000, intervalMs: 50 });
+    const deltas = deltasOf(member, chatId);
+    assert.ok(deltas.length >= 2, `the text came in ${deltas.length} deltas`);
+    assert.deepEqual(
+      deltas.map((d) => [d.seq, d.turnId, d.step]),
+      deltas.map((_, i) => [i, sent.body.turnId, 1]),
+    );
+    assert.match(worker.output(), /"streamedText":"to NATS"/, "the worker says where its text goes");
+  } finally {
+    member.close();
+    await gw.close();
+    await bus.close();
+    await worker.kill();
+    await nats.close();
   }
 });

@@ -48,7 +48,7 @@ export interface SplitStackOptions {
   dir?: string;
   /** EVENT_STORE_URL of the kernel, the approval processes and the worker (default: SQLite in `<dir>/data`). */
   storeUrl?: string;
-  /** NATS_URL of the approval processes (they publish live notices) and the gateways; needed for gateways. */
+  /** NATS_URL of the approval processes (they publish live notices), the worker (the agent's streamed text) and the gateways; needed for gateways. */
   natsUrl?: string;
   /** Number of approval processes on the one store (default 1). */
   approvals?: number;
@@ -199,6 +199,8 @@ export async function startSplitStack(
         GATEKEEPER_ADDRESSES: gatekeepers,
         WORKER_METRICS_ADDR: `127.0.0.1:${workerMetrics}`,
         WORKER_GRPC_ADDR: `127.0.0.1:${workerGrpc}`,
+        // The agent's streamed text (when a test gives it a model) goes where the gateways listen.
+        ...(opts.natsUrl ? { NATS_URL: opts.natsUrl } : {}),
       },
       port: workerMetrics as number,
       output: "",
