@@ -165,7 +165,9 @@ export interface CancelTurnResult {
 /**
  * Server-sent event `chat-delta` on GET /api/events: text of a model step as the provider streams it.
  * Deltas are not stored: the step's whole text arrives with its `ChatModelMessage` notice, which
- * replaces them. `seq` counts from 0 per step; a gap means some were missed (wait for the notice).
+ * replaces them. `seq` counts from 0 per step; a gap means some were missed (wait for the notice);
+ * seq 0 again for the same step means the model call was retried: its text starts afresh. The worker
+ * sends at most one delta per step every 50 ms, coalescing the text in between.
  */
 export interface ChatDelta {
   workspaceId: string;
