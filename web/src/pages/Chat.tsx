@@ -1,5 +1,5 @@
 import type { ActionStatus, AgentInfo, Chat } from "@gatehouse/gateway-contract";
-import { type FormEvent, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { type FormEvent, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { applyDelta, dropRecorded, type Streaming, streamingOf } from "../chatStream.ts";
 import { lastTurn, ownsChat, turnOpen, turnsOf } from "../chatView.ts";
@@ -14,6 +14,8 @@ import { Markdown } from "../markdown.tsx";
 import { useLiveEvents, useSession, useWorkspaceName } from "../session.tsx";
 
 const EMPTY: Streaming = new Map();
+/** How close to the bottom (px) counts as following the conversation. */
+const FOLLOW_PX = 120;
 /** The longest message the gateway takes (gateway-contract CHAT_MESSAGE_MAX; not imported, to keep zod out of the bundle). */
 const MESSAGE_MAX = 32_000;
 
@@ -76,6 +78,21 @@ export function ChatPage() {
       setStreaming((s) => applyDelta(s, current.current, event.delta));
     }
   });
+
+  // Follow the conversation: when the person is at the bottom, new text keeps them there.
+  const following = useRef(true);
+  useEffect(() => {
+    const onScroll = () => {
+      following.current = window.innerHeight + window.scrollY >= document.body.scrollHeight - FOLLOW_PX;
+    };
+    window.addEventListener("scroll", onScroll, { passive: true });
+    return () => window.removeEventListener("scroll", onScroll);
+  }, []);
+  // Runs after each change of what is shown (the chat read, the streamed text).
+  const shown = useMemo(() => ({ chat, streaming }), [chat, streaming]);
+  useLayoutEffect(() => {
+    if (shown.chat && following.current) window.scrollTo({ top: document.body.scrollHeight });
+  }, [shown]);
 
   const statusOf = useCallback(
     (actionId: number): ActionStatus | undefined => {
