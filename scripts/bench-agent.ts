@@ -15,7 +15,7 @@
  * time for the step's request (measured at the fake). The worker's own `model_step` log line gives
  * the model call as the agent saw it (the AI SDK's generateText, HTTP included); both are reported.
  *
- * Env: BENCH_AGENT_ROUNDS (default 11, the first is warm-up), BENCH_AGENT_STEPS (default 5),
+ * Env: BENCH_AGENT_ROUNDS (default 21, the first is warm-up), BENCH_AGENT_STEPS (default 5),
  * BENCH_AGENT_CLI_RUNS (default 2 per snippet per round), BENCH_AGENT_MAX_SECONDS (default 200: no
  * round starts after that many seconds of rounds; the rounds done are reported), BENCH_SANDBOX
  * (auto | gvisor | none).
@@ -56,7 +56,7 @@ import {
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const CLI = join(ROOT, "packages/cli/bin/gatehouse.js");
-const ROUNDS = envInt("BENCH_AGENT_ROUNDS", 11);
+const ROUNDS = envInt("BENCH_AGENT_ROUNDS", 21);
 const MAX_SECONDS = envInt("BENCH_AGENT_MAX_SECONDS", 200);
 if (ROUNDS < 2)
   throw new Error(
@@ -317,6 +317,7 @@ async function main() {
     };
 
     const agentSteps: Record<Kind, AgentStep[]> = { read: [], plain: [] };
+    const overheadByRound: Record<Kind, number[]> = { read: [], plain: [] };
     const closing: Record<Kind, number[]> = { read: [], plain: [] };
     const turnWall: Record<Kind, number[]> = { read: [], plain: [] };
     const cliMs: Record<Kind, number[]> = { read: [], plain: [] };
@@ -341,6 +342,7 @@ async function main() {
         streamLength[kind].push(t.streamLength);
         if (warm) continue;
         agentSteps[kind].push(...t.steps);
+        overheadByRound[kind].push(p50(t.steps.map((x) => x.overheadMs)));
         closing[kind].push(t.closingOverheadMs);
         turnWall[kind].push(t.wallMs);
         cliMs[kind].push(...c);
@@ -390,6 +392,7 @@ async function main() {
         cliExecMs: summary(cliMs[kind]),
         kernelExecuteCodeMs: summary(directMs[kind]),
         streamLengthAfterEachRound: streamLength[kind],
+        stepOverheadP50ByRound: overheadByRound[kind],
       };
     }
     printTable(rows);
@@ -415,6 +418,13 @@ async function main() {
         return `${kind} ${fmt(q?.p50 ?? Number.NaN)} / ${fmt(q?.p95 ?? Number.NaN)}`;
       });
       console.log(`  ${label}: ${cells.join("; ")}`);
+    }
+    for (const kind of KINDS) {
+      const byRound = overheadByRound[kind];
+      const lengths = streamLength[kind];
+      console.log(
+        `  ${kind}: step overhead p50 in the first measured round ${fmt(byRound[0] ?? Number.NaN)}, in the last ${fmt(byRound.at(-1) ?? Number.NaN)} (workspace stream ${lengths[1]} → ${lengths.at(-1)} events)`,
+      );
     }
     const totalS = round((performance.now() - began) / 1000, 1);
     const machine = {
