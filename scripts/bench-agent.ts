@@ -28,6 +28,7 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { foldChats } from "@gatehouse/agent-core";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import type { EventStore, StoredEvent } from "@gatehouse/event-store";
@@ -117,6 +118,8 @@ const BREAKDOWN: Array<[keyof AgentStep, string]> = [
   ["fakeMs", "FAKE model's own time (subtracted)"],
   ["overheadMs", "step, model time excluded"],
   ["temporalMs", "Temporal: 2 workflow tasks + queue waits"],
+  ["temporalDecideMs", "  the 2 workflow tasks"],
+  ["temporalQueueMs", "  the 2 queue waits"],
   ["modelActivityMs", "agentModelStep activity"],
   ["toModelRequestMs", "  step start → request at the FAKE"],
   ["clientModelMs", "  generateText in the worker"],
@@ -164,6 +167,10 @@ interface AgentStep extends StepTiming {
   modelAnswerToRecordMs: number;
   /** Temporal's part: the two workflow tasks that scheduled the step's activities and their queue waits. */
   temporalMs: number;
+  /** Of which the two workflow tasks (previous activity completed → next scheduled). */
+  temporalDecideMs: number;
+  /** Of which the two queue waits (scheduled → started). */
+  temporalQueueMs: number;
   /** agentModelStep, started → completed. */
   modelActivityMs: number;
   /** agentRunCall, started → completed. */
@@ -273,14 +280,17 @@ async function main() {
         const request = requests[i];
         const fakeMs = request?.answerMs ?? Number.NaN;
         const [model, runCall] = [spans[2 * i], spans[2 * i + 1]];
-        const temporalPart = (a: typeof model) => (a ? a.decideMs + a.queueMs : Number.NaN);
+        const decide = (model?.decideMs ?? Number.NaN) + (runCall?.decideMs ?? Number.NaN);
+        const queue = (model?.queueMs ?? Number.NaN) + (runCall?.queueMs ?? Number.NaN);
         return {
           ...s,
           fakeMs,
           clientModelMs: captured.ms.get(`${turnId}/${s.step}`) ?? Number.NaN,
           toModelRequestMs: (request?.receivedAt ?? Number.NaN) - s.startAt,
           modelAnswerToRecordMs: s.startAt + s.modelPhaseMs - ((request?.receivedAt ?? Number.NaN) + fakeMs),
-          temporalMs: temporalPart(model) + temporalPart(runCall),
+          temporalMs: decide + queue,
+          temporalDecideMs: decide,
+          temporalQueueMs: queue,
           modelActivityMs: model?.runMs ?? Number.NaN,
           runActivityMs: runCall?.runMs ?? Number.NaN,
           overheadMs: s.totalMs - fakeMs,
@@ -322,6 +332,9 @@ async function main() {
     const turnWall: Record<Kind, number[]> = { read: [], plain: [] };
     const cliMs: Record<Kind, number[]> = { read: [], plain: [] };
     const directMs: Record<Kind, number[]> = { read: [], plain: [] };
+    // What each agent activity reads before its work, timed here alike (the activities log no times).
+    const foldMs: Record<Kind, number[]> = { read: [], plain: [] };
+    const describeMs: Record<Kind, number[]> = { read: [], plain: [] };
     const streamLength: Record<Kind, number[]> = { read: [], plain: [] };
     const roundsBegan = performance.now();
     let rounds = 0;
@@ -339,6 +352,12 @@ async function main() {
         const t = await agentTurn(kind);
         const c = await timed(CLI_RUNS, 0, () => cli(kind));
         const d = await timed(STEPS, 0, () => direct(kind));
+        const f = await timed(STEPS, 0, async () => {
+          foldChats(await stack.store.readStream(`workspace-${ws[kind]}`));
+        });
+        const b = await timed(STEPS, 0, async () => {
+          await unary(kernel, kernel.describeBindings, { workspaceId: ws[kind] });
+        });
         streamLength[kind].push(t.streamLength);
         if (warm) continue;
         agentSteps[kind].push(...t.steps);
@@ -347,6 +366,8 @@ async function main() {
         turnWall[kind].push(t.wallMs);
         cliMs[kind].push(...c);
         directMs[kind].push(...d);
+        foldMs[kind].push(...f);
+        describeMs[kind].push(...b);
       }
     }
 
@@ -391,6 +412,8 @@ async function main() {
         turnWallMs: summary(turnWall[kind]),
         cliExecMs: summary(cliMs[kind]),
         kernelExecuteCodeMs: summary(directMs[kind]),
+        readStreamAndFoldChatsMs: summary(foldMs[kind]),
+        describeBindingsMs: summary(describeMs[kind]),
         streamLengthAfterEachRound: streamLength[kind],
         stepOverheadP50ByRound: overheadByRound[kind],
       };
@@ -412,6 +435,11 @@ async function main() {
       ["laterStepOverheadMs", "steps 2+, model time excluded"],
       ["closingStepOverheadMs", "closing step (final answer → turn ended), model time excluded"],
       ["turnWallMs", `whole turn of ${STEPS} steps, sendMessage → ChatTurnEnded seen`],
+      [
+        "readStreamAndFoldChatsMs",
+        "the workspace stream read and folded (each activity does it, appends twice), from here",
+      ],
+      ["describeBindingsMs", "Kernel.DescribeBindings (each model step calls it), from here"],
     ] as const) {
       const cells = KINDS.map((kind) => {
         const q = (detail[kind] as Record<string, { p50: number; p95: number }>)[key];
