@@ -131,7 +131,7 @@ const BREAKDOWN: Array<[keyof AgentStep, string]> = [
   ["afterRecordMs", "  CodeExecuted → ChatToolResult"],
 ];
 
-/** Resolves with the stream's events once turn `turnId` has ended. @throws after TURN_DEADLINE_MS. */
+/** Resolves once turn `turnId` has ended (its ChatTurnEnded is in the stream after `after`). @throws after TURN_DEADLINE_MS. */
 function turnEnded(store: EventStore, streamId: string, after: number, turnId: string): Promise<void> {
   return new Promise((resolveEnded, reject) => {
     const timer = setTimeout(() => {
