@@ -6,7 +6,7 @@
 import { fileURLToPath } from "node:url";
 import { type AgentConfig, describeAgentConfig } from "@gatehouse/agent-core/providers";
 import type { EventStore } from "@gatehouse/event-store";
-import { KernelClient } from "@gatehouse/proto";
+import { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import { NativeConnection, Worker } from "@temporalio/worker";
@@ -21,7 +21,7 @@ export const AGENT_WORKFLOWS_PATH = fileURLToPath(new URL("../agent-workflows/in
 export interface AgentWorkerOptions {
   store: EventStore;
   temporal: { address: string; namespace?: string } & TemporalSecurity;
-  /** Kernel "host:port" (DescribeBindings, ExecuteCode, GetTurn). */
+  /** Kernel "host:port" (DescribeBindings, ExecuteCode, GetTurn, and Connections for request_connection). */
   kernelAddress: string;
   config: AgentConfig;
   logger?: Logger;
@@ -45,12 +45,22 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     throw await temporalUnreachable(address, options.temporal, err);
   });
   const kernel = new KernelClient(options.kernelAddress, credentials.createInsecure());
+  // The kernel process serves Connections too: a client over the same channel.
+  const connections = new ConnectionsClient(options.kernelAddress, credentials.createInsecure(), {
+    channelOverride: kernel.getChannel(),
+  });
   const taskQueue = options.taskQueue ?? AGENT_TASK_QUEUE;
   const worker = await Worker.create({
     connection,
     namespace: options.temporal.namespace ?? "default",
     taskQueue,
-    activities: createAgentActivities({ store: options.store, kernel, config: options.config, logger }),
+    activities: createAgentActivities({
+      store: options.store,
+      kernel,
+      connections,
+      config: options.config,
+      logger,
+    }),
     workflowsPath: AGENT_WORKFLOWS_PATH,
     bundlerOptions: { ignoreModules: [] },
   });
