@@ -7,13 +7,17 @@
  * what the fake model was sent.
  */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, beforeEach, test } from "node:test";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import type { ConnectionDecisionResult, ConnectionRequestsResponse } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
+import { bundleAgentWorkflows, startAgent } from "@gatehouse/worker";
 import { api } from "./gateway-client.ts";
 import { DEV_OWNER, type Harness, startHarness } from "./harness.ts";
+import { workerProcess } from "./worker-process.ts";
 
 let fake: FakeOpenAiServer;
 let h: Harness;
@@ -52,8 +56,8 @@ const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject ===
 const ask = (args: string) => ({ name: "request_connection", arguments: args });
 
 /** Sends `text` as turn `turnId` of `chatId` and waits for that turn's end; returns its ChatTurnEnded data. */
-async function turn(ws: string, chatId: string, turnId: string, text: string) {
-  await h.stack.agent.sendMessage({ workspaceId: ws, chatId, turnId, text, person: DEV_OWNER });
+async function turn(ws: string, chatId: string, turnId: string, text: string, chats = h.stack.agent) {
+  await chats.sendMessage({ workspaceId: ws, chatId, turnId, text, person: DEV_OWNER });
   const ended = await waitUntil(
     `turn ${turnId} to end`,
     async () => of(await stream(ws), "ChatTurnEnded").find((e) => e.data.turnId === turnId),
@@ -187,4 +191,50 @@ test("the agent asks for a connection (malformed arguments and a refusal are tol
   assert.equal(ran[0]?.executionId, "turn-2.2.0");
   assert.equal(of(after2, "ObservationRecorded").length, 1, "the binding's read was recorded");
   assert.equal(of(after2, "ConnectionRequested").length, 1, "asking by request_id records nothing");
+});
+
+test("a worker process started from the pre-built agent workflow bundle (WORKER_AGENT_WORKFLOW_BUNDLE, as the image ships it) runs a turn with request_connection; a bundle path that cannot be read stops it naming the variable", async () => {
+  const QUEUE = "gatehouse-agent-bundle-test";
+  const bundlePath = join(h.dir, "agent-workflow-bundle.js");
+  writeFileSync(bundlePath, (await bundleAgentWorkflows()).code);
+  const env = {
+    TEMPORAL_ADDRESS: h.stack.addresses.temporal,
+    EVENT_STORE_URL: `sqlite:${h.dir}/events.sqlite`,
+    GATEKEEPER_ADDRESSES: `mcp=${h.stack.addresses.mcp}`,
+    KERNEL_ADDRESS: h.stack.addresses.kernel,
+    AGENT_PROVIDER: "openai-compatible",
+    AGENT_MODEL: "fake-coder",
+    AGENT_BASE_URL: fake.baseUrl,
+    AGENT_TASK_QUEUE: QUEUE,
+  };
+  await assert.rejects(
+    workerProcess({ ...env, WORKER_AGENT_WORKFLOW_BUNDLE: join(h.dir, "missing-bundle.js") }),
+    /worker exited before ready: .*WORKER_AGENT_WORKFLOW_BUNDLE: ENOENT/s,
+  );
+  const worker = await workerProcess({ ...env, WORKER_AGENT_WORKFLOW_BUNDLE: bundlePath });
+  // Only the chat operations here; the child process runs this queue's worker.
+  const starter = await startAgent({
+    store: h.stack.store,
+    temporal: { address: h.stack.addresses.temporal },
+    kernelAddress: h.stack.addresses.kernel,
+    config: agentConfig(fake.baseUrl),
+    taskQueue: QUEUE,
+    runWorker: false,
+  });
+  try {
+    const ws = await h.workspace();
+    await starter.chats.startChat({ workspaceId: ws, chatId: "chat-bundle", person: DEV_OWNER });
+    fake.push(
+      { kind: "tool_calls", calls: [ask('{"url": "mcp://memory", "reason": "to read the graph"}')] },
+      { kind: "text", text: "Asked." },
+    );
+    const ended = await turn(ws, "chat-bundle", "turn-b", "Read the graph.", starter.chats);
+    assert.equal(ended.reason, "done", JSON.stringify(ended));
+    const events = await stream(ws);
+    assert.equal(of(events, "ConnectionRequested").length, 1);
+    assert.match(String(of(events, "ChatToolResult")[0]?.data.text), /is recorded\. A person must accept it/);
+  } finally {
+    await starter.close();
+    await worker.kill();
+  }
 });

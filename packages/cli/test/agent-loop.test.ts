@@ -7,16 +7,15 @@
  * executions, observations and actions they caused) or what the fake received.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { after, before, beforeEach, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import { waitUntil } from "@gatehouse/service-kit";
 import { type AgentChats, AgentOff, agentChats, startAgent } from "@gatehouse/worker";
 import { git, makeBareRepo } from "./git-repo.ts";
 import { DEV_OWNER, type Harness, startHarness, unary } from "./harness.ts";
+import { workerProcess } from "./worker-process.ts";
 
 const MAX_STEPS = 5;
 let fake: FakeOpenAiServer;
@@ -266,44 +265,6 @@ describe("the agent loop through the real stack with a FAKE model", () => {
     assert.equal(of(await stream(ws), "ChatStarted").length, 0);
   });
 });
-
-const WORKER_DIR = fileURLToPath(new URL("../../../services/worker", import.meta.url));
-
-/** services/worker/src/main.ts as a child process, resolved once it logged `event:"ready"`. */
-async function workerProcess(
-  env: Record<string, string>,
-): Promise<{ child: ChildProcess; kill(): Promise<void> }> {
-  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/main.ts"], {
-    cwd: WORKER_DIR,
-    env: { ...process.env, WORKER_METRICS_ADDR: "127.0.0.1:0", LOG_LEVEL: "info", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready: ${output.slice(-2000)}`)), 180_000);
-    const seen = (d: Buffer) => {
-      output = (output + d.toString()).slice(-8000);
-      if (output.includes('"event":"ready"')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on("data", seen);
-    child.stderr?.on("data", seen);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited before ready: ${output.slice(-2000)}`));
-    });
-  });
-  return {
-    child,
-    async kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
-    },
-  };
-}
 
 describe("a worker killed mid-turn", () => {
   const QUEUE = "gatehouse-agent-crash-test";

@@ -61,6 +61,17 @@ if (bundlePath) {
   }
 }
 
+// The agent's workflow code, pre-bundled (the image has no sources to bundle it from at start).
+let agentBundle: { code: string } | undefined;
+if (config.agent?.workflowBundlePath) {
+  try {
+    agentBundle = { code: readFileSync(config.agent.workflowBundlePath, "utf8") };
+  } catch (err) {
+    bootLogger.fatal({ event: "config_invalid" }, `WORKER_AGENT_WORKFLOW_BUNDLE: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
+
 let store: EventStore;
 try {
   store = await openEventStore(config.eventStoreUrl);
@@ -84,6 +95,7 @@ const worker = await startLifecycleWorker({
 let agent: AgentWorker | undefined;
 if (config.agent) {
   agent = await startAgentWorker({
+    ...(agentBundle ? { workflowBundle: agentBundle } : {}),
     store,
     temporal: {
       address: config.temporalAddress,

@@ -9,13 +9,32 @@ import type { EventStore } from "@gatehouse/event-store";
 import { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
-import { NativeConnection, Worker } from "@temporalio/worker";
+import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
 import { AGENT_TASK_QUEUE } from "../agent-workflows/contract.ts";
 import { createAgentActivities } from "./activities.ts";
 
 /** Absolute path of the agent workflows module the worker bundles. */
 export const AGENT_WORKFLOWS_PATH = fileURLToPath(new URL("../agent-workflows/index.ts", import.meta.url));
+
+/**
+ * Bundles the agent workflows once (a few seconds; needs webpack and the sources), so a process
+ * without the sources — the services image — starts from the bundle (WORKER_AGENT_WORKFLOW_BUNDLE).
+ */
+export async function bundleAgentWorkflows(): Promise<{ code: string }> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: AGENT_WORKFLOWS_PATH,
+    logger: {
+      log() {},
+      trace() {},
+      debug() {},
+      info() {},
+      warn() {},
+      error: (m: string) => console.error(m),
+    },
+  });
+  return { code };
+}
 
 /** Options of `startAgentWorker`. */
 export interface AgentWorkerOptions {
@@ -27,6 +46,8 @@ export interface AgentWorkerOptions {
   logger?: Logger;
   /** Task queue; default AGENT_TASK_QUEUE. */
   taskQueue?: string;
+  /** Pre-bundled agent workflow code (`bundleAgentWorkflows`); default: bundled from source at start. */
+  workflowBundle?: { code: string };
 }
 
 /** A running agent worker. */
@@ -61,8 +82,9 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
       config: options.config,
       logger,
     }),
-    workflowsPath: AGENT_WORKFLOWS_PATH,
-    bundlerOptions: { ignoreModules: [] },
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: AGENT_WORKFLOWS_PATH, bundlerOptions: { ignoreModules: [] } }),
   });
   const running = worker.run().catch((err: unknown) => {
     logger.error({ event: "worker_failed", err: err instanceof Error ? err.message : "error" });

@@ -1,0 +1,41 @@
+/** services/worker/src/main.ts as a child process for the agent tests (a real worker process to kill or configure). */
+import { type ChildProcess, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const WORKER_DIR = fileURLToPath(new URL("../../../services/worker", import.meta.url));
+
+/** services/worker/src/main.ts as a child process, resolved once it logged `event:"ready"`. */
+export async function workerProcess(
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; kill(): Promise<void> }> {
+  const child = spawn(process.execPath, ["--no-node-snapshot", "--import", "tsx", "src/main.ts"], {
+    cwd: WORKER_DIR,
+    env: { ...process.env, WORKER_METRICS_ADDR: "127.0.0.1:0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker not ready: ${output.slice(-2000)}`)), 180_000);
+    const seen = (d: Buffer) => {
+      output = (output + d.toString()).slice(-8000);
+      if (output.includes('"event":"ready"')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on("data", seen);
+    child.stderr?.on("data", seen);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited before ready: ${output.slice(-2000)}`));
+    });
+  });
+  return {
+    child,
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
