@@ -52,6 +52,7 @@ test("the model is offered both tools; request_connection's schema is the MCP to
   assert.deepEqual(Object.keys(tools), ["executeCode", "request_connection"]);
   const schema = requestConnectionInputSchema as { properties: Record<string, { description?: string }> };
   assert.deepEqual(Object.keys(schema.properties).sort(), ["reason", "request_id", "url"]);
+  assert.equal("$schema" in schema, false, "no dialect line: some providers refuse it");
   assert.equal(
     schema.properties.url?.description,
     connectionRequestArgs.shape.url.description,

@@ -44,7 +44,7 @@ export const connectionRequestArgs = z.object({
   request_id: z
     .number()
     .int()
-    .positive()
+    .min(1)
     .optional()
     .describe("Instead of url and reason: a request this tool returned earlier, to learn its state"),
 });

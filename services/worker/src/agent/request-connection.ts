@@ -25,8 +25,14 @@ export { REQUEST_CONNECTION };
 /** Deadline of one Connections call, ms (the kernel's gatekeeper checks the URL without connecting). */
 const CALL_MS = 30_000;
 
-/** request_connection's JSON Schema as the model sees it: the MCP tool's arguments less its wait. */
-export const requestConnectionInputSchema = z.toJSONSchema(connectionRequestArgs, { io: "input" });
+/**
+ * request_connection's JSON Schema as the model sees it: the MCP tool's arguments less its wait, and
+ * without the `$schema` dialect line, which some providers' tool schemas refuse.
+ */
+export const requestConnectionInputSchema: Record<string, unknown> = (() => {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(connectionRequestArgs, { io: "input" });
+  return schema;
+})();
 
 /** request_connection's description for the built-in agent; `codeTool` is the snippet tool's name. */
 export function requestConnectionToolDescription(codeTool: string): string {
