@@ -12,7 +12,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { agentConfigFromEnv, describeAgentConfig } from "@gatehouse/agent-core/providers";
-import { find, type K8sObject, parseManifests, peers, render, template } from "./helm.ts";
+import {
+  CHART,
+  find,
+  helm,
+  type K8sObject,
+  KUBE_VERSION,
+  parseManifests,
+  peers,
+  render,
+  template,
+  valuesFile,
+} from "./helm.ts";
 
 const name = (c: string) => `t-gatehouse-${c}`;
 const AGENT_ENV = /^(AGENT_|WORKER_GRPC_ADDR$|KERNEL_ADDRESS$)/;
@@ -258,4 +269,26 @@ test("agent: the schema refuses an unknown provider, an inline key, limits out o
     /\/agent\/workspaces.*does not match pattern/s,
   );
   await refused([], ["agent.modle=x"], /\/agent.*additional properties 'modle' not allowed/s);
+});
+
+test("helm lint --strict passes with the agent on, its NOTES (which warn when agent.egress is empty) included", async () => {
+  for (const extra of [
+    [],
+    ["--set-json", "agent.egress=[]"],
+    ["--set", "agent.model=", "--set", "agent.apiKey.existingSecret="],
+  ]) {
+    const r = await helm([
+      "lint",
+      CHART,
+      "--strict",
+      "--kube-version",
+      KUBE_VERSION,
+      "-f",
+      valuesFile("minimal.yaml"),
+      "-f",
+      valuesFile("agent.yaml"),
+      ...extra,
+    ]);
+    assert.ok(r.ok, `${extra.join(" ")}: ${r.stdout}${r.stderr}`);
+  }
 });
