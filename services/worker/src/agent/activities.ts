@@ -13,24 +13,28 @@ import {
 } from "@gatehouse/agent-core/providers";
 import { executeResultText } from "@gatehouse/agent-mcp";
 import type { EventStore } from "@gatehouse/event-store";
-import { type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import { type ConnectionsClient, type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { Context } from "@temporalio/activity";
 import { ApplicationFailure } from "@temporalio/common";
-import { generateText, jsonSchema, tool } from "ai";
+import { generateText } from "ai";
 import type { Logger } from "pino";
 import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
 import { appendChat, readChats } from "./chat-appends.ts";
 import { heartbeating } from "./heartbeat.ts";
 import { conversation, type Decisions } from "./messages.ts";
-import { EXECUTE_CODE, executeCodeToolDescription, systemPrompt } from "./prompt.ts";
-import { checkToolCall } from "./tool-call.ts";
+import { EXECUTE_CODE, systemPrompt } from "./prompt.ts";
+import { checkConnectionCall, REQUEST_CONNECTION, runConnectionCall } from "./request-connection.ts";
+import { checkToolCall, executionIdOf } from "./tool-call.ts";
+import { agentTools } from "./tools.ts";
 
 /** What the agent activities run on. */
 export interface AgentActivityDeps {
   store: EventStore;
   kernel: KernelClient;
+  /** The kernel's Connections service (request_connection). */
+  connections: ConnectionsClient;
   config: AgentConfig;
   logger: Logger;
 }
@@ -82,7 +86,7 @@ function recordedStep(chat: ChatView, turnId: string, step: number): StepOutcome
 
 /** The agent activities over `deps`. */
 export function createAgentActivities(deps: AgentActivityDeps): AgentActivities {
-  const { store, kernel, config } = deps;
+  const { store, kernel, connections, config } = deps;
   const logger = deps.logger.child({ component: "agent" });
   return {
     async agentModelStep({ workspaceId, chatId, turnId, step }) {
@@ -106,18 +110,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           model: ready.model,
           system: systemPrompt(described.envDts, described.bindings.length),
           messages: conversation(chat, decisionsOf(events)),
-          tools: {
-            [EXECUTE_CODE]: tool({
-              description: executeCodeToolDescription(described.envDts, described.bindings.length),
-              inputSchema: jsonSchema({
-                type: "object",
-                properties: {
-                  code: { type: "string", description: "export default async (env) => { ... }" },
-                },
-                required: ["code"],
-              }),
-            }),
-          },
+          tools: agentTools(described.envDts, described.bindings.length),
           maxRetries: 0,
           abortSignal: Context.current().cancellationSignal,
         }).catch((err: unknown) => {
@@ -145,7 +138,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           toolName: c.toolName,
           argumentsJson: raw.slice(0, 512 * 1024),
           problem: checked.problem,
-          executionId: checked.problem ? "" : `${turnId}.${step}.${n}`,
+          executionId: executionIdOf(c.toolName, checked, turnId, step, n),
         };
       });
       await appendChat(store, workspaceId, chatId, [
@@ -202,6 +195,25 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           ok: call.result.ok,
           kernelTurnId: call.result.awaitedActionIds.length ? call.executionId : "",
         };
+      if (call.toolName === REQUEST_CONNECTION) {
+        const args = checkConnectionCall(call.argumentsJson).args ?? {};
+        const r = await heartbeating(runConnectionCall(connections, workspaceId, chatId, args, EXECUTE_CODE));
+        await appendChat(store, workspaceId, chatId, [
+          {
+            type: "RecordToolResult",
+            chatId,
+            turnId,
+            step: call.step,
+            toolCallId,
+            executionId: "",
+            ok: r.ok,
+            text: bounded(r.text, config.limits.maxResultBytes),
+            awaitedActionIds: [],
+          },
+        ]);
+        logger.info({ event: "connection_requested", workspaceId, turnId, requestId: r.requestId, ok: r.ok });
+        return { ok: r.ok, kernelTurnId: "" };
+      }
       const { code } = checkToolCall(call.toolName, call.argumentsJson);
       // The same execution id on every attempt: the kernel runs the snippet at most once.
       const result = await heartbeating(

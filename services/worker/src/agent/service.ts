@@ -21,6 +21,8 @@ export interface AgentOptions {
   config: AgentConfig | undefined;
   /** Task queue; default AGENT_TASK_QUEUE. */
   taskQueue?: string;
+  /** Pre-bundled agent workflow code (`bundleAgentWorkflows`); default: bundled from source at start. */
+  workflowBundle?: { code: string };
   /** false: only the chat operations (another process runs the agent worker). Default true. */
   runWorker?: boolean;
   logger?: Logger;
@@ -55,6 +57,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         config,
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       });
   } catch (err) {
     await connection.close();
