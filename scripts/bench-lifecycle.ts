@@ -89,6 +89,7 @@ async function main() {
             code: writesSnippet(prefix, from, Math.min(n, from + CHUNK)),
             caller: { kind: "user", id: "bench" },
             limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
+            executionId: "",
           },
           310_000,
         );
@@ -196,6 +197,7 @@ async function main() {
         code: `export default async (env: any) => { await env.MEMORY.open_nodes({ names: ["large-probe"] }); };`,
         caller: { kind: "user", id: "bench" },
         limits: { wallTimeMs: 60_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       },
       70_000,
     );

@@ -99,6 +99,7 @@ async function main() {
         code: SNIPPET,
         caller: { kind: "agent", id: "bench" },
         limits: { wallTimeMs: 60_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       });
       if (returned(r) !== 1) throw new Error(`the snippet returned ${r.returnJson}`);
     };

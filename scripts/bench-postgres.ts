@@ -190,6 +190,7 @@ async function main() {
           code,
           caller: { kind: "agent", id: "bench" },
           limits: { wallTimeMs: 300_000, heapMb: 0, outputBytes: 0 },
+          executionId: "",
         }),
       );
 

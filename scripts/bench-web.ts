@@ -51,6 +51,7 @@ async function main() {
         code,
         caller: { kind: "agent", id: "bench" },
         limits: { wallTimeMs: 120_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       });
     const workspace = async (name: string) => {
       const ws = (

@@ -166,6 +166,7 @@ async function main() {
         code,
         caller: { kind: "agent", id: "bench" },
         limits: { wallTimeMs, heapMb: 0, outputBytes: 0 },
+        executionId: "",
       });
 
     const execSamples: number[] = [];

@@ -7,7 +7,7 @@
  * in as production node_modules with their dependency closure.
  *
  * services → /app/gatehouse-service.mjs (the `gatehouse-service <component>` dispatcher),
- *            /app/<component>/main.js, /app/worker/workflow-bundle.js (+ -traced.js), /app/web (web/dist),
+ *            /app/<component>/main.js, /app/worker/workflow-bundle.js (+ -traced.js), /app/worker/agent-workflow-bundle.js, /app/web (web/dist),
  *            /app/node_modules
  * sandbox  → /app/runner/main.js, /app/dist/isolate-host.cjs (where the runner looks for it:
  *            ../dist from its own file), /app/node_modules (isolated-vm)
@@ -162,7 +162,7 @@ export async function buildServicesApp(app: string): Promise<void> {
   for (const e of externals) for (const n of e.names) names.add(n);
   installModules([...names].sort(), "services/worker", app);
   // The worker's workflow code, bundled once here instead of at each start (needs webpack and sources).
-  const { bundleLifecycleWorkflows } = (await import(
+  const { bundleAgentWorkflows, bundleLifecycleWorkflows } = (await import(
     "@gatehouse/worker"
   )) as typeof import("@gatehouse/worker");
   writeFileSync(join(app, "worker", "workflow-bundle.js"), (await bundleLifecycleWorkflows()).code);
@@ -171,6 +171,8 @@ export async function buildServicesApp(app: string): Promise<void> {
     join(app, "worker", "workflow-bundle-traced.js"),
     (await bundleLifecycleWorkflows({ traced: true })).code,
   );
+  // …and the built-in agent's turn workflow (WORKER_AGENT_WORKFLOW_BUNDLE): the image has no sources to bundle from.
+  writeFileSync(join(app, "worker", "agent-workflow-bundle.js"), (await bundleAgentWorkflows()).code);
   cpSync(webDist, join(app, "web"), { recursive: true });
   writeFileSync(join(app, "package.json"), `${JSON.stringify({ private: true, type: "module" }, null, 2)}\n`);
   writeFileSync(join(app, "gatehouse-service.mjs"), dispatcher());

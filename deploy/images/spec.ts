@@ -64,6 +64,7 @@ export const SERVICES_IMAGE: ImageSpec = {
     "GATEWAY_WEB_DIST=/app/web",
     "WORKER_WORKFLOW_BUNDLE=/app/worker/workflow-bundle.js",
     "WORKER_WORKFLOW_BUNDLE_TRACED=/app/worker/workflow-bundle-traced.js",
+    "WORKER_AGENT_WORKFLOW_BUNDLE=/app/worker/agent-workflow-bundle.js",
   ],
 };
 

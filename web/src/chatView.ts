@@ -37,18 +37,27 @@ export function ownsChat(chat: Chat, me: Me): boolean {
 }
 
 /**
- * The TypeScript a tool call carries: the `code` field of its arguments, or the arguments as sent
- * when they are not a JSON object with a string `code` (a malformed call: its `problem` says why).
+ * What a tool call carries: for `executeCode`, the TypeScript in its `code` argument; for another
+ * tool (`request_connection`), its arguments pretty-printed. `parsed` is false when the arguments are
+ * not what the tool takes (a malformed call, whose `problem` says why): they are shown as sent.
  */
 export function snippetOf(call: ChatToolCallEntry): { code: string; parsed: boolean } {
+  let args: unknown;
   try {
-    const args = JSON.parse(call.argumentsJson) as unknown;
-    const code = (args as { code?: unknown } | null)?.code;
-    if (typeof code === "string") return { code, parsed: true };
+    args = JSON.parse(call.argumentsJson);
   } catch {
-    // shown as sent below
+    return { code: call.argumentsJson, parsed: false };
   }
-  return { code: call.argumentsJson, parsed: false };
+  if (call.toolName !== "executeCode") return { code: JSON.stringify(args, null, 2), parsed: true };
+  const code = (args as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? { code, parsed: true } : { code: call.argumentsJson, parsed: false };
+}
+
+/** The summary line of a tool call: the snippet's first telling line, or another tool's arguments on one line. */
+export function callHeadline(call: ChatToolCallEntry, max = 90): string {
+  if (call.toolName === "executeCode") return snippetHeadline(snippetOf(call).code, max);
+  const line = call.argumentsJson.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 /** A line that only opens the module's default export, e.g. `export default async (env: any) => {`. */

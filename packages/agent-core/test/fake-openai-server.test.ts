@@ -72,3 +72,20 @@ test("an exhausted script answers 500 naming the FAKE, so over-calling tests fai
   assert.match(String((err as Error).message), /FAKE script exhausted/);
   assert.equal(fake.requests.at(-1)?.cue, -1);
 });
+
+test("each request records when it arrived and the fake's own time to answer it, delay included", async () => {
+  fake.push({ kind: "text", text: "late", delayMs: 60 }, { kind: "text", text: "at once" });
+  const rounds: number[] = [];
+  for (let i = 0; i < 2; i++) {
+    const sentAt = Date.now();
+    const began = performance.now();
+    await generateText({ model: model(), prompt: "go", maxRetries: 0 });
+    rounds.push(performance.now() - began);
+    const r = fake.requests.at(-1);
+    assert.ok(r && r.receivedAt >= sentAt && r.receivedAt <= Date.now(), "arrival between send and answer");
+  }
+  const [late, now] = fake.requests.slice(-2).map((r) => r.answerMs ?? Number.NaN);
+  assert.ok((late ?? 0) >= 59, `the delayed answer took ${late} ms`);
+  assert.ok((late ?? 0) <= (rounds[0] ?? 0), "the fake's time is part of the client's round trip");
+  assert.ok(Number.isFinite(now) && (now ?? -1) >= 0, `an answer at once took ${now} ms`);
+});

@@ -55,6 +55,13 @@ const EnvSchema = z
         "must be the absolute path of a workflow bundle written by bundleLifecycleWorkflows({ traced: true })",
       )
       .optional(),
+    WORKER_AGENT_WORKFLOW_BUNDLE: z
+      .string()
+      .startsWith(
+        "/",
+        "must be the absolute path of an agent workflow bundle written by bundleAgentWorkflows",
+      )
+      .optional(),
     KERNEL_ADDRESS: hostPort("127.0.0.1:7001").optional(),
     AGENT_TASK_QUEUE: z.string().min(1).max(200).optional(),
     NATS_URL: natsUrlField(
@@ -103,7 +110,18 @@ export interface WorkerConfig {
    * model is configured (the agent is off); else its configuration, the kernel it runs snippets
    * through (KERNEL_ADDRESS, required then) and its task queue (AGENT_TASK_QUEUE, default gatehouse-agent).
    */
-  agent: { config: AgentConfig; kernelAddress: string; taskQueue: string | undefined } | undefined;
+  agent:
+    | {
+        config: AgentConfig;
+        kernelAddress: string;
+        taskQueue: string | undefined;
+        /**
+         * WORKER_AGENT_WORKFLOW_BUNDLE: absolute path of the pre-built agent workflow bundle (the
+         * services image ships one, bundleAgentWorkflows), or undefined to bundle from source at start.
+         */
+        workflowBundlePath: string | undefined;
+      }
+    | undefined;
   /**
    * NATS server(s) the agent publishes its model text to as it streams (NATS_URL; gateways forward
    * it to browsers as `chat-delta`); undefined: no deltas (each step's text is still recorded whole).
@@ -128,7 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): WorkerConfig {
     workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE,
     workflowBundleTracedPath: e.WORKER_WORKFLOW_BUNDLE_TRACED,
     logLevel: e.LOG_LEVEL,
-    agent: agentOf(env, e.KERNEL_ADDRESS, e.AGENT_TASK_QUEUE),
+    agent: agentOf(env, e.KERNEL_ADDRESS, e.AGENT_TASK_QUEUE, e.WORKER_AGENT_WORKFLOW_BUNDLE),
     natsUrl: e.NATS_URL,
     natsTls: natsTls(e),
   };
@@ -139,6 +157,7 @@ function agentOf(
   env: NodeJS.ProcessEnv,
   kernelAddress: string | undefined,
   taskQueue: string | undefined,
+  workflowBundlePath: string | undefined,
 ): WorkerConfig["agent"] {
   let config: AgentConfig;
   try {
@@ -151,5 +170,5 @@ function agentOf(
     throw new Error(
       "worker configuration: KERNEL_ADDRESS is required when the built-in agent is on (AGENT_PROVIDER or AGENT_MODELS_FILE is set): the kernel's host:port, e.g. 127.0.0.1:7001",
     );
-  return { config, kernelAddress, taskQueue };
+  return { config, kernelAddress, taskQueue, workflowBundlePath };
 }

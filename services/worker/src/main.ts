@@ -74,6 +74,17 @@ if (bundlePath) {
   }
 }
 
+// The agent's workflow code, pre-bundled (the image has no sources to bundle it from at start).
+let agentBundle: { code: string } | undefined;
+if (config.agent?.workflowBundlePath) {
+  try {
+    agentBundle = { code: readFileSync(config.agent.workflowBundlePath, "utf8") };
+  } catch (err) {
+    bootLogger.fatal({ event: "config_invalid" }, `WORKER_AGENT_WORKFLOW_BUNDLE: ${(err as Error).message}`);
+    process.exit(2);
+  }
+}
+
 let store: EventStore;
 try {
   store = await openEventStore(config.eventStoreUrl);
@@ -113,6 +124,7 @@ if (config.agent && config.natsUrl) {
 const bus = notices;
 // The agent's worker (when a model is configured) and its chat operations (off: they answer agent_off).
 const agent: Agent = await startAgent({
+  ...(agentBundle ? { workflowBundle: agentBundle } : {}),
   store,
   temporal: {
     address: config.temporalAddress,

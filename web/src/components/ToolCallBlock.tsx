@@ -1,6 +1,6 @@
 import type { ActionStatus, ChatToolCallEntry } from "@gatehouse/gateway-contract";
 import { Link } from "react-router-dom";
-import { snippetHeadline, snippetOf } from "../chatView.ts";
+import { callHeadline, snippetOf } from "../chatView.ts";
 import { actionPath } from "../format.ts";
 import { StatusBadge } from "./StatusBadge.tsx";
 import { Visible } from "./Visible.tsx";
@@ -49,7 +49,7 @@ export function ToolCallBlock({
           </span>{" "}
           <span className="snippet-tool">{call.toolName}</span>{" "}
           <code className="snippet-headline">
-            <Visible text={snippetHeadline(code) || "(empty)"} />
+            <Visible text={callHeadline(call) || "(empty)"} />
           </code>
         </summary>
         <pre

@@ -48,7 +48,7 @@ app.kubernetes.io/part-of: gatehouse
 
 {{/* The ports every component listens on (container = Service port). */}}
 {{- define "gatehouse.grpcPort" -}}
-{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7005 "gatekeeper-postgres" 7007 "sandbox-runner" 7004 -}}
+{{- $ports := dict "kernel" 7001 "approval" 7002 "gatekeeper-mcp" 7003 "gatekeeper-git" 7005 "gatekeeper-postgres" 7007 "sandbox-runner" 7004 "worker" 7008 -}}
 {{- index $ports . -}}
 {{- end -}}
 {{- define "gatehouse.opsPort" -}}

@@ -5,12 +5,14 @@
  * or server-sent `chat.completion.chunk` events ending in `data: [DONE]` when `stream: true` — with
  * text, tool calls (whose `arguments` text is sent as scripted, malformed or not), or an HTTP error
  * status (429, 500, 503) with an OpenAI-style error body. A streamed cue may pace its text
- * (`chunkChars`, `chunkDelayMs`), so a client sees it arrive over time. It listens on 127.0.0.1 only and records
- * every request (body and the Authorization header) for assertions. A request past the end of the
+ * (`chunkChars`, `chunkDelayMs`), so a client sees it arrive over time. It listens on 127.0.0.1 only
+ * and records every request (body, the Authorization header, when it arrived and how long the fake
+ * took to answer) for assertions and for benchmarks that subtract the model's own time. A request past the end of the
  * script gets 500 "FAKE script exhausted", so a test that calls the model more than it scripted fails.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
 
 /**
  * How a streamed answer's text is sent: in pieces of `chunkChars` characters (default: two halves),
@@ -51,6 +53,13 @@ export interface FakeRequest {
   authorization: string;
   /** Which cue answered it (index in the script), -1 when the script was exhausted. */
   cue: number;
+  /** When the request arrived (its headers were read), ms since the epoch (`Date.now()`). */
+  receivedAt: number;
+  /**
+   * The fake's own time for this request, ms (`performance.now()`): from its arrival to the last byte
+   * of the answer handed to the socket (a cue's `delayMs` and `chunkDelayMs` pauses included). Undefined until answered.
+   */
+  answerMs?: number;
 }
 
 /** A running fake. */
@@ -184,6 +193,12 @@ export async function startFakeOpenAiServer(script: FakeCue[] = []): Promise<Fak
   let next = 0;
   const requests: FakeRequest[] = [];
   const server: Server = createServer((req, res) => {
+    const receivedAt = Date.now();
+    const began = performance.now();
+    let record: FakeRequest | undefined;
+    res.once("finish", () => {
+      if (record) record.answerMs = performance.now() - began;
+    });
     void (async () => {
       if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
         res.writeHead(404, { "content-type": "application/json" });
@@ -200,7 +215,8 @@ export async function startFakeOpenAiServer(script: FakeCue[] = []): Promise<Fak
         return;
       }
       const index = next < cues.length ? next++ : -1;
-      requests.push({ body, authorization: req.headers.authorization ?? "", cue: index });
+      record = { body, authorization: req.headers.authorization ?? "", cue: index, receivedAt };
+      requests.push(record);
       const cue = index >= 0 ? cues[index] : undefined;
       if (!cue) {
         res.writeHead(500, { "content-type": "application/json" });

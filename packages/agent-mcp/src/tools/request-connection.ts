@@ -19,7 +19,14 @@ import {
   waitSecondsInput,
 } from "./wait-slices.ts";
 
-const input = z.object({
+/** The tool's name, on the MCP surface and in the built-in agent. */
+export const REQUEST_CONNECTION = "request_connection";
+
+/**
+ * The arguments both surfaces take (the MCP tool adds `timeout_seconds`): a new request (`url` and
+ * `reason`) or an earlier one (`request_id`). Which combination is valid is `connectionArgsProblem`'s job.
+ */
+export const connectionRequestArgs = z.object({
   url: z
     .string()
     .min(1)
@@ -37,9 +44,37 @@ const input = z.object({
   request_id: z
     .number()
     .int()
-    .positive()
+    .min(1)
     .optional()
-    .describe("Instead of url and reason: keep waiting on a request this tool returned as still pending"),
+    .describe("Instead of url and reason: a request this tool returned earlier, to learn its state"),
+});
+/** Parsed arguments of either surface. */
+export type ConnectionRequestArgs = z.infer<typeof connectionRequestArgs>;
+
+/**
+ * What is wrong with a parsed argument object beyond its fields' types: both or neither of url and
+ * request_id, or url without reason. "" when it can be sent.
+ */
+export function connectionArgsProblem(args: ConnectionRequestArgs): string {
+  const byId = args.request_id !== undefined;
+  if (byId === (args.url !== undefined))
+    return 'Give either url and reason (a new request) or request_id (an earlier one), e.g. {"url": "mcp://files", "reason": "to read the specs"}';
+  if (!byId && args.reason === undefined)
+    return "reason is required with url: say why you need the resource, for the person deciding";
+  return "";
+}
+
+/** The first lines of the tool's description on every surface: what a connection request is. */
+export const CONNECTION_REQUEST_PURPOSE = [
+  "Ask a person to introduce a resource this workspace lacks: give its url and why you need it. Nothing is",
+  "connected until a person accepts in the approver's inbox; they may narrow its scope fragment (e.g. fewer",
+  "#tool= entries) or decline with a reason. Asking again for the same url while it waits returns the same request.",
+].join("\n");
+
+const input = connectionRequestArgs.extend({
+  request_id: connectionRequestArgs.shape.request_id.describe(
+    "Instead of url and reason: keep waiting on a request this tool returned as still pending",
+  ),
   timeout_seconds: waitSecondsInput("a person's decision"),
 });
 
@@ -56,21 +91,31 @@ export const requestConnectionOutput = z.object({
   declineReason: z.string().describe("once declined: the person's reason"),
 });
 
+/** How `connectionResultText` names the surface's tools. */
+export interface ConnectionTextOptions {
+  /** The tool that runs snippets: "execute_code" (MCP, the default) or the built-in agent's "executeCode". */
+  codeTool?: string;
+  /** What to do while the request is pending (default: call again with request_id to keep waiting). */
+  whilePending?: (r: ConnectionRequest) => string;
+}
+
 /** The result text for the agent: what happened and what to do next. */
-export function connectionResultText(r: ConnectionRequest): string {
+export function connectionResultText(r: ConnectionRequest, opts: ConnectionTextOptions = {}): string {
+  const codeTool = opts.codeTool ?? "execute_code";
   if (r.state === "accepted")
     return [
       `A person (${r.decidedBy}) accepted connection request ${r.requestId}: ${r.acceptedUrl} is bound as env.${r.binding}.`,
       r.acceptedUrl !== r.url
         ? `Its scope is what they chose, not exactly what you asked for (${r.url}).`
         : "",
-      `Your tool list changed: read execute_code's description again for env.${r.binding}'s methods, then use them in execute_code.`,
+      `Your tool list changed: read ${codeTool}'s description again for env.${r.binding}'s methods, then use them in ${codeTool}.`,
     ]
       .filter(Boolean)
       .join("\n");
   if (r.state === "declined")
     return `A person (${r.decidedBy}) declined connection request ${r.requestId} for ${r.url}: ${r.declineReason}\nDo not ask for it again unless the reason says how.`;
-  return `Connection request ${r.requestId} for ${r.url} is still waiting for a person. Call request_connection again with {"request_id": ${r.requestId}} to keep waiting, or go on with other work.`;
+  if (opts.whilePending) return opts.whilePending(r);
+  return `Connection request ${r.requestId} for ${r.url} is still waiting for a person. Call ${REQUEST_CONNECTION} again with {"request_id": ${r.requestId}} to keep waiting, or go on with other work.`;
 }
 
 /** Waits on the request until it is decided (see waitInSlices). @throws the kernel's ServiceError, AbortError. */
@@ -94,7 +139,7 @@ function waitForDecision(
 }
 
 export const requestConnectionTool: AgentTool<typeof input> = {
-  name: "request_connection",
+  name: REQUEST_CONNECTION,
   input,
   output: requestConnectionOutput,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
@@ -102,9 +147,7 @@ export const requestConnectionTool: AgentTool<typeof input> = {
     return {
       title: "Ask a person to connect a resource",
       description: [
-        "Ask a person to introduce a resource this workspace lacks: give its url and why you need it. Nothing is",
-        "connected until a person accepts in the approver's inbox; they may narrow its scope fragment (e.g. fewer",
-        "#tool= entries) or decline with a reason. Asking again for the same url while it waits returns the same request.",
+        CONNECTION_REQUEST_PURPOSE,
         `Waits at most timeout_seconds (default ${DEFAULT_WAIT_SECONDS}, at most ${MAX_WAIT_SECONDS}), sending progress`,
         `notifications every ${SLICE_SECONDS} s when the request has a progressToken. Accepted: the result names the`,
         "binding (env.NAME in execute_code) and the tool list changes (execute_code's description gains its .d.ts).",
@@ -113,13 +156,9 @@ export const requestConnectionTool: AgentTool<typeof input> = {
     };
   },
   async call(args, ctx, extra) {
+    const problem = connectionArgsProblem(args);
+    if (problem) return toolError(problem);
     const byId = args.request_id !== undefined;
-    if (byId === (args.url !== undefined))
-      return toolError(
-        'Give either url and reason (a new request) or request_id (to keep waiting on one), e.g. {"url": "mcp://files", "reason": "to read the specs"}',
-      );
-    if (!byId && args.reason === undefined)
-      return toolError("reason is required with url: say why you need the resource, for the person deciding");
     const seconds = args.timeout_seconds ?? DEFAULT_WAIT_SECONDS;
     let request: ConnectionRequest;
     try {

@@ -13,12 +13,11 @@ import {
 } from "@gatehouse/agent-core/providers";
 import { executeResultText } from "@gatehouse/agent-mcp";
 import type { EventStore } from "@gatehouse/event-store";
-import { type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import { type ConnectionsClient, type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { Context } from "@temporalio/activity";
 import { ApplicationFailure } from "@temporalio/common";
-import { jsonSchema, tool } from "ai";
 import type { Logger } from "pino";
 import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
 import { appendChat, readChats } from "./chat-appends.ts";
@@ -26,13 +25,17 @@ import { type DeltaSink, stepDeltas } from "./deltas.ts";
 import { heartbeating } from "./heartbeat.ts";
 import { conversation, type Decisions } from "./messages.ts";
 import { streamModelCall } from "./model-call.ts";
-import { EXECUTE_CODE, executeCodeToolDescription, systemPrompt } from "./prompt.ts";
-import { checkToolCall } from "./tool-call.ts";
+import { EXECUTE_CODE, systemPrompt } from "./prompt.ts";
+import { checkConnectionCall, REQUEST_CONNECTION, runConnectionCall } from "./request-connection.ts";
+import { checkToolCall, executionIdOf } from "./tool-call.ts";
+import { agentTools } from "./tools.ts";
 
 /** What the agent activities run on. */
 export interface AgentActivityDeps {
   store: EventStore;
   kernel: KernelClient;
+  /** The kernel's Connections service (request_connection). */
+  connections: ConnectionsClient;
   config: AgentConfig;
   logger: Logger;
   /**
@@ -90,7 +93,7 @@ function recordedStep(chat: ChatView, turnId: string, step: number): StepOutcome
 
 /** The agent activities over `deps`. */
 export function createAgentActivities(deps: AgentActivityDeps): AgentActivities {
-  const { store, kernel, config } = deps;
+  const { store, kernel, connections, config } = deps;
   const logger = deps.logger.child({ component: "agent" });
   return {
     async agentModelStep({ workspaceId, chatId, turnId, step }) {
@@ -117,18 +120,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
             model: ready.model,
             system: systemPrompt(described.envDts, described.bindings.length),
             messages: conversation(chat, decisionsOf(events)),
-            tools: {
-              [EXECUTE_CODE]: tool({
-                description: executeCodeToolDescription(described.envDts, described.bindings.length),
-                inputSchema: jsonSchema({
-                  type: "object",
-                  properties: {
-                    code: { type: "string", description: "export default async (env) => { ... }" },
-                  },
-                  required: ["code"],
-                }),
-              }),
-            },
+            tools: agentTools(described.envDts, described.bindings.length),
             abortSignal: cancelled,
           },
           (text) => deltas.push(scrub(text, ready.secret)),
@@ -160,7 +152,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           toolName: c.toolName,
           argumentsJson: raw.slice(0, 512 * 1024),
           problem: checked.problem,
-          executionId: checked.problem ? "" : `${turnId}.${step}.${n}`,
+          executionId: executionIdOf(c.toolName, checked, turnId, step, n),
         };
       });
       await appendChat(store, workspaceId, chatId, [
@@ -217,6 +209,25 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           ok: call.result.ok,
           kernelTurnId: call.result.awaitedActionIds.length ? call.executionId : "",
         };
+      if (call.toolName === REQUEST_CONNECTION) {
+        const args = checkConnectionCall(call.argumentsJson).args ?? {};
+        const r = await heartbeating(runConnectionCall(connections, workspaceId, chatId, args, EXECUTE_CODE));
+        await appendChat(store, workspaceId, chatId, [
+          {
+            type: "RecordToolResult",
+            chatId,
+            turnId,
+            step: call.step,
+            toolCallId,
+            executionId: "",
+            ok: r.ok,
+            text: bounded(r.text, config.limits.maxResultBytes),
+            awaitedActionIds: [],
+          },
+        ]);
+        logger.info({ event: "connection_requested", workspaceId, turnId, requestId: r.requestId, ok: r.ok });
+        return { ok: r.ok, kernelTurnId: "" };
+      }
       const { code } = checkToolCall(call.toolName, call.argumentsJson);
       // The same execution id on every attempt: the kernel runs the snippet at most once.
       const result = await heartbeating(

@@ -1,8 +1,9 @@
 /**
- * The system prompt of the built-in agent: the Code Mode rules, and (through the executeCode
- * tool's description, shared with the MCP surface) the workspace's `env` `.d.ts`.
+ * The system prompt of the built-in agent: the Code Mode rules (when to ask for a connection
+ * included), and (through the executeCode tool's description, shared with the MCP surface) the
+ * workspace's `env` `.d.ts`.
  */
-import { executeCodeDescription } from "@gatehouse/agent-mcp";
+import { executeCodeDescription, REQUEST_CONNECTION } from "@gatehouse/agent-mcp";
 
 /** The tool's name as the model sees it. */
 export const EXECUTE_CODE = "executeCode";
@@ -27,6 +28,10 @@ export function systemPrompt(envDts: string, bindingCount: number): string {
     '- Writes are held for a person\'s approval: simulated ones return at once with provisional ids ("~1"), awaited',
     "  ones pause this turn until people decide, then you see their outcomes. Never claim a write happened before",
     "  its outcome says applied.",
+    `- When the task needs a system that \`env\` has no binding for (a repository, an MCP server, a database the person`,
+    `  named), call ${REQUEST_CONNECTION} with {"url": ..., "reason": ...}: a person must accept it before it exists,`,
+    "  so you cannot use it in this turn. Ask only for what the task needs, narrowed by its fragment (e.g. #tool=),",
+    "  never for something `env` already has; then go on without it or end your answer saying what you asked for.",
     "- When the task is done, answer in plain text without calling a tool.",
     "",
     executeCodeToolDescription(envDts, bindingCount),

@@ -22,6 +22,8 @@ export interface AgentOptions {
   config: AgentConfig | undefined;
   /** Task queue; default AGENT_TASK_QUEUE. */
   taskQueue?: string;
+  /** Pre-bundled agent workflow code (`bundleAgentWorkflows`); default: bundled from source at start. */
+  workflowBundle?: { code: string };
   /** false: only the chat operations (another process runs the agent worker). Default true. */
   runWorker?: boolean;
   logger?: Logger;
@@ -59,6 +61,7 @@ export async function startAgent(options: AgentOptions): Promise<Agent> {
         ...(options.logger ? { logger: options.logger } : {}),
         ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
         ...(options.deltas ? { deltas: options.deltas } : {}),
+        ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
       });
   } catch (err) {
     await connection.close();

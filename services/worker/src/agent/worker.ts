@@ -6,10 +6,10 @@
 import { fileURLToPath } from "node:url";
 import { type AgentConfig, describeAgentConfig } from "@gatehouse/agent-core/providers";
 import type { EventStore } from "@gatehouse/event-store";
-import { KernelClient } from "@gatehouse/proto";
+import { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
-import { NativeConnection, Worker } from "@temporalio/worker";
+import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
 import { AGENT_TASK_QUEUE } from "../agent-workflows/contract.ts";
 import { createAgentActivities } from "./activities.ts";
@@ -18,11 +18,30 @@ import type { DeltaSink } from "./deltas.ts";
 /** Absolute path of the agent workflows module the worker bundles. */
 export const AGENT_WORKFLOWS_PATH = fileURLToPath(new URL("../agent-workflows/index.ts", import.meta.url));
 
+/**
+ * Bundles the agent workflows once (a few seconds; needs webpack and the sources), so a process
+ * without the sources — the services image — starts from the bundle (WORKER_AGENT_WORKFLOW_BUNDLE).
+ */
+export async function bundleAgentWorkflows(): Promise<{ code: string }> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: AGENT_WORKFLOWS_PATH,
+    logger: {
+      log() {},
+      trace() {},
+      debug() {},
+      info() {},
+      warn() {},
+      error: (m: string) => console.error(m),
+    },
+  });
+  return { code };
+}
+
 /** Options of `startAgentWorker`. */
 export interface AgentWorkerOptions {
   store: EventStore;
   temporal: { address: string; namespace?: string } & TemporalSecurity;
-  /** Kernel "host:port" (DescribeBindings, ExecuteCode, GetTurn). */
+  /** Kernel "host:port" (DescribeBindings, ExecuteCode, GetTurn, and Connections for request_connection). */
   kernelAddress: string;
   config: AgentConfig;
   logger?: Logger;
@@ -30,6 +49,8 @@ export interface AgentWorkerOptions {
   taskQueue?: string;
   /** Where the model's text goes as it streams (a notice bus's `publishChatDelta`); none: no deltas. */
   deltas?: DeltaSink;
+  /** Pre-bundled agent workflow code (`bundleAgentWorkflows`); default: bundled from source at start. */
+  workflowBundle?: { code: string };
 }
 
 /** A running agent worker. */
@@ -48,6 +69,10 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     throw await temporalUnreachable(address, options.temporal, err);
   });
   const kernel = new KernelClient(options.kernelAddress, credentials.createInsecure());
+  // The kernel process serves Connections too: a client over the same channel.
+  const connections = new ConnectionsClient(options.kernelAddress, credentials.createInsecure(), {
+    channelOverride: kernel.getChannel(),
+  });
   const taskQueue = options.taskQueue ?? AGENT_TASK_QUEUE;
   const worker = await Worker.create({
     connection,
@@ -56,12 +81,14 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
     activities: createAgentActivities({
       store: options.store,
       kernel,
+      connections,
       config: options.config,
       logger,
       ...(options.deltas ? { deltas: options.deltas } : {}),
     }),
-    workflowsPath: AGENT_WORKFLOWS_PATH,
-    bundlerOptions: { ignoreModules: [] },
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: AGENT_WORKFLOWS_PATH, bundlerOptions: { ignoreModules: [] } }),
   });
   const running = worker.run().catch((err: unknown) => {
     logger.error({ event: "worker_failed", err: err instanceof Error ? err.message : "error" });
