@@ -13,7 +13,7 @@ import {
 } from "@gatehouse/agent-core/providers";
 import { executeResultText } from "@gatehouse/agent-mcp";
 import type { EventStore } from "@gatehouse/event-store";
-import { type ConnectionsClient, type KernelClient, TurnCompleted, TurnResumed } from "@gatehouse/proto";
+import type { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { Context } from "@temporalio/activity";
@@ -23,7 +23,7 @@ import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.t
 import { appendChat, readChats } from "./chat-appends.ts";
 import { type DeltaSink, stepDeltas } from "./deltas.ts";
 import { heartbeating } from "./heartbeat.ts";
-import { conversation, type Decisions } from "./messages.ts";
+import { conversation } from "./messages.ts";
 import { streamModelCall } from "./model-call.ts";
 import { EXECUTE_CODE, systemPrompt } from "./prompt.ts";
 import { checkConnectionCall, REQUEST_CONNECTION, runConnectionCall } from "./request-connection.ts";
@@ -55,20 +55,6 @@ function chatOf(chats: Map<string, ChatView>, chatId: string): ChatView {
   return chat;
 }
 
-function decisionsOf(events: { type: string; data: unknown }[]): Decisions {
-  const out: Decisions = new Map();
-  for (const e of events) {
-    if (e.type === "TurnResumed") {
-      const t = TurnResumed.fromJSON(e.data);
-      out.set(t.turnId, { state: "resumed", reason: "", results: t.results });
-    } else if (e.type === "TurnCompleted") {
-      const t = TurnCompleted.fromJSON(e.data);
-      out.set(t.turnId, { state: "completed", reason: t.reason, results: t.results });
-    }
-  }
-  return out;
-}
-
 /** Cuts `text` to `max` bytes of UTF-8, saying so. */
 function bounded(text: string, max: number): string {
   if (Buffer.byteLength(text, "utf8") <= max) return text;
@@ -97,7 +83,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
   const logger = deps.logger.child({ component: "agent" });
   return {
     async agentModelStep({ workspaceId, chatId, turnId, step }) {
-      const { events, chats } = await readChats(store, workspaceId);
+      const { chats, decisions } = await readChats(store, workspaceId);
       const chat = chatOf(chats.chats, chatId);
       const done = recordedStep(chat, turnId, step);
       if (done) return done;
@@ -119,7 +105,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           {
             model: ready.model,
             system: systemPrompt(described.envDts, described.bindings.length),
-            messages: conversation(chat, decisionsOf(events)),
+            messages: conversation(chat, decisions),
             tools: agentTools(described.envDts, described.bindings.length),
             abortSignal: cancelled,
           },

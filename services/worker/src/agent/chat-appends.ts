@@ -1,28 +1,23 @@
 /**
- * Appending chat commands: read the workspace stream, fold the chats, decide each command in turn
- * (the decider is idempotent, so a retried activity appends nothing twice), append the events with
- * the revision read as the expected revision, and start over on a conflict.
+ * Appending chat commands: read the workspace's chats (this process's cache, caught up to the
+ * stream's head), decide each command in turn (the decider is idempotent, so a retried activity
+ * appends nothing twice), append the events with the revision read as the expected revision, and
+ * start over on a conflict.
  */
-import {
-  type ChatCommand,
-  type ChatsState,
-  decideChat,
-  encodeChatEventData,
-  evolveChats,
-  foldChats,
-} from "@gatehouse/agent-core";
-import { type EventStore, type StoredEvent, WrongExpectedRevision } from "@gatehouse/event-store";
+import { type ChatCommand, decideChat, encodeChatEventData, evolveChats } from "@gatehouse/agent-core";
+import { type EventStore, WrongExpectedRevision } from "@gatehouse/event-store";
+import { type ChatsSnapshot, chatsCacheOf } from "./chats-cache.ts";
 
 /** Actor of the chat events the agent loop appends. */
 export const AGENT_ACTOR = "service:agent";
 
-/** The workspace stream's events and their chat fold. */
-export async function readChats(
-  store: EventStore,
-  workspaceId: string,
-): Promise<{ events: StoredEvent[]; chats: ChatsState }> {
-  const events = await store.readStream(`workspace-${workspaceId}`);
-  return { events, chats: foldChats(events) };
+/**
+ * The workspace's chats as of the stream's head (read through this process's cache of `store`: only
+ * events after the cached revision are read). The snapshot is shared: do not change it.
+ * @throws the store's StreamNotFound when the workspace stream has no events.
+ */
+export function readChats(store: EventStore, workspaceId: string): Promise<ChatsSnapshot> {
+  return chatsCacheOf(store).read(workspaceId);
 }
 
 /**
@@ -38,14 +33,17 @@ export async function appendChat(
   by?: { actor: string; caller: { kind: string; id: string } },
 ): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const { events, chats } = await readChats(store, workspaceId);
-    const revision = events.at(-1)?.revision ?? -1;
+    const { chats } = await readChats(store, workspaceId);
+    const revision = chats.revision;
     const planned = [];
     let state = chats;
     let next = revision;
-    for (const c of commands) {
+    for (const [n, c] of commands.entries()) {
       for (const e of decideChat(c, state)) {
         planned.push(e);
+        // The next command is decided on this one's events: fold them into a copy (the snapshot is shared).
+        if (n === commands.length - 1) continue;
+        if (state === chats) state = structuredClone(chats);
         state = evolveChats(state, {
           revision: ++next,
           type: e.type,

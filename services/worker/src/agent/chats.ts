@@ -5,7 +5,7 @@
  * With no model configured the agent is off: every call but reading throws AgentOff naming the
  * variables to set.
  */
-import { type ChatView, decideChat, foldChats } from "@gatehouse/agent-core";
+import { type ChatView, decideChat } from "@gatehouse/agent-core";
 import { type AgentConfig, AgentConfigError, modelFor, modelLabel } from "@gatehouse/agent-core/providers";
 import type { EventStore } from "@gatehouse/event-store";
 import { type Client, WorkflowExecutionAlreadyStartedError } from "@temporalio/client";
@@ -164,8 +164,8 @@ export function agentChats(options: AgentChatsOptions): AgentChats {
     },
 
     async read({ workspaceId, chatId }) {
-      const events = await store.readStream(`workspace-${workspaceId}`);
-      return foldChats(events).chats.get(chatId);
+      const { chats } = await readChats(store, workspaceId);
+      return chats.chats.get(chatId);
     },
 
     async list({ workspaceId }) {
