@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { type EventStore, WrongExpectedRevision } from "@gatehouse/event-store";
 import { CodeExecuted, CodeExecutionStarted, ExecuteResult } from "@gatehouse/proto";
+import { ExecutionIndex } from "./execution-index.ts";
 import { InvalidArgument } from "./domain/errors.ts";
 import { streamOf } from "./domain/workspace.ts";
 
@@ -47,26 +48,32 @@ function unknownOutcome(executionId: string): ExecuteResult {
   };
 }
 
-/** What the stream says of an execution id. */
+/** The index of execution ids of each store this process uses. */
+const indexes = new WeakMap<EventStore, ExecutionIndex>();
+
+/** What the stream says of an execution id (through this process's index: only new events are read). */
 async function recorded(
   store: EventStore,
   workspaceId: string,
   executionId: string,
 ): Promise<{ revision: number; started: string; result: ExecuteResult | undefined }> {
-  const events = await store.readStream(streamOf(workspaceId));
-  let started = "";
-  let result: ExecuteResult | undefined;
-  for (const e of events) {
-    if (e.type === "CodeExecutionStarted") {
-      const s = CodeExecutionStarted.fromJSON(e.data);
-      if (s.executionId === executionId) started = s.codeSha256;
-    } else if (e.type === "CodeExecuted") {
-      const c = CodeExecuted.fromJSON(e.data);
-      if (c.executionId === executionId && c.resultJson)
-        result = ExecuteResult.fromJSON(JSON.parse(c.resultJson));
-    }
+  let index = indexes.get(store);
+  if (!index) {
+    index = new ExecutionIndex(store);
+    indexes.set(store, index);
   }
-  return { revision: events.at(-1)?.revision ?? -1, started, result };
+  const { revision, execution } = await index.lookUp(workspaceId, executionId);
+  if (!execution) return { revision, started: "", result: undefined };
+  let result: ExecuteResult | undefined;
+  if (execution.resultRevision >= 0) {
+    const [event] = await store.readStream(streamOf(workspaceId), {
+      fromRevision: execution.resultRevision,
+      maxCount: 1,
+    });
+    const c = CodeExecuted.fromJSON(event?.data);
+    result = ExecuteResult.fromJSON(JSON.parse(c.resultJson));
+  }
+  return { revision, started: execution.started, result };
 }
 
 /**
