@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { type EventStore, WrongExpectedRevision } from "@gatehouse/event-store";
 import { CodeExecuted, CodeExecutionStarted, ExecuteResult } from "@gatehouse/proto";
-import { ExecutionIndex } from "./execution-index.ts";
+import { ExecutionIndex, type ExecutionIndexOptions } from "./execution-index.ts";
 import { InvalidArgument } from "./domain/errors.ts";
 import { streamOf } from "./domain/workspace.ts";
 
@@ -50,6 +50,14 @@ function unknownOutcome(executionId: string): ExecuteResult {
 
 /** The index of execution ids of each store this process uses. */
 const indexes = new WeakMap<EventStore, ExecutionIndex>();
+
+/**
+ * Replaces this process's execution-id index of `store` with one of these bounds (`{ maxWorkspaces: 0 }`:
+ * no index, every check reads the whole stream, as before the index; benchmarks compare the two).
+ */
+export function configureExecutionIndex(store: EventStore, options: ExecutionIndexOptions): void {
+  indexes.set(store, new ExecutionIndex(store, options));
+}
 
 /** What the stream says of an execution id (through this process's index: only new events are read). */
 async function recorded(
