@@ -8,9 +8,9 @@
 import { createHash } from "node:crypto";
 import { type EventStore, WrongExpectedRevision } from "@gatehouse/event-store";
 import { CodeExecuted, CodeExecutionStarted, ExecuteResult } from "@gatehouse/proto";
-import { ExecutionIndex, type ExecutionIndexOptions } from "./execution-index.ts";
 import { InvalidArgument } from "./domain/errors.ts";
 import { streamOf } from "./domain/workspace.ts";
+import { ExecutionIndex, type ExecutionIndexOptions } from "./execution-index.ts";
 
 /** What a caller-given execution id may look like. */
 export const EXECUTION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
