@@ -19,11 +19,12 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { type EventStore, type NewEvent, openSqliteEventStore } from "@gatehouse/event-store";
-import { CodeExecuted, CodeExecutionStarted, ExecuteResult, ObservationRecorded } from "@gatehouse/proto";
+import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { CodeExecuted, ExecuteResult } from "@gatehouse/proto";
 import { configureExecutionIndex, runOnce } from "../services/kernel/src/idempotent-execution.ts";
 import { appendChat, readChats } from "../services/worker/src/agent/chat-appends.ts";
 import { configureChatsCache } from "../services/worker/src/agent/chats-cache.ts";
+import { resultOf, seed } from "./bench-agent-history.ts";
 import { envInt, envStr, gitCommit, log, round, runBench, stats } from "./bench-support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
@@ -45,61 +46,6 @@ function pct(xs: number[], q: number): number {
   return round(s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN, 3);
 }
 const CODE = "export default async () => 1;";
-
-/** A result as the kernel records it (its proto3 JSON in CodeExecuted.result_json). */
-function resultOf(executionId: string): ExecuteResult {
-  return ExecuteResult.fromJSON({ ok: true, returnJson: "1", executionId, durationMs: 12 });
-}
-
-/** Event `n` of a seeded kernel history: a claim, an observation, then the run's CodeExecuted. */
-function historyEvent(n: number): NewEvent {
-  const executionId = `seed-${Math.floor(n / 3)}`;
-  switch (n % 3) {
-    case 0:
-      return {
-        type: "CodeExecutionStarted",
-        data: CodeExecutionStarted.toJSON({ executionId, codeSha256: "0".repeat(64) }),
-      };
-    case 1:
-      return {
-        type: "ObservationRecorded",
-        data: ObservationRecorded.toJSON(
-          ObservationRecorded.fromJSON({
-            binding: "MEMORY",
-            executionId,
-            description: {
-              title: `Read the graph (${n})`,
-              description: "entities and relations of the memory graph",
-              kind: "mcp.tool.read_graph",
-            },
-          }),
-        ),
-      };
-    default:
-      return {
-        type: "CodeExecuted",
-        data: CodeExecuted.toJSON(
-          CodeExecuted.fromJSON({
-            executionId,
-            codeSha256: "0".repeat(64),
-            ok: true,
-            durationMs: 12,
-            bindings: ["MEMORY"],
-            resultJson: JSON.stringify(ExecuteResult.toJSON(resultOf(executionId))),
-          }),
-        ),
-      };
-  }
-}
-
-async function seed(store: EventStore, ws: string, count: number): Promise<void> {
-  for (let n = 0; n < count; n += 1000)
-    await store.append(
-      `workspace-${ws}`,
-      Array.from({ length: Math.min(1000, count - n) }, (_, i) => historyEvent(n + i)),
-      n === 0 ? "no_stream" : "any",
-    );
-}
 
 /** One step's store calls, as agentModelStep then agentRunCall make them; returns its wall time, ms. */
 async function step(

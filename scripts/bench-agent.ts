@@ -18,7 +18,9 @@
  * Env: BENCH_AGENT_ROUNDS (default 21, the first is warm-up), BENCH_AGENT_STEPS (default 5),
  * BENCH_AGENT_CLI_RUNS (default 2 per snippet per round), BENCH_AGENT_MAX_SECONDS (default 200: no
  * round starts after that many seconds of rounds; the rounds done are reported), BENCH_SANDBOX
- * (auto | gvisor | none).
+ * (auto | gvisor | none), BENCH_AGENT_SEED_EVENTS (default 0: that many events of a kernel history appended
+ * to each workspace stream before the turns, scripts/bench-agent-history.ts), BENCH_AGENT_READ_CACHES
+ * (on | off, default on: off makes every chat read and execution-id check fold the whole stream).
  * Prints a table; writes bench-results/agent.json.
  */
 import { execFile } from "node:child_process";
@@ -38,11 +40,15 @@ import { Client, Connection } from "@temporalio/client";
 import { DefaultLogger, Runtime } from "@temporalio/worker";
 import pino from "pino";
 import { startDevStack } from "../packages/cli/src/dev-stack.ts";
+import { configureExecutionIndex } from "../services/kernel/src/idempotent-execution.ts";
+import { configureChatsCache } from "../services/worker/src/agent/chats-cache.ts";
+import { seed } from "./bench-agent-history.ts";
 import { type StepTiming, type TurnTiming, turnTiming } from "./bench-agent-steps.ts";
 import { activitySpans } from "./bench-agent-temporal.ts";
 import {
   envInt,
   envSandbox,
+  envStr,
   fmt,
   gitCommit,
   log,
@@ -66,6 +72,14 @@ if (ROUNDS < 2)
 const STEPS = envInt("BENCH_AGENT_STEPS", 5);
 const CLI_RUNS = envInt("BENCH_AGENT_CLI_RUNS", 2);
 const SANDBOX = envSandbox();
+const SEED_EVENTS = Number(envStr("BENCH_AGENT_SEED_EVENTS", "0"));
+if (!Number.isInteger(SEED_EVENTS) || SEED_EVENTS < 0)
+  throw new Error(
+    `BENCH_AGENT_SEED_EVENTS must be a whole number ≥ 0, got "${process.env.BENCH_AGENT_SEED_EVENTS}"`,
+  );
+const READ_CACHES = envStr("BENCH_AGENT_READ_CACHES", "on");
+if (READ_CACHES !== "on" && READ_CACHES !== "off")
+  throw new Error(`BENCH_AGENT_READ_CACHES must be "on" or "off", got "${READ_CACHES}"`);
 /** Longest wait for one turn to end (a step is well under a second here; this is a hang, not slowness). */
 const TURN_DEADLINE_MS = 180_000;
 const PERSON = "user:bench";
@@ -223,6 +237,14 @@ async function main() {
         await unary(kernel, kernel.introduceResource, { workspaceId: ws[kind], url, name: "" });
       files[kind] = join(work, `${kind}.ts`);
       writeFileSync(files[kind], `${SNIPPETS[kind].code}\n`);
+      if (SEED_EVENTS > 0) {
+        log(`seeding workspace ${kind} with ${SEED_EVENTS} events`);
+        await seed(stack.store, ws[kind], SEED_EVENTS);
+      }
+    }
+    if (READ_CACHES === "off") {
+      configureChatsCache(stack.store, { maxWorkspaces: 0 });
+      configureExecutionIndex(stack.store, { maxWorkspaces: 0 });
     }
 
     /** One agent turn of STEPS tool-call steps on `kind`; returns its timings and per-step figures. */
@@ -462,7 +484,7 @@ async function main() {
       loadAverage: { before: loadBefore, after: loadavg().map((x) => round(x, 2)) },
     };
     console.log(
-      `\n${rounds - 1} measured rounds (+1 warm-up) of ${STEPS}-step turns; sandbox ${stack.sandboxMode}; stack started in ${round(startedMs / 1000, 1)} s; whole bench ${totalS} s; ${machine.cpus} CPUs, load ${loadBefore[0]} -> ${machine.loadAverage.after[0]}; commit ${gitCommit(ROOT)}`,
+      `\n${rounds - 1} measured rounds (+1 warm-up) of ${STEPS}-step turns; ${SEED_EVENTS} events seeded per workspace, read caches ${READ_CACHES}; sandbox ${stack.sandboxMode}; stack started in ${round(startedMs / 1000, 1)} s; whole bench ${totalS} s; ${machine.cpus} CPUs, load ${loadBefore[0]} -> ${machine.loadAverage.after[0]}; commit ${gitCommit(ROOT)}`,
     );
     const out = join(ROOT, "bench-results");
     mkdirSync(out, { recursive: true });
@@ -480,6 +502,8 @@ async function main() {
             maxSeconds: MAX_SECONDS,
             warmupRounds: 1,
             steps: STEPS,
+            seedEvents: SEED_EVENTS,
+            readCaches: READ_CACHES,
             cliRuns: CLI_RUNS,
           },
           seconds: { stackStart: round(startedMs / 1000, 1), total: totalS },
