@@ -3,15 +3,19 @@
  * (no cluster): off by default (no agent env, port, ConfigMap or flow); on, the worker gets the AGENT_*
  * env, the key Secrets mounted as files and the per-workspace models ConfigMap — checked by reading them
  * with the worker's own configuration loader (@gatehouse/agent-core) — the AgentChats port the gateway's
- * AGENT_ADDRESS names, and NetworkPolicies for exactly the new flows (gateway → worker, worker → kernel,
- * worker → the model endpoints in agent.egress). Bad values are refused naming the key.
+ * AGENT_ADDRESS names, NATS for the streamed model text (NATS_URL, the NATS TLS files, egress: the same
+ * as approval's, read back with the worker's own config loader), and NetworkPolicies for exactly the new
+ * flows (gateway → worker, worker → kernel, worker → NATS, worker → the model endpoints in agent.egress).
+ * Bad values are refused naming the key.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { agentConfigFromEnv, describeAgentConfig } from "@gatehouse/agent-core/providers";
+import { makeTestPki } from "@gatehouse/service-kit/test-pki";
+import { loadConfig } from "@gatehouse/worker/config";
 import {
   CHART,
   find,
@@ -20,13 +24,14 @@ import {
   KUBE_VERSION,
   parseManifests,
   peers,
+  podFiles,
   render,
   template,
   valuesFile,
 } from "./helm.ts";
 
 const name = (c: string) => `t-gatehouse-${c}`;
-const AGENT_ENV = /^(AGENT_|WORKER_GRPC_ADDR$|KERNEL_ADDRESS$)/;
+const AGENT_ENV = /^(AGENT_|WORKER_GRPC_ADDR$|KERNEL_ADDRESS$|NATS_)/;
 
 function container(objects: K8sObject[], c: string) {
   return find(objects, "Deployment", name(c)).spec.template.spec.containers[0] as {
@@ -47,6 +52,9 @@ function portsTo(objects: K8sObject[], c: string, side: "ingress" | "egress", pe
     .filter((r) => peers([r], side === "ingress" ? "from" : "to").includes(peer))
     .flatMap((r) => (r.ports ?? []).map((p) => p.port));
 }
+/** The egress rules of component `c` that open port `port` (with their peers). */
+const egressOn = (objects: K8sObject[], c: string, port: number) =>
+  rules(objects, c, "egress").filter((r) => r.ports?.some((p) => p.port === port));
 const ipRules = (objects: K8sObject[]) =>
   rules(objects, "worker", "egress")
     .filter((r) => r.to?.some((t) => t.ipBlock))
@@ -82,6 +90,12 @@ test("agent off (the default): no agent env, port, key mount or ConfigMap; the w
   assert.deepEqual(peers(rules(objects, "worker", "ingress"), "from"), []);
   assert.deepEqual(portsTo(objects, "worker", "egress", "kernel"), []);
   assert.deepEqual(ipRules(objects), []);
+  assert.deepEqual(egressOn(objects, "worker", 4222), [], "no NATS for the worker");
+  assert.equal(egressOn(objects, "approval", 4222).length, 1, "the port is approval's NATS port");
+  assert.deepEqual(
+    podFiles(objects, "worker").volumes.filter((v) => /nats/.test(v)),
+    [],
+  );
   assert.deepEqual(peers(rules(objects, "kernel", "ingress"), "from"), ["gateway"]);
 });
 
@@ -176,7 +190,88 @@ test("agent on: the worker's env, key files and models ConfigMap are what the wo
   assert.notEqual(checksum(changed), checksum(objects));
 });
 
-test("agent on: NetworkPolicies open exactly gateway → worker:7008, worker → kernel:7001 and worker → agent.egress (ports default 443)", async () => {
+test("agent on: the worker gets approval's NATS URL, TLS files (from the same Secret keys) and NATS egress, which its own config loader accepts", async () => {
+  const sets = ["nats.tls.certKey=tls.crt", "nats.tls.keyKey=tls.key"];
+  const objects = await render(["minimal.yaml", "agent.yaml", "tls.yaml"], sets);
+  const worker = podFiles(objects, "worker");
+  const approval = podFiles(objects, "approval");
+  const natsEnv = (env: Record<string, string>) =>
+    Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith("NATS_")));
+  assert.deepEqual(natsEnv(worker.env), natsEnv(approval.env));
+  assert.deepEqual(Object.keys(natsEnv(worker.env)).sort(), [
+    "NATS_TLS_CA_FILE",
+    "NATS_TLS_CERT_FILE",
+    "NATS_TLS_KEY_FILE",
+    "NATS_URL",
+  ]);
+  for (const [v, key] of [
+    ["NATS_TLS_CA_FILE", "ca.crt"],
+    ["NATS_TLS_CERT_FILE", "tls.crt"],
+    ["NATS_TLS_KEY_FILE", "tls.key"],
+  ] as const) {
+    const file = worker.env[v] as string;
+    assert.deepEqual(worker.source(file), { secret: "nats-client-tls", key, readOnly: true }, v);
+    assert.deepEqual(worker.source(file), approval.source(file), v);
+  }
+  // The same egress rule as approval's (the tls:// servers' port 4443), and nothing for plain 4222.
+  assert.equal(egressOn(objects, "worker", 4443).length, 1);
+  assert.deepEqual(egressOn(objects, "worker", 4443), egressOn(objects, "approval", 4443));
+  assert.deepEqual(egressOn(objects, "worker", 4222), []);
+  // networkPolicy.nats.to narrows the worker's rule as it does approval's.
+  const to = [{ ipBlock: { cidr: "10.0.9.0/24" } }];
+  const r = await template(
+    ["minimal.yaml", "agent.yaml"],
+    [],
+    ["--set-json", `networkPolicy.nats.to=${JSON.stringify(to)}`],
+  );
+  assert.ok(r.ok, r.stderr);
+  const narrowed = parseManifests(r.stdout);
+  assert.deepEqual(egressOn(narrowed, "worker", 4222), [{ to, ports: [{ port: 4222, protocol: "TCP" }] }]);
+  assert.deepEqual(egressOn(narrowed, "worker", 4222), egressOn(narrowed, "approval", 4222));
+
+  // The worker's own loader (services/worker/src/config.ts) reads the rendered env, the mounted files
+  // laid out under a temp dir: NATS is on, over TLS with the mounted CA and client pair.
+  const root = mkdtempSync(join(tmpdir(), "chart-agent-nats-"));
+  try {
+    const pki = makeTestPki(root);
+    const at = (p: string) => join(root, p);
+    const put = (p: string, text: string) => {
+      mkdirSync(dirname(at(p)), { recursive: true });
+      writeFileSync(at(p), text);
+    };
+    const pem = (f: string) => readFileSync(f, "utf8");
+    for (const dir of ["/etc/gatehouse/nats-tls", "/etc/gatehouse/temporal-tls"]) {
+      put(`${dir}/ca.crt`, pem(pki.caFile));
+      put(`${dir}/tls.crt`, pem(pki.clientCertFile));
+      put(`${dir}/tls.key`, pem(pki.clientKeyFile));
+    }
+    put("/etc/gatehouse/temporal-api-key/api-key", "FAKE-temporal-key\n");
+    put("/etc/gatehouse/agent-keys/deployment", "FAKE-anthropic-key\n");
+    put("/etc/gatehouse/agent-keys/workspaces/w9876543210", "FAKE-google-key\n");
+    const configMap = find(objects, "ConfigMap", name("agent-models")) as K8sObject & {
+      data: Record<string, string>;
+    };
+    put(
+      "/etc/gatehouse/agent-models/models.yaml",
+      configMap.data["models.yaml"]!.replaceAll("/etc/", `${root}/etc/`),
+    );
+    const rebased = Object.fromEntries(
+      Object.entries(envOf(objects, "worker")).map(([k, v]) => [k, v.startsWith("/etc/") ? at(v) : v]),
+    );
+    const config = loadConfig(rebased);
+    assert.ok(config.agent, "the agent is on");
+    assert.equal(config.natsUrl, "tls://nats-0.nats:4443,tls://nats-1.nats:4443");
+    assert.deepEqual(config.natsTls, {
+      caFile: at("/etc/gatehouse/nats-tls/ca.crt"),
+      certFile: at("/etc/gatehouse/nats-tls/tls.crt"),
+      keyFile: at("/etc/gatehouse/nats-tls/tls.key"),
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("agent on: NetworkPolicies open exactly gateway → worker:7008, worker → kernel:7001, worker → NATS and worker → agent.egress (ports default 443)", async () => {
   const objects = await render(["minimal.yaml", "agent.yaml"]);
   assert.deepEqual(
     container(objects, "worker").ports.map((p) => [p.name, p.containerPort]),
@@ -201,6 +296,7 @@ test("agent on: NetworkPolicies open exactly gateway → worker:7008, worker →
   assert.deepEqual(portsTo(objects, "worker", "egress", "kernel"), [7001]);
   assert.deepEqual(peers(rules(objects, "kernel", "ingress"), "from"), ["gateway", "worker"]);
   assert.deepEqual(portsTo(objects, "kernel", "ingress", "worker"), [7001]);
+  assert.deepEqual(egressOn(objects, "worker", 4222), [{ ports: [{ port: 4222, protocol: "TCP" }] }]);
   assert.deepEqual(ipRules(objects), [
     { cidrs: ["10.0.7.0/24"], ports: [8000] },
     { cidrs: ["160.79.104.0/23"], ports: [443] },

@@ -29,7 +29,11 @@ values: each names an existing Secret and key, mounted read-only as a file under
 {{- toYaml (dict "workspaces" $out) -}}
 {{- end -}}
 
-{{/* The worker's agent env (nothing while agent.enabled is false). */}}
+{{/*
+The worker's agent env (nothing while agent.enabled is false). NATS_URL (and NATS_TLS_*, with the
+nats-tls mount and egress to NATS) only with the agent: the worker publishes nothing else there, and
+only connects when a model is configured.
+*/}}
 {{- define "gatehouse.agentEnv" -}}
 {{- $a := .Values.agent -}}
 {{- if $a.enabled }}
@@ -37,6 +41,9 @@ values: each names an existing Secret and key, mounted read-only as a file under
   value: {{ include "gatehouse.grpcAddress" (list . "kernel") | quote }}
 - name: WORKER_GRPC_ADDR
   value: {{ printf "0.0.0.0:%s" (include "gatehouse.agentGrpcPort" .) | quote }}
+- name: NATS_URL
+  value: {{ .Values.nats.url | quote }}
+{{- include "gatehouse.natsTlsEnv" . }}
 {{- if $a.model }}
 - name: AGENT_PROVIDER
   value: {{ $a.provider | quote }}
@@ -66,7 +73,7 @@ values: each names an existing Secret and key, mounted read-only as a file under
 {{- end }}
 {{- end -}}
 
-{{/* The key Secrets (one projected volume) and the models ConfigMap, as worker volumes. */}}
+{{/* The key Secrets (one projected volume), the models ConfigMap and the NATS TLS Secret, as worker volumes. */}}
 {{- define "gatehouse.agentVolumes" -}}
 {{- $a := .Values.agent -}}
 {{- if $a.enabled }}
@@ -91,6 +98,7 @@ values: each names an existing Secret and key, mounted read-only as a file under
   configMap:
     name: {{ include "gatehouse.agentModelsName" . }}
 {{- end }}
+{{- include "gatehouse.natsTlsVolumes" . }}
 {{- end }}
 {{- end -}}
 
@@ -110,6 +118,7 @@ values: each names an existing Secret and key, mounted read-only as a file under
   mountPath: /etc/gatehouse/agent-models
   readOnly: true
 {{- end }}
+{{- include "gatehouse.natsTlsMounts" . }}
 {{- end }}
 {{- end -}}
 
