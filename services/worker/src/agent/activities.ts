@@ -21,7 +21,7 @@ import { ApplicationFailure } from "@temporalio/common";
 import type { Logger } from "pino";
 import type { AgentActivities, StepOutcome } from "../agent-workflows/contract.ts";
 import { appendChat, readChats } from "./chat-appends.ts";
-import { type DeltaSink, stepDeltas } from "./deltas.ts";
+import { DELTA_EVERY_MS, type DeltaSink, stepDeltas } from "./deltas.ts";
 import { heartbeating } from "./heartbeat.ts";
 import { conversation } from "./messages.ts";
 import { streamModelCall } from "./model-call.ts";
@@ -98,7 +98,12 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
       }
       const described = await callUnary(kernel, kernel.describeBindings, { workspaceId });
       const started = Date.now();
-      const deltas = stepDeltas(deps.deltas, { workspaceId, chatId, turnId, step });
+      const deltas = stepDeltas(
+        deps.deltas,
+        { workspaceId, chatId, turnId, step },
+        DELTA_EVERY_MS,
+        ready.secret,
+      );
       const cancelled = Context.current().cancellationSignal;
       const result = await heartbeating(
         streamModelCall(
@@ -109,7 +114,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
             tools: agentTools(described.envDts, described.bindings.length),
             abortSignal: cancelled,
           },
-          (text) => deltas.push(scrub(text, ready.secret)),
+          (text) => deltas.push(text),
         )
           .catch((err: unknown) => {
             // Cancelled (the turn ended, the worker stops): not the provider's failure.
