@@ -169,7 +169,12 @@ test("429 and 5xx answers are retryable with the provider's message; no answer a
   const err = await generateText({ model: closed.model, prompt: "hi", maxRetries: 0 }).catch(
     (e: unknown) => e,
   );
-  assert.equal(providerFailure(err, "").retryable, true);
+  const f = providerFailure(err, "");
+  assert.equal(f.retryable, true);
+  assert.match(
+    f.message,
+    /^no answer from http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions: .*base URL right\?\)$/,
+  );
 });
 
 test("the anthropic and google providers are made from their configuration", () => {
