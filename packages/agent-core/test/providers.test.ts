@@ -54,6 +54,17 @@ test("bad variables are refused naming the variable and the fix", () => {
     [{ AGENT_MAX_STEPS: "0" }, /AGENT_MAX_STEPS must be at least 1/],
     [{ AGENT_MAX_STEPS: "many" }, /AGENT_MAX_STEPS must be a whole number/],
     [
+      { AGENT_MAX_STEPS: "0x10" },
+      /AGENT_MAX_STEPS must be a whole number \(decimal digits\), between 1 and 100/,
+    ],
+    [{ AGENT_MAX_TURN_TOKENS: "1e6" }, /AGENT_MAX_TURN_TOKENS must be a whole number/],
+    [{ AGENT_PROVIDER: "openai-compatible", AGENT_MODEL: "" }, /^AGENT_MODEL: set the provider's model id/],
+    [{ AGENT_MODEL: "m" }, /^AGENT_PROVIDER: set the provider: one of openai-compatible/],
+    [
+      { AGENT_PROVIDER: "openai-compatible", AGENT_MODEL: "m", AGENT_BASE_URL: "localhost:11434" },
+      /^AGENT_BASE_URL: must be an http\(s\) URL/,
+    ],
+    [
       { AGENT_MODELS_FILE: "/nonexistent/models.yaml" },
       /AGENT_MODELS_FILE \/nonexistent\/models.yaml cannot be read: ENOENT/,
     ],
@@ -68,6 +79,17 @@ test("bad variables are refused naming the variable and the fix", () => {
   ];
   for (const [env, message] of cases)
     assert.throws(() => agentConfigFromEnv(env), { name: "AgentConfigError", message });
+});
+
+test("a blank variable counts as unset: the limits keep their defaults, and blank AGENT_PROVIDER and AGENT_MODEL leave the agent off", () => {
+  const c = agentConfigFromEnv({
+    AGENT_PROVIDER: " ",
+    AGENT_MODEL: "",
+    AGENT_MAX_STEPS: "",
+    AGENT_MODEL_ATTEMPTS: " ",
+  });
+  assert.equal(c.deployment, undefined);
+  assert.deepEqual(c.limits, { maxSteps: 12, maxTokens: 200_000, maxResultBytes: 16_384, modelAttempts: 4 });
 });
 
 test("a workspace listed in AGENT_MODELS_FILE gets its own model; others the deployment's; none: a clear error", () => {
@@ -90,6 +112,11 @@ test("a workspace listed in AGENT_MODELS_FILE gets its own model; others the dep
   assert.throws(
     () => agentConfigFromEnv({ AGENT_MODELS_FILE: file }),
     /AGENT_MODELS_FILE .*models.yaml: .*apiKey/,
+  );
+  writeFileSync(file, "");
+  assert.throws(
+    () => agentConfigFromEnv({ AGENT_MODELS_FILE: file }),
+    /AGENT_MODELS_FILE .*models.yaml: expected a mapping `workspaces:/,
   );
 });
 
@@ -142,7 +169,12 @@ test("429 and 5xx answers are retryable with the provider's message; no answer a
   const err = await generateText({ model: closed.model, prompt: "hi", maxRetries: 0 }).catch(
     (e: unknown) => e,
   );
-  assert.equal(providerFailure(err, "").retryable, true);
+  const f = providerFailure(err, "");
+  assert.equal(f.retryable, true);
+  assert.match(
+    f.message,
+    /^no answer from http:\/\/127\.0\.0\.1:9\/v1\/chat\/completions: .*base URL right\?\)$/,
+  );
 });
 
 test("the anthropic and google providers are made from their configuration", () => {

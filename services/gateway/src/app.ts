@@ -32,6 +32,7 @@ import { type McpRouteDeps, mcpRoutes } from "./routes/mcp.ts";
 import { WorkspaceParam } from "./routes/params.ts";
 import { readRoutes } from "./routes/reads.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
+import { zodErrorMessage } from "./zod-message.ts";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -109,8 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (err instanceof Forbidden) return send(403, "forbidden", err.message);
     if (err instanceof HttpError) return send(err.statusCode, err.code, err.message);
     if (err instanceof ZodError) {
-      const lines = err.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message));
-      return send(400, "invalid_argument", lines.join("; "));
+      return send(400, "invalid_argument", zodErrorMessage(err));
     }
     const status = (err as { statusCode?: number }).statusCode;
     if (status === 415)

@@ -14,7 +14,9 @@ export class ChatInvalid extends ChatError {
 export class ChatNotFound extends ChatError {
   override name = "ChatNotFound";
   constructor(readonly chatId: string) {
-    super(`chat "${chatId}" does not exist in this workspace; start one with StartAgentChat`);
+    super(
+      `chat "${chatId}" does not exist in this workspace; list the workspace's chats to find it, or start a new one`,
+    );
   }
 }
 

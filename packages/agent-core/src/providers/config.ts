@@ -26,9 +26,14 @@ export type ProviderKind = (typeof PROVIDERS)[number];
 /** One model: which provider, which model, where, and the file holding its key. */
 export const modelConfigSchema = z
   .object({
-    provider: z.enum(PROVIDERS),
-    model: z.string().min(1).max(200),
-    baseUrl: z.url({ protocol: /^https?$/ }).optional(),
+    provider: z.enum(PROVIDERS, { error: `set the provider: one of ${PROVIDERS.join(", ")}` }),
+    model: z
+      .string({ error: "set the provider's model id, e.g. qwen3-coder" })
+      .min(1, "set the provider's model id, e.g. qwen3-coder")
+      .max(200, "a model id has at most 200 characters"),
+    baseUrl: z
+      .url({ protocol: /^https?$/, error: "must be an http(s) URL, e.g. http://127.0.0.1:11434/v1" })
+      .optional(),
     apiKeyFile: z.string().min(1).optional(),
   })
   .strict()
@@ -68,22 +73,34 @@ export class AgentConfigError extends Error {
   override name = "AgentConfigError";
 }
 
+/** An empty (or blank) variable counts as unset, as a chart or compose file may render one. */
+const unsetIfBlank = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+
+/** A whole number in decimal digits (no "0x10", "1e6" or "2.5"), the default when unset or blank. */
 const int = (name: string, fallback: number, min: number, max: number) =>
-  z.coerce
-    .number({ error: `${name} must be a whole number` })
-    .int(`${name} must be a whole number`)
-    .min(min, `${name} must be at least ${min}`)
-    .max(max, `${name} must be at most ${max}`)
-    .default(fallback);
+  z.preprocess(
+    unsetIfBlank,
+    z
+      .string()
+      .trim()
+      .regex(/^\d+$/, `${name} must be a whole number (decimal digits), between ${min} and ${max}`)
+      .transform(Number)
+      .pipe(z.number().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
+      .optional()
+      .transform((v) => v ?? fallback),
+  );
+
+const optionalText = z.preprocess(unsetIfBlank, z.string().optional());
 
 const envSchema = z.object({
-  AGENT_PROVIDER: z
-    .enum(PROVIDERS, { error: `AGENT_PROVIDER must be one of ${PROVIDERS.join(", ")}` })
-    .optional(),
-  AGENT_MODEL: z.string().min(1).optional(),
-  AGENT_BASE_URL: z.string().min(1).optional(),
-  AGENT_API_KEY_FILE: z.string().min(1).optional(),
-  AGENT_MODELS_FILE: z.string().min(1).optional(),
+  AGENT_PROVIDER: z.preprocess(
+    unsetIfBlank,
+    z.enum(PROVIDERS, { error: `AGENT_PROVIDER must be one of ${PROVIDERS.join(", ")}` }).optional(),
+  ),
+  AGENT_MODEL: optionalText,
+  AGENT_BASE_URL: optionalText,
+  AGENT_API_KEY_FILE: optionalText,
+  AGENT_MODELS_FILE: optionalText,
   AGENT_MAX_STEPS: int("AGENT_MAX_STEPS", 12, 1, 100),
   AGENT_MAX_TURN_TOKENS: int("AGENT_MAX_TURN_TOKENS", 200_000, 1_000, 10_000_000),
   AGENT_MAX_RESULT_BYTES: int("AGENT_MAX_RESULT_BYTES", 16_384, 1_024, 262_144),
@@ -92,7 +109,10 @@ const envSchema = z.object({
 
 function issues(err: z.ZodError, where: string): string {
   return err.issues
-    .map((i) => `${where}${i.path.length ? `.${i.path.join(".")}` : ""}: ${i.message}`)
+    .map((i) => {
+      const at = [where, ...i.path.map(String)].filter(Boolean).join(".");
+      return at ? `${at}: ${i.message}` : i.message;
+    })
     .join("; ");
 }
 
@@ -160,7 +180,14 @@ function checkKeyFile(path: string, setting: string): void {
   if (size === 0) throw new AgentConfigError(`${setting}: the key file ${path} is empty`);
 }
 
-const modelsFileSchema = z.object({ workspaces: z.record(z.string().min(1), modelConfigSchema) }).strict();
+const modelsFileSchema = z
+  .object(
+    { workspaces: z.record(z.string().min(1), modelConfigSchema) },
+    {
+      error: "expected a mapping `workspaces: { <workspace id>: { provider, model, baseUrl, apiKeyFile } }`",
+    },
+  )
+  .strict();
 
 /**
  * Reads the per-workspace models YAML (`workspaces: { w1: { provider, model, baseUrl, apiKeyFile } }`).

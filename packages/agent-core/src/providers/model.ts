@@ -56,6 +56,16 @@ export function scrub(text: string, secret: string): string {
   return secret ? text.split(secret).join("[redacted]") : text;
 }
 
+/** A request URL as an error may show it: origin and path, without credentials or query. */
+function endpointOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return "the model endpoint";
+  }
+}
+
 /** How a failed model call is classified. */
 export interface ProviderFailure {
   /** True for 408/409/429/5xx and for no answer at all (connection refused or reset): worth retrying. */
@@ -72,7 +82,9 @@ export function providerFailure(err: unknown, secret: string): ProviderFailure {
   if (APICallError.isInstance(e)) {
     const status = e.statusCode ?? 0;
     const retryable = status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;
-    const message = `${status ? `HTTP ${status}: ` : ""}${e.message}`;
+    const message = status
+      ? `HTTP ${status}: ${e.message}`
+      : `no answer from ${endpointOf(e.url)}: ${e.message} (is the model server up, and its base URL right?)`;
     return { retryable, status, message: scrub(message, secret).slice(0, 500) };
   }
   const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);

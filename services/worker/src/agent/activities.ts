@@ -11,7 +11,6 @@ import {
   providerFailure,
   scrub,
 } from "@gatehouse/agent-core/providers";
-import { executeResultText } from "@gatehouse/agent-mcp";
 import type { EventStore } from "@gatehouse/event-store";
 import type { ConnectionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
@@ -27,6 +26,7 @@ import { conversation } from "./messages.ts";
 import { streamModelCall } from "./model-call.ts";
 import { EXECUTE_CODE, systemPrompt } from "./prompt.ts";
 import { checkConnectionCall, REQUEST_CONNECTION, runConnectionCall } from "./request-connection.ts";
+import { builtinResultText, SNIPPET_WALL_MS } from "./result-text.ts";
 import { checkToolCall, executionIdOf } from "./tool-call.ts";
 import { agentTools } from "./tools.ts";
 
@@ -45,9 +45,6 @@ export interface AgentActivityDeps {
    */
   deltas?: DeltaSink;
 }
-
-/** Wall time of one snippet the agent runs, ms. */
-const SNIPPET_WALL_MS = 30_000;
 
 function chatOf(chats: Map<string, ChatView>, chatId: string): ChatView {
   const chat = chats.get(chatId);
@@ -245,7 +242,7 @@ export function createAgentActivities(deps: AgentActivityDeps): AgentActivities 
           toolCallId,
           executionId: call.executionId,
           ok: result.ok,
-          text: bounded(executeResultText(result), config.limits.maxResultBytes),
+          text: bounded(builtinResultText(result), config.limits.maxResultBytes),
           awaitedActionIds: awaited,
         },
       ]);
