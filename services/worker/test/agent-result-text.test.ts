@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ExecuteResult } from "@gatehouse/proto";
-import { builtinResultText } from "../src/agent/result-text.ts";
+import { executeCodeToolDescription } from "../src/agent/prompt.ts";
+import { builtinResultText, SNIPPET_WALL_MS } from "../src/agent/result-text.ts";
 
 const base: ExecuteResult = {
   ok: true,
@@ -53,4 +54,13 @@ test("awaited writes say the turn waits for people, and many reads name no struc
   );
   assert.match(text, /… and 5 more \(log ids 21 to 25\)$/m);
   assert.match(text, /action 4 MEMORY: Create entity — awaited/);
+});
+
+test("the executeCode tool's description gives the built-in wall time and names no MCP-only tool or option", () => {
+  for (const bindings of [0, 2]) {
+    const d = executeCodeToolDescription("interface Env { GIT: unknown }", bindings);
+    assert.doesNotMatch(d, /timeout_seconds|wait_for_decisions/);
+    assert.match(d, new RegExp(`wall time ${SNIPPET_WALL_MS / 1000} s`));
+    assert.match(d, /this turn waits for people's decisions/);
+  }
 });

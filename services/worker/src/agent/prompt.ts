@@ -4,16 +4,26 @@
  * workspace's `env` `.d.ts`.
  */
 import { executeCodeDescription, REQUEST_CONNECTION } from "@gatehouse/agent-mcp";
+import { SNIPPET_WALL_MS } from "./result-text.ts";
 
 /** The tool's name as the model sees it. */
 export const EXECUTE_CODE = "executeCode";
 
-/** executeCode's description: the MCP execute_code description (with the env `.d.ts`). */
+/**
+ * executeCode's description: the MCP execute_code description (with the env `.d.ts`), minus what only
+ * an MCP client can do: the built-in tool has no `timeout_seconds` (a snippet gets SNIPPET_WALL_MS)
+ * and no `wait_for_decisions` (the turn itself waits for people).
+ */
 export function executeCodeToolDescription(envDts: string, bindingCount: number): string {
-  return executeCodeDescription(envDts, bindingCount).replace(
-    /call wait_for_decisions with its turn_id to learn each write's outcome and result\./,
-    "this turn waits for people's decisions and goes on with each write's outcome.",
-  );
+  return executeCodeDescription(envDts, bindingCount)
+    .replace(
+      /wall time\s+\d+ s unless you pass timeout_seconds \(at most \d+\)/,
+      `wall time ${SNIPPET_WALL_MS / 1000} s`,
+    )
+    .replace(
+      /call wait_for_decisions with its turn_id to learn each write's outcome and result\./,
+      "this turn waits for people's decisions and goes on with each write's outcome.",
+    );
 }
 
 /** The system prompt: who the agent is and the Code Mode rules, then the workspace's env. */
