@@ -14,6 +14,8 @@ import { stepDeltas } from "../src/agent/deltas.ts";
 const where = { workspaceId: "w1", chatId: "c1", turnId: "t1", step: 2 };
 
 test("text pushed faster than the interval is coalesced; seq counts from 0; the flush sends the rest", async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+  const timersBefore = timers();
   const sent: Array<ChatDelta & { at: number }> = [];
   const d = stepDeltas((x) => sent.push({ ...x, at: Date.now() }), where, 50);
   const pieces = Array.from({ length: 40 }, (_, i) => `w${i} `);
@@ -38,7 +40,7 @@ test("text pushed faster than the interval is coalesced; seq counts from 0; the 
   // Nothing held: a second flush sends nothing, and no timer fires later.
   const count = sent.length;
   d.flush();
-  await new Promise((r) => setTimeout(r, 80));
+  assert.equal(timers(), timersBefore, "no interval timer is left pending after the flush");
   assert.equal(sent.length, count);
 });
 
