@@ -25,6 +25,7 @@ passed=0
 failed=0
 todo=0
 todos=""
+failures=""
 # scripts: the set-up step's own tests (not a package: run with node --test directly).
 packages=(scripts packages/caller-token packages/gateway-contract packages/service-kit packages/telemetry packages/event-store packages/approval-core packages/agent-core packages/agent-mcp packages/read-model packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git services/gatekeeper-postgres sandbox-runner services/kernel services/gateway packages/cli deploy loadtests)
 # Any other folder with tests runs too (after those), so a new package is never silently left out.
@@ -48,17 +49,31 @@ for pkg in "${packages[@]}"; do
   todo=$((todo + ${t:-0}))
   # Known gaps kept as failing TODO tests: name them, so the summary never hides them.
   todos="${todos}$(grep -E '^ *not ok [0-9]+ - .* # TODO' "$log" | sed -E "s|^ *not ok [0-9]+ - |  ${pkg}: |")"$'\n'
+  # Each failing test's name and error (its TAP diagnostic, at most 40 lines), repeated at the end so the
+  # last lines of a long run say what failed and why.
+  failures="${failures}$(awk -v pkg="$pkg" '
+    /^ *not ok [0-9]+ - / && !/# (TODO|SKIP)/ { on = 1; n = 0; sub(/^ *not ok [0-9]+ - /, ""); print "--- " pkg ": " $0; next }
+    on && /^ *\.\.\.$/ { on = 0; next }
+    on && n < 40 { print; n++ }
+  ' "$log")"$'\n'
   passed=$((passed + ${p:-0}))
   failed=$((failed + ${f:-0}))
   if [ "$rc" -ne 0 ]; then
     status=1
-    [ "${f:-0}" -gt 0 ] || failed=$((failed + 1))
+    if [ "${f:-0}" -eq 0 ]; then
+      failed=$((failed + 1))
+      failures="${failures}--- ${pkg}: its tests exited ${rc} without a failing test in their report (see the output above)"$'\n'
+    fi
   fi
   rm -f "$log"
 done
 if [ "$todo" -gt 0 ]; then
   echo "known gaps (TODO tests, not counted as failures):"
   printf '%s' "$todos" | grep -v '^$' || true
+fi
+if [ -n "$(printf '%s' "$failures" | tr -d '\n')" ]; then
+  echo "failures (each failing test with its error):"
+  printf '%s' "$failures" | grep -v '^$' || true
 fi
 echo "${passed} passed, ${failed} failed, ${todo} todo"
 exit "$status"
