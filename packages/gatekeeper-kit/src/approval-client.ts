@@ -18,6 +18,7 @@ import {
   type SubmitActionResponse,
   type UnappliedAction,
 } from "@gatehouse/proto";
+import { PEER_CHANNEL_OPTIONS } from "@gatehouse/service-kit";
 import type { ServiceTracing } from "@gatehouse/telemetry";
 import { type CallOptions, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { ApprovalRefused } from "./errors.ts";
@@ -85,11 +86,10 @@ export interface ApprovalQueueOptions {
  * @throws Error naming the option when `options.retry` is invalid.
  */
 export function connectApprovalQueue(address: string, options: ApprovalQueueOptions = {}): ApprovalQueue {
-  const client = new ApprovalQueueClient(
-    address,
-    credentials.createInsecure(),
-    options.tracing?.grpcClientOptions() ?? {},
-  );
+  const client = new ApprovalQueueClient(address, credentials.createInsecure(), {
+    ...PEER_CHANNEL_OPTIONS,
+    ...options.tracing?.grpcClientOptions(),
+  });
   const policy = checkRetryPolicy({ ...DEFAULT_RETRY_POLICY, ...options.retry });
   const call = <Req, Res>(rpc: string, fn: Unary<Req, Res>, req: Req): Promise<Res> =>
     withRetries(

@@ -33,6 +33,19 @@ export function stopGrpc(server: Server, graceMs = 2000): Promise<void> {
   });
 }
 
+/**
+ * grpc-js channel options for a service's clients of another Gatehouse service (merge them into the
+ * client's options). After a failed connection grpc-js waits before the next attempt, doubling-ish
+ * (x1.6) from 1 s up to 120 s by default, and a call made while it waits fails at once with
+ * UNAVAILABLE. A peer that restarts for a minute (a rolling upgrade) would then look down for up to
+ * two more minutes after it is Ready. Here the wait starts at 250 ms and is capped at 5 s, so a
+ * restarted peer is reached within about 5 s of accepting connections. Units: milliseconds.
+ */
+export const PEER_CHANNEL_OPTIONS = {
+  "grpc.initial_reconnect_backoff_ms": 250,
+  "grpc.max_reconnect_backoff_ms": 5_000,
+} as const;
+
 /** A unary method of a generated grpc-js client (ts-proto `outputServices=grpc-js`). */
 export type UnaryMethod<Req, Res> = (
   req: Req,

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { test } from "node:test";
-import { Server } from "@grpc/grpc-js";
-import { listenGrpc, stopGrpc } from "../src/index.ts";
+import { Client, credentials, Metadata, Server } from "@grpc/grpc-js";
+import { listenGrpc, PEER_CHANNEL_OPTIONS, stopGrpc } from "../src/index.ts";
 
 test("listenGrpc binds a free port and stopGrpc releases it", async () => {
   const server = new Server();
@@ -22,4 +22,44 @@ test("listenGrpc rejects a port already in use", async () => {
   const port = await listenGrpc(first, "127.0.0.1", 0);
   await assert.rejects(listenGrpc(new Server(), "127.0.0.1", port));
   await stopGrpc(first);
+});
+
+test("PEER_CHANNEL_OPTIONS: a peer that keeps failing is retried at least every 6 s, not at grpc-js's growing waits (up to 120 s)", async () => {
+  // A peer that accepts TCP and hangs up at once (a pod on its way up): each connection attempt of
+  // the channel is one accepted socket. Calls go on every 200 ms, as a busy gateway's would.
+  const attempts: number[] = [];
+  const peer = createServer((socket) => {
+    attempts.push(performance.now());
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => peer.listen(0, "127.0.0.1", () => resolve()));
+  const port = (peer.address() as { port: number }).port;
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), PEER_CHANNEL_OPTIONS);
+  const start = performance.now();
+  const call = () =>
+    new Promise<void>((resolve) =>
+      client.makeUnaryRequest(
+        "/gatehouse.test.Peer/Ping",
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.alloc(0),
+        new Metadata(),
+        { deadline: Date.now() + 1000 },
+        () => resolve(),
+      ),
+    );
+  try {
+    while (performance.now() - start < 22_000) {
+      await call();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    client.close();
+    peer.close();
+  }
+  // With grpc-js's defaults (1 s x1.6, jittered) the attempts fall near 1, 2.6, 5.2, 9.3, 15.8 and
+  // 26.3 s: one at most in the last 10 s. Capped at 5 s (jitter 20 %) there is one every 6 s or less.
+  const late = attempts.filter((t) => t - start >= 12_000);
+  assert.ok(late.length >= 2, `attempts at ${attempts.map((t) => Math.round(t - start)).join(", ")} ms`);
+  for (let i = 1; i < late.length; i++) assert.ok(late[i]! - late[i - 1]! <= 6_500);
 });

@@ -18,7 +18,13 @@ import type { EventStore, Subscription } from "@gatehouse/event-store";
 import { type NoticeBus, publishLogNotices } from "@gatehouse/live-notices";
 import { ApprovalQueueService, DecisionsService } from "@gatehouse/proto";
 import { type ReadModel, startReadModel } from "@gatehouse/read-model";
-import { listenGrpc, probeTemporalTls, stopGrpc, type TemporalSecurity } from "@gatehouse/service-kit";
+import {
+  listenGrpc,
+  PEER_CHANNEL_OPTIONS,
+  probeTemporalTls,
+  stopGrpc,
+  type TemporalSecurity,
+} from "@gatehouse/service-kit";
 import { linkToSubmissions, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import { temporalClientInterceptors } from "@gatehouse/telemetry/temporal";
 import { Server } from "@grpc/grpc-js";
@@ -150,7 +156,9 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
   const ownGatekeepers = !isReverter(options.gatekeepers);
   const gatekeepers = isReverter(options.gatekeepers)
     ? options.gatekeepers
-    : new GrpcGatekeeperApplier(options.gatekeepers ?? {}, { clientOptions: tracing.grpcClientOptions() });
+    : new GrpcGatekeeperApplier(options.gatekeepers ?? {}, {
+        clientOptions: { ...PEER_CHANNEL_OPTIONS, ...tracing.grpcClientOptions() },
+      });
   const interceptors = await temporalClientInterceptors(tracing);
   const lifecycle = new TemporalLifecycle({
     streams,

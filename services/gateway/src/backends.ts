@@ -3,7 +3,7 @@
  * status codes become HTTP statuses.
  */
 import { AgentChatsClient, ConnectionsClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
-import { callUnary, type UnaryMethod } from "@gatehouse/service-kit";
+import { callUnary, PEER_CHANNEL_OPTIONS, type UnaryMethod } from "@gatehouse/service-kit";
 import { type ClientOptions, credentials, type ServiceError, status } from "@grpc/grpc-js";
 
 /** An error with the HTTP status and code the API answers with. */
@@ -70,7 +70,10 @@ export function fromGrpcError(err: unknown, service: "approval" | "kernel" | "ag
  */
 export const MAX_BACKEND_RESPONSE_BYTES = 256 * 1024 * 1024;
 
-const CLIENT_OPTIONS = { "grpc.max_receive_message_length": MAX_BACKEND_RESPONSE_BYTES };
+const CLIENT_OPTIONS = {
+  ...PEER_CHANNEL_OPTIONS,
+  "grpc.max_receive_message_length": MAX_BACKEND_RESPONSE_BYTES,
+};
 
 /** gRPC clients to the approval service and the kernel. */
 export class Backends {

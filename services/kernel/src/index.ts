@@ -5,7 +5,13 @@
 import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
-import { listenGrpc, stopGrpc, type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import {
+  listenGrpc,
+  PEER_CHANNEL_OPTIONS,
+  stopGrpc,
+  type TemporalSecurity,
+  temporalUnreachable,
+} from "@gatehouse/service-kit";
 import { serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import { temporalClientInterceptors } from "@gatehouse/telemetry/temporal";
 import { credentials, Server } from "@grpc/grpc-js";
@@ -80,16 +86,14 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   // spans for the runner, gatekeeper and Temporal calls, spans for the kernel's own appends.
   const tracing = serviceTracing("kernel");
   const store = traceEventStoreAppends(tracing, options.store);
-  const gatekeepers = new GatekeeperClients(
-    options.gatekeepers,
-    options.unconfiguredHints,
-    tracing.grpcClientOptions(),
-  );
-  const runner = new SandboxRunnerClient(
-    options.sandboxRunnerAddress,
-    credentials.createInsecure(),
-    tracing.grpcClientOptions(),
-  );
+  const gatekeepers = new GatekeeperClients(options.gatekeepers, options.unconfiguredHints, {
+    ...PEER_CHANNEL_OPTIONS,
+    ...tracing.grpcClientOptions(),
+  });
+  const runner = new SandboxRunnerClient(options.sandboxRunnerAddress, credentials.createInsecure(), {
+    ...PEER_CHANNEL_OPTIONS,
+    ...tracing.grpcClientOptions(),
+  });
   const workspaces = new Workspaces(store, gatekeepers);
   const metrics = options.metrics ?? createKernelMetrics();
   tracing.countDroppedSpansOn(metrics.registry);

@@ -12,7 +12,7 @@ import {
 } from "@gatehouse/approval-core";
 import { LIFECYCLE_TASK_QUEUE } from "@gatehouse/approval-core/lifecycle-contract";
 import type { EventStore } from "@gatehouse/event-store";
-import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import { PEER_CHANNEL_OPTIONS, type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { linkToSubmissions, serviceTracing, traceEventStoreAppends } from "@gatehouse/telemetry";
 import {
   temporalClientInterceptors,
@@ -127,7 +127,7 @@ export async function startLifecycleWorker(options: LifecycleWorkerOptions): Pro
     ? options.gatekeepers
     : new GrpcGatekeeperApplier(options.gatekeepers, {
         applyMaxMs: options.applyMaxMs ?? {},
-        clientOptions: tracing.grpcClientOptions(),
+        clientOptions: { ...PEER_CHANNEL_OPTIONS, ...tracing.grpcClientOptions() },
       });
   const metrics = createWorkerMetrics();
   tracing.countDroppedSpansOn(metrics.registry);

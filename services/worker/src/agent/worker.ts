@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { type AgentConfig, describeAgentConfig } from "@gatehouse/agent-core/providers";
 import type { EventStore } from "@gatehouse/event-store";
 import { ConnectionsClient, KernelClient } from "@gatehouse/proto";
-import { type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
+import { PEER_CHANNEL_OPTIONS, type TemporalSecurity, temporalUnreachable } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import { bundleWorkflowCode, NativeConnection, Worker } from "@temporalio/worker";
 import pino, { type Logger } from "pino";
@@ -68,7 +68,7 @@ export async function startAgentWorker(options: AgentWorkerOptions): Promise<Age
   const connection = await NativeConnection.connect({ address, tls, apiKey }).catch(async (err: unknown) => {
     throw await temporalUnreachable(address, options.temporal, err);
   });
-  const kernel = new KernelClient(options.kernelAddress, credentials.createInsecure());
+  const kernel = new KernelClient(options.kernelAddress, credentials.createInsecure(), PEER_CHANNEL_OPTIONS);
   // The kernel process serves Connections too: a client over the same channel.
   const connections = new ConnectionsClient(options.kernelAddress, credentials.createInsecure(), {
     channelOverride: kernel.getChannel(),
