@@ -1,5 +1,13 @@
 /** gRPC plumbing shared by every Gatehouse service: bind on loopback, stop gracefully, call a unary method as a promise. */
-import { type CallOptions, Metadata, type Server, ServerCredentials, type ServiceError } from "@grpc/grpc-js";
+import {
+  type CallOptions,
+  Client,
+  connectivityState,
+  Metadata,
+  type Server,
+  ServerCredentials,
+  type ServiceError,
+} from "@grpc/grpc-js";
 
 /**
  * Binds `server` on host:port without TLS (services talk over loopback or a cluster network
@@ -54,19 +62,40 @@ export type UnaryMethod<Req, Res> = (
   callback: (err: ServiceError | null, res: Res) => void,
 ) => unknown;
 
+/** Longest wait (ms) of `callUnary` for a peer's channel to reconnect before calling. */
+export const PEER_RECONNECT_WAIT_MS = 10_000;
+
+/**
+ * Waits, at most `maxMs` milliseconds, while `client`'s channel is in TRANSIENT_FAILURE (its last
+ * connection attempt failed and grpc-js waits before the next, see PEER_CHANNEL_OPTIONS). A call made
+ * in that state fails at once with UNAVAILABLE, even when the peer came back a moment ago. Resolves at
+ * once in any other state (READY; IDLE and CONNECTING connect or queue the call by themselves). Never
+ * rejects: a peer still down after `maxMs` fails the call that follows, as before.
+ */
+export function peerReconnected(client: Client, maxMs: number): Promise<void> {
+  if (client.getChannel().getConnectivityState(true) !== connectivityState.TRANSIENT_FAILURE) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => client.waitForReady(Date.now() + maxMs, () => resolve()));
+}
+
 /**
  * Calls a unary method of `client` with a deadline (`timeoutMs`, default 60 s) and resolves its response.
- * @throws the ServiceError (its `code` is the gRPC status) unchanged.
+ * When the peer's channel is between reconnect attempts (a peer restarting, e.g. in a rolling upgrade),
+ * waits for it first, at most PEER_RECONNECT_WAIT_MS or `timeoutMs`, within the same deadline; the
+ * request is sent once either way.
+ * @throws the ServiceError (its `code` is the gRPC status) unchanged: UNAVAILABLE when the peer is
+ *   still unreachable after the wait.
  */
-export function callUnary<Req, Res>(
+export async function callUnary<Req, Res>(
   client: object,
   method: UnaryMethod<Req, Res>,
   req: Req,
   timeoutMs = 60_000,
 ): Promise<Res> {
+  const deadline = Date.now() + timeoutMs;
+  if (client instanceof Client) await peerReconnected(client, Math.min(PEER_RECONNECT_WAIT_MS, timeoutMs));
   return new Promise((resolve, reject) => {
-    method.call(client, req, new Metadata(), { deadline: Date.now() + timeoutMs }, (err, res) =>
-      err ? reject(err) : resolve(res),
-    );
+    method.call(client, req, new Metadata(), { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
   });
 }

@@ -9,7 +9,15 @@ export {
   stopProcess,
 } from "./child-processes.ts";
 export { InvalidConfiguration, parseEnv } from "./env.ts";
-export { callUnary, listenGrpc, PEER_CHANNEL_OPTIONS, stopGrpc, type UnaryMethod } from "./grpc.ts";
+export {
+  callUnary,
+  listenGrpc,
+  PEER_CHANNEL_OPTIONS,
+  PEER_RECONNECT_WAIT_MS,
+  peerReconnected,
+  stopGrpc,
+  type UnaryMethod,
+} from "./grpc.ts";
 export { hostPort, splitHostPort } from "./host-port.ts";
 export {
   checkNatsTlsEnv,

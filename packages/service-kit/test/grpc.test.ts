@@ -1,8 +1,16 @@
 import assert from "node:assert/strict";
 import { createServer } from "node:net";
 import { test } from "node:test";
-import { Client, credentials, Metadata, Server } from "@grpc/grpc-js";
-import { listenGrpc, PEER_CHANNEL_OPTIONS, stopGrpc } from "../src/index.ts";
+import {
+  Client,
+  connectivityState,
+  credentials,
+  Metadata,
+  Server,
+  type ServiceError,
+  status,
+} from "@grpc/grpc-js";
+import { callUnary, listenGrpc, PEER_CHANNEL_OPTIONS, stopGrpc } from "../src/index.ts";
 
 test("listenGrpc binds a free port and stopGrpc releases it", async () => {
   const server = new Server();
@@ -62,4 +70,69 @@ test("PEER_CHANNEL_OPTIONS: a peer that keeps failing is retried at least every 
   const late = attempts.filter((t) => t - start >= 12_000);
   assert.ok(late.length >= 2, `attempts at ${attempts.map((t) => Math.round(t - start)).join(", ")} ms`);
   for (let i = 1; i < late.length; i++) assert.ok(late[i]! - late[i - 1]! <= 6_500);
+});
+
+const PING = {
+  path: "/gatehouse.test.Peer/Ping",
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: (b: Buffer) => b,
+  requestDeserialize: (b: Buffer) => b,
+  responseSerialize: (b: Buffer) => b,
+  responseDeserialize: (b: Buffer) => b,
+} as const;
+/** Ping as a UnaryMethod of a plain grpc-js Client (what a generated client's method is). */
+function ping(
+  this: Client,
+  req: Buffer,
+  md: Metadata,
+  opts: object,
+  cb: (e: ServiceError | null, r: Buffer) => void,
+) {
+  return this.makeUnaryRequest(
+    PING.path,
+    PING.requestSerialize,
+    PING.responseDeserialize,
+    req,
+    md,
+    opts,
+    (e, r) => cb(e, r ?? Buffer.alloc(0)),
+  );
+}
+
+test("callUnary waits for a peer that came back while its channel was between reconnect attempts; a peer still down fails with UNAVAILABLE", async () => {
+  // A free port, then nothing listening on it: the channel's first attempt is refused.
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", () => resolve()));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  // 3 s between attempts, so the call below is made while the channel waits (grpc-js fails it at once).
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), {
+    "grpc.initial_reconnect_backoff_ms": 3000,
+    "grpc.max_reconnect_backoff_ms": 3000,
+  });
+  try {
+    const down = performance.now();
+    await assert.rejects(callUnary(client, ping, Buffer.alloc(0), 1000), (e: ServiceError) => {
+      assert.equal(e.code, status.UNAVAILABLE);
+      return true;
+    });
+    assert.ok(performance.now() - down < 10_000);
+    // Held between attempts now, as after a peer's restart. The peer comes back; the next call is answered.
+    assert.equal(client.getChannel().getConnectivityState(false), connectivityState.TRANSIENT_FAILURE);
+    const server = new Server();
+    server.addService(
+      { Ping: PING },
+      { Ping: (_call: unknown, cb: (e: null, r: Buffer) => void) => cb(null, Buffer.from("pong")) },
+    );
+    await listenGrpc(server, "127.0.0.1", port);
+    try {
+      const answer = await callUnary(client, ping, Buffer.alloc(0), 30_000);
+      assert.equal(answer.toString(), "pong");
+    } finally {
+      await stopGrpc(server);
+    }
+  } finally {
+    client.close();
+  }
 });
