@@ -43,8 +43,8 @@ export function stopGrpc(server: Server, graceMs = 2000): Promise<void> {
 
 /**
  * grpc-js channel options for a service's clients of another Gatehouse service (merge them into the
- * client's options). After a failed connection grpc-js waits before the next attempt, doubling-ish
- * (x1.6) from 1 s up to 120 s by default, and a call made while it waits fails at once with
+ * client's options). After a failed connection grpc-js waits before the next attempt, growing x1.6
+ * from 1 s up to 120 s by default, and a call made while it waits fails at once with
  * UNAVAILABLE. A peer that restarts for a minute (a rolling upgrade) would then look down for up to
  * two more minutes after it is Ready. Here the wait starts at 250 ms and is capped at 5 s, so a
  * restarted peer is reached within about 5 s of accepting connections. Units: milliseconds.
@@ -82,8 +82,8 @@ export function peerReconnected(client: Client, maxMs: number): Promise<void> {
 /**
  * Calls a unary method of `client` with a deadline (`timeoutMs`, default 60 s) and resolves its response.
  * When the peer's channel is between reconnect attempts (a peer restarting, e.g. in a rolling upgrade),
- * waits for it first, at most PEER_RECONNECT_WAIT_MS or `timeoutMs`, within the same deadline; the
- * request is sent once either way.
+ * waits for it first, at most PEER_RECONNECT_WAIT_MS or half of `timeoutMs`, within the same deadline;
+ * the request is sent once either way.
  * @throws the ServiceError (its `code` is the gRPC status) unchanged: UNAVAILABLE when the peer is
  *   still unreachable after the wait.
  */
@@ -94,7 +94,10 @@ export async function callUnary<Req, Res>(
   timeoutMs = 60_000,
 ): Promise<Res> {
   const deadline = Date.now() + timeoutMs;
-  if (client instanceof Client) await peerReconnected(client, Math.min(PEER_RECONNECT_WAIT_MS, timeoutMs));
+  // At most half the call's time, so a peer still down is answered with its own status (UNAVAILABLE),
+  // not with a deadline the wait used up.
+  if (client instanceof Client)
+    await peerReconnected(client, Math.min(PEER_RECONNECT_WAIT_MS, timeoutMs / 2));
   return new Promise((resolve, reject) => {
     method.call(client, req, new Metadata(), { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
   });

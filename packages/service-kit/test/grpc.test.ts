@@ -120,6 +120,12 @@ test("callUnary waits for a peer that came back while its channel was between re
     assert.ok(performance.now() - down < 10_000);
     // Held between attempts now, as after a peer's restart. The peer comes back; the next call is answered.
     assert.equal(client.getChannel().getConnectivityState(false), connectivityState.TRANSIENT_FAILURE);
+    // A short call made now waits half its time for a reconnect, then gets the peer's own status,
+    // UNAVAILABLE, not a DEADLINE_EXCEEDED of a deadline the wait used up.
+    await assert.rejects(callUnary(client, ping, Buffer.alloc(0), 400), (e: ServiceError) => {
+      assert.equal(e.code, status.UNAVAILABLE, e.message);
+      return true;
+    });
     const server = new Server();
     server.addService(
       { Ping: PING },
