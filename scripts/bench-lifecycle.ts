@@ -546,6 +546,11 @@ function benchDescription(i: number) {
     actionKind: undefined,
     classifiedBy: "bench",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
   };
 }
 

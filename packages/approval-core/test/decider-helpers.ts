@@ -113,6 +113,11 @@ export function desc(over: Partial<ActionDescription> = {}): ActionDescription {
     actionKind: undefined,
     classifiedBy: "test",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
     ...over,
   };
 }
@@ -128,9 +133,9 @@ export function submitted(b: string, localId: string, dependsOn: number[] = [], 
     data: { binding: b, localId, description: d, dependsOn, payloadJson: "{}", executionId: "x1" },
   };
 }
-export const approved = (actionId: number, decidedBy = "user:alice"): Ev => ({
+export const approved = (actionId: number, decidedBy = "user:alice", descriptionDigest = ""): Ev => ({
   type: "ActionApproved",
-  data: { actionId, decidedBy },
+  data: { actionId, decidedBy, descriptionDigest },
 });
 export const rejected = (
   actionId: number,

@@ -183,6 +183,7 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
         decidedBy: o.decidedBy,
         all: o.all,
         returnOnceRecorded: true,
+        descriptionDigests: {},
       },
       (err, res) => {
         if (settled) return;

@@ -143,6 +143,7 @@ describe("the agent loop through the real stack with a FAKE model", () => {
           actionId: Number(actionId),
           decidedBy: "user:dev-approver",
           includeDependencies: false,
+          descriptionDigests: {},
         });
       },
       ["mcp://memory", `git+file://${bare}`],

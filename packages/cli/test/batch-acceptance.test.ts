@@ -139,7 +139,14 @@ test("a batch across 3 bindings applies each binding's writes in submission orde
   await callUnary(
     decisions,
     decisions.approveBatch,
-    { workspaceId: ws, actionIds: [], decidedBy: "user:dev-approver", all: true, returnOnceRecorded: true },
+    {
+      workspaceId: ws,
+      actionIds: [],
+      decidedBy: "user:dev-approver",
+      all: true,
+      returnOnceRecorded: true,
+      descriptionDigests: {},
+    },
     HOUR,
   );
   await watched;

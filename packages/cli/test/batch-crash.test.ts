@@ -95,7 +95,14 @@ test("the approval service and the worker killed mid-batch and restarted: the ba
   const approving = callUnary(
     decisions,
     decisions.approveBatch,
-    { workspaceId: ws, actionIds: [], decidedBy: "user:dev-approver", all: true, returnOnceRecorded: true },
+    {
+      workspaceId: ws,
+      actionIds: [],
+      decidedBy: "user:dev-approver",
+      all: true,
+      returnOnceRecorded: true,
+      descriptionDigests: {},
+    },
     HOUR,
   ).catch((err: Error) => err);
   const killAt = Math.max(1, Math.floor(N / 10));

@@ -69,6 +69,7 @@ describe("writes wait for a person", () => {
       actionId: pending.actionId,
       decidedBy: "user:test",
       includeDependencies: false,
+      descriptionDigests: {},
     });
     assert.equal(
       res.actions.find((a) => a.id === pending.actionId)?.status,
@@ -98,6 +99,7 @@ describe("writes wait for a person", () => {
         actionId: p.actionId,
         decidedBy: "user:a",
         includeDependencies: false,
+        descriptionDigests: {},
       });
     const results = await Promise.allSettled([approve(), approve()]);
     assert.equal(results.filter((r) => r.status === "fulfilled").length, 1);
@@ -205,6 +207,7 @@ describe("auto-approval", () => {
       actionId: ids.blocker,
       decidedBy: "user:test",
       includeDependencies: false,
+      descriptionDigests: {},
     });
     // The drain after the person's decision is the approval service's, not the answer's: wait for it.
     await waitUntil(

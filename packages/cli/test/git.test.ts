@@ -50,6 +50,7 @@ test("commits are simulated, approving B before A is refused unless A is include
       actionId: b,
       decidedBy: "user:t",
       includeDependencies: false,
+      descriptionDigests: {},
     }),
     (err: ServiceError) => new RegExp(`undecided action\\(s\\) ${a}`).test(err.details),
   );
@@ -58,6 +59,7 @@ test("commits are simulated, approving B before A is refused unless A is include
     actionId: b,
     decidedBy: "user:t",
     includeDependencies: true,
+    descriptionDigests: {},
   });
   assert.deepEqual(
     res.actions.filter((r) => r.id === a || r.id === b).map((r) => r.status),
@@ -98,6 +100,7 @@ test("revert: a person reverts an applied commit; the revert is a new pending ac
     actionId: a!,
     decidedBy: "user:t",
     includeDependencies: false,
+    descriptionDigests: {},
   });
   assert.equal(git(bare, "show", "main:docs/readme.md"), "changed");
   const { revert } = await unary(h.decisions, h.decisions.requestRevert, {
@@ -119,6 +122,7 @@ test("revert: a person reverts an applied commit; the revert is a new pending ac
     actionId: revert.id,
     decidedBy: "user:u",
     includeDependencies: false,
+    descriptionDigests: {},
   });
   assert.equal(git(bare, "show", "main:docs/readme.md"), "hello");
   assert.equal(git(bare, "log", "--format=%s", "main"), 'Revert "A"\nA\ninitial');

@@ -162,6 +162,7 @@ test("an awaited MCP write: the result names the turn; wait_for_decisions return
     actionId,
     decidedBy: "user:approver",
     includeDependencies: false,
+    descriptionDigests: {},
   });
   const done = await decided;
   assert.equal(done.isError, undefined);

@@ -34,6 +34,8 @@ test("the actions table carries no colour codes and shows a cascade's reason onc
       executionId: "",
       lastRevision: 12,
       chatStartedBy: "",
+      descriptionDigest: "",
+      withdrawnBy: "",
     },
   ]);
   // biome-ignore lint/suspicious/noControlCharactersInRegex: asserting no ESC reaches the terminal
@@ -70,6 +72,11 @@ test("the log shows a refused write as a row and, below the table, one line with
               actionKind: undefined,
               classifiedBy: "git",
               egress: true,
+              summary: "",
+              fields: [],
+              risks: [],
+              preflightWarnings: [],
+              preview: "",
             },
             reason,
             caller: { kind: "agent", id: "chat-1" },
@@ -109,6 +116,11 @@ test("an action that reverts another says so in the actions table", () => {
         actionKind: undefined,
         classifiedBy: "git",
         egress: false,
+        summary: "",
+        fields: [],
+        risks: [],
+        preflightWarnings: [],
+        preview: "",
       },
       status: ActionStatus.ACTION_STATUS_PENDING,
       dependsOn: [],
@@ -123,6 +135,8 @@ test("an action that reverts another says so in the actions table", () => {
       executionId: "",
       lastRevision: 8,
       chatStartedBy: "",
+      descriptionDigest: "",
+      withdrawnBy: "",
     },
   ]);
   assert.match(text, /pending .*Revert commit abc.*reverts #3/);
@@ -145,6 +159,11 @@ test("an action whose title holds a right-to-left override and a zero-width spac
       actionKind: undefined,
       classifiedBy: "mcp",
       egress: false,
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
     },
     status: ActionStatus.ACTION_STATUS_PENDING,
     dependsOn: [],
@@ -159,6 +178,8 @@ test("an action whose title holds a right-to-left override and a zero-width spac
     executionId: "",
     lastRevision: id,
     chatStartedBy: "",
+    descriptionDigest: "",
+    withdrawnBy: "",
   });
   const text = terminalSafe(
     actionsTable([action(4, "write invoice\u202Etxt.exe pay\u200Bpal"), action(5, "plain")]),

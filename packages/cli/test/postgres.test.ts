@@ -227,6 +227,7 @@ test("a snippet reads in pages (one observation each), its writes show in its ow
     actionId: ins.id,
     decidedBy: "user:dev-approver",
     includeDependencies: true,
+    descriptionDigests: {},
   });
   const outcome = await untilFinal(h.decisions, ws, [up.id, ins.id], { stallMs: DEADLINE_MS });
   assert.deepEqual(

@@ -104,6 +104,7 @@ test("disconnect rejects the pending writes 'binding removed' with cascade, ends
       actionId: a!,
       decidedBy: "user:t",
       includeDependencies: false,
+      descriptionDigests: {},
     }),
     /already rejected by user:owner/,
   );
@@ -218,6 +219,7 @@ test("the same name introduced again is a new grant: it works, the old grant's a
     actionId: id,
     decidedBy: "user:t",
     includeDependencies: false,
+    descriptionDigests: {},
   });
   await waitUntil(
     "the new grant's write is applied",

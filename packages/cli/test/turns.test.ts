@@ -38,6 +38,7 @@ const approve = (ws: string, id: number) =>
     actionId: id,
     decidedBy: "user:t",
     includeDependencies: false,
+    descriptionDigests: {},
   });
 
 test("a turn with two awaited actions resumes only after both are approved, with their results", async () => {

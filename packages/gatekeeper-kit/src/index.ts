@@ -34,6 +34,7 @@ export {
 export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
 export { readYamlConfigFile, type YamlConfigFileOptions } from "./config-file.ts";
+export { contentRisks, MAX_CONTENT_RISKS, type ScannedText } from "./content-risks.ts";
 export {
   type BoundedDescription,
   buildDescription,

@@ -42,6 +42,11 @@ const ACTION = {
   actionKind: undefined,
   classifiedBy: "test",
   egress: false,
+  summary: "",
+  fields: [],
+  risks: [],
+  preflightWarnings: [],
+  preview: "",
 };
 const READ = {
   title: "Read",

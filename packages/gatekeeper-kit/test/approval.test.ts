@@ -38,6 +38,11 @@ test("every ApprovalQueue call carries the caller token and resolves to the log 
       actionKind: undefined,
       classifiedBy: "test",
       egress: false,
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
     },
     '{"x":1}',
   );

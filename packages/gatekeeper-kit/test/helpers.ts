@@ -156,6 +156,8 @@ export class RecordingApprovalQueue {
           executionId: "exec-1",
           lastRevision: 0,
           chatStartedBy: "",
+          descriptionDigest: "",
+          withdrawnBy: "",
         };
         cb(null, rec);
       },

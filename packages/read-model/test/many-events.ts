@@ -14,6 +14,11 @@ const DESCRIPTION: ActionDescription = {
   actionKind: undefined,
   classifiedBy: "test",
   egress: false,
+  summary: "",
+  fields: [],
+  risks: [],
+  preflightWarnings: [],
+  preview: "",
 };
 
 /** About `perWorkspace` events of workspace `ws` (submissions with dependencies, decisions, applies, observations, a late ChatStarted). */
@@ -47,7 +52,11 @@ function workspaceEvents(
       out.push({
         e: {
           type: "ActionApproved",
-          data: { actionId: actions[actions.length - 2] as number, decidedBy: "user:a" },
+          data: {
+            actionId: actions[actions.length - 2] as number,
+            decidedBy: "user:a",
+            descriptionDigest: "",
+          },
         },
       });
     } else if (k === 6 && actions.length > 3) {

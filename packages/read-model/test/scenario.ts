@@ -75,6 +75,11 @@ function description(title: string, dependsOn: string[], auto: boolean): ActionD
     actionKind: auto ? { tag: "mcp.tool.add", label: "Add" } : { tag: "mcp.tool.delete", label: "Delete" },
     classifiedBy: "test",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
   };
 }
 

@@ -12,7 +12,10 @@ import {
   ActionNotRevertible,
   ActionStateConflict,
   ApprovalError,
+  ApprovalNotWithdrawable,
   DependenciesUndecided,
+  DescriptionDigestMismatch,
+  DescriptionNotShown,
   DuplicateLocalId,
   DuplicateObservationRequest,
   InvalidField,
@@ -87,7 +90,10 @@ function domainCode(err: ApprovalError): status {
     err instanceof ActionStateConflict ||
     err instanceof ActionNotRevertible ||
     err instanceof ActionKindNotAutoApprovable ||
-    err instanceof ActionKindsNotPublished
+    err instanceof ActionKindsNotPublished ||
+    err instanceof DescriptionDigestMismatch ||
+    err instanceof DescriptionNotShown ||
+    err instanceof ApprovalNotWithdrawable
   ) {
     return status.FAILED_PRECONDITION;
   }

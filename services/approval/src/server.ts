@@ -186,6 +186,11 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
   };
 }
 
+/** A request's `description_digests` (proto map: number keys) as a Map; empty when none were sent. */
+function digestMap(digests: { [id: number]: string } | undefined): ReadonlyMap<number, string> {
+  return new Map(Object.entries(digests ?? {}).map(([id, d]) => [Number(id), d]));
+}
+
 /** Decisions handlers (people-facing; authentication of people is the gateway's job). */
 export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedServiceImplementation {
   const { streams, lifecycle } = deps;
@@ -196,6 +201,7 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       return {
         actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
           includeDependencies: req.includeDependencies,
+          descriptionDigests: digestMap(req.descriptionDigests),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         }),
       };
@@ -212,6 +218,7 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       return {
         actions: await lifecycle.approve(ws, ids, req.decidedBy, {
           returnOnceRecorded: req.returnOnceRecorded,
+          descriptionDigests: digestMap(req.descriptionDigests),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         }),
       };
@@ -221,6 +228,14 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
         requireWorkspace(req.workspaceId),
         req.actionId,
         req.decidedBy,
+        req.reason,
+      ),
+    })),
+    withdrawApproval: unary(deps, "WithdrawApproval", async (req) => ({
+      actions: await lifecycle.withdraw(
+        requireWorkspace(req.workspaceId),
+        req.actionIds,
+        req.withdrawnBy,
         req.reason,
       ),
     })),

@@ -46,6 +46,11 @@ function desc(auto?: string): ActionDescription {
     actionKind: auto ? { tag: auto, label: auto } : undefined,
     classifiedBy: "test",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
   };
 }
 
@@ -70,7 +75,7 @@ export function submitted(
 
 export const approved = (actionId: number, decidedBy = "user:alice"): DomainEvent => ({
   type: "ActionApproved",
-  data: { actionId, decidedBy },
+  data: { actionId, decidedBy, descriptionDigest: "" },
 });
 
 export const rejected = (actionId: number, decidedBy = "user:alice"): DomainEvent => ({

@@ -92,7 +92,10 @@ test("a claim left by a crashed process becomes outcome unknown once start-up re
       [
         submitted("a", []),
         submitted("b", [a]),
-        { type: "ActionApproved", data: ActionApproved.toJSON({ actionId: a, decidedBy: "user:alice" }) },
+        {
+          type: "ActionApproved",
+          data: ActionApproved.toJSON({ actionId: a, decidedBy: "user:alice", descriptionDigest: "" }),
+        },
         { type: "ActionApplying", data: ActionApplying.toJSON({ actionId: a, claimedBy: "dead-instance" }) },
       ],
       rev,

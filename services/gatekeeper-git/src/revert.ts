@@ -126,6 +126,11 @@ export async function prepareRevert(
       actionKind: { tag: "git.revert", label: "Revert commit" },
       classifiedBy: "gatekeeper-git: a revert is a new commit",
       egress: resource.remote !== undefined,
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
     },
     payloadJson: JSON.stringify(payload),
   };

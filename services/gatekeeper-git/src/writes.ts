@@ -49,21 +49,34 @@ function tipDependency(r: ResolvedRef): string[] {
   return inherited.length > 0 ? [inherited[inherited.length - 1]!.localId] : [];
 }
 
+/** The review page's fields of a description (summary, key fields, risks, pre-flight warnings, preview). */
+type ReviewField = "summary" | "fields" | "risks" | "preflightWarnings" | "preview";
+
 async function submit(
   b: Binding,
   desc: Omit<
     ActionDescription,
-    "delivery" | "implementsRevert" | "autoApprovable" | "descriptionIsComplete"
+    "delivery" | "implementsRevert" | "autoApprovable" | "descriptionIsComplete" | ReviewField
   > & {
     descriptionIsComplete: boolean;
-  },
+  } & Partial<Pick<ActionDescription, ReviewField>>,
   write: PendingGitWrite,
 ): Promise<string> {
   const { localId, ...payload } = write;
   await b.approval.submitAction(
     b.ctx.callerToken,
     localId,
-    { ...desc, delivery: Delivery.DELIVERY_SIMULATE, implementsRevert: 0, autoApprovable: false },
+    {
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
+      ...desc,
+      delivery: Delivery.DELIVERY_SIMULATE,
+      implementsRevert: 0,
+      autoApprovable: false,
+    },
     JSON.stringify(payload),
   );
   b.state.overlay.add(localId, write, desc.dependsOn);
@@ -333,6 +346,11 @@ export async function push(b: Binding, args?: unknown): Promise<WriteResult> {
       actionKind: { tag: "git.push", label: "Push" },
       classifiedBy: "gatekeeper-git: push sends commits to a remote",
       egress: true,
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
     },
     { ...payload, localId },
   );

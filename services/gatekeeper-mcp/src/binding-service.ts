@@ -175,6 +175,11 @@ export class BindingService {
         classifiedBy: c.classifiedBy,
         // Writes go to the bound MCP server itself, not out of the workspace's systems.
         egress: false,
+        summary: "",
+        fields: [],
+        risks: [],
+        preflightWarnings: [],
+        preview: "",
       },
       JSON.stringify(payload),
     );

@@ -174,6 +174,8 @@ function emptyRecord(): ActionRecord {
     executionId: "",
     lastRevision: 0,
     chatStartedBy: "",
+    descriptionDigest: "",
+    withdrawnBy: "",
   };
 }
 

@@ -78,6 +78,11 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
       actionKind: { tag: "postgres.revert", label: "Revert SQL write" },
       classifiedBy: "gatekeeper-postgres: a revert restores before-images",
       egress: false,
+      summary: "",
+      fields: [],
+      risks: [],
+      preflightWarnings: [],
+      preview: "",
     },
     payloadJson: JSON.stringify(payload),
   };

@@ -197,6 +197,11 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
     },
     classifiedBy: "gatekeeper-postgres: execute is a write",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
   };
   await b.approval.submitAction(b.ctx.callerToken, localId, desc, JSON.stringify(payload));
   const write: PendingSqlWrite = { ...payload, localId };

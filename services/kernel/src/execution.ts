@@ -37,6 +37,7 @@ import { GrantWatch, revokedMessage } from "./grant-watch.ts";
 import { checkExecutionId, runOnce } from "./idempotent-execution.ts";
 import type { KernelMetrics } from "./metrics.ts";
 import { SessionImports } from "./revoked-calls.ts";
+import { storedSnippet } from "./stored-snippet.ts";
 import { suspendTurn } from "./turn-suspension.ts";
 import type { Workspaces } from "./workspaces.ts";
 
@@ -158,6 +159,7 @@ async function runExecution(
           durationMs: Date.now() - started,
           bindings: bindings.map((b) => b.name),
           resultJson: givenId ? JSON.stringify(ExecuteResult.toJSON(result)) : "",
+          ...storedSnippet(req.code, result.console),
         }),
         metadata: { actor, caller: caller as Caller },
       },

@@ -48,6 +48,25 @@ export interface Approve {
   actionIds: number[];
   decidedBy: string;
   includeDependencies: boolean;
+  /**
+   * Action id -> the description digest the person was shown (ActionRecord.description_digest).
+   * When given (non-empty) every approved action, dependencies included, needs a matching digest,
+   * else DescriptionNotShown / DescriptionDigestMismatch and nothing is approved. Absent or empty:
+   * the decision is not bound to a description (recorded as "").
+   */
+  descriptionDigests?: ReadonlyMap<number, string> | undefined;
+}
+
+/**
+ * A person takes approvals back before apply: each named action must be APPROVED (not claimed);
+ * it and every approved action that depends on it (transitively) become pending again
+ * (ActionApprovalWithdrawn), in submission order.
+ */
+export interface WithdrawApproval {
+  type: "WithdrawApproval";
+  actionIds: number[];
+  withdrawnBy: string;
+  reason: string;
 }
 
 /** A person rejects one action; pending dependents are rejected by cascade. */
@@ -180,6 +199,7 @@ export type Command =
   | RecordObservation
   | SubmitAction
   | Approve
+  | WithdrawApproval
   | Reject
   | AutoApproveNext
   | ClaimApply

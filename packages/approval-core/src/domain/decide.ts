@@ -16,13 +16,17 @@ import type {
   RequestRevert,
   SetAutoApprovalRule,
   SubmitAction,
+  WithdrawApproval,
 } from "./commands.ts";
 import {
   ActionKindNotAutoApprovable,
   ActionKindsNotPublished,
   ActionNotPending,
   ActionNotRevertible,
+  ApprovalNotWithdrawable,
   DependenciesUndecided,
+  DescriptionDigestMismatch,
+  DescriptionNotShown,
   DuplicateLocalId,
   DuplicateObservationRequest,
   InvalidField,
@@ -35,6 +39,7 @@ import {
 } from "./errors.ts";
 import { type PlannedEvent, planned } from "./events.ts";
 import { describeDecided, requireAction, SERVICE_ACTOR } from "./guards.ts";
+import { actionDigest } from "./projection.ts";
 import { removeBinding } from "./remove-binding.ts";
 import { claimRun } from "./run-plan.ts";
 import {
@@ -51,7 +56,8 @@ import {
  * @throws WorkspaceNotFound, ActionNotFound, ActionNotPending, DependenciesUndecided, ReasonRequired,
  *   WorkspaceLatched, DuplicateLocalId, DuplicateObservationRequest, UnknownBinding,
  *   UnknownDependency, InvalidField, ActionStateConflict, ActionNotRevertible, UnknownActionKind,
- *   ActionKindNotAutoApprovable, ActionKindsNotPublished. A WorkspaceLatched thrown for a submission carries
+ *   ActionKindNotAutoApprovable, ActionKindsNotPublished, DescriptionNotShown,
+ *   DescriptionDigestMismatch, ApprovalNotWithdrawable. A WorkspaceLatched thrown for a submission carries
  *   the ActionRefused event to record in `recorded` (see ApprovalError.recorded).
  */
 export function decide(command: Command, state: WorkspaceState): PlannedEvent[] {
@@ -63,6 +69,8 @@ export function decide(command: Command, state: WorkspaceState): PlannedEvent[] 
       return submitAction(command, state);
     case "Approve":
       return approve(command, state);
+    case "WithdrawApproval":
+      return withdrawApproval(command, state);
     case "Reject":
       return reject(command, state);
     case "AutoApproveNext":
@@ -331,8 +339,70 @@ function dependsTransitively(state: WorkspaceState, from: number, target: number
 }
 
 function approve(c: Approve, state: WorkspaceState): PlannedEvent[] {
-  return approvalPlan(c, state).map((id) =>
-    planned("ActionApproved", { actionId: id, decidedBy: c.decidedBy }, c.decidedBy),
+  const plan = approvalPlan(c, state);
+  const digests = c.descriptionDigests;
+  const bound = digests !== undefined && digests.size > 0;
+  if (bound) {
+    for (const id of plan) {
+      const sent = digests.get(id);
+      if (sent === undefined || sent === "") throw new DescriptionNotShown(id);
+      if (sent !== actionDigest(state, requireAction(state, id))) throw new DescriptionDigestMismatch(id);
+    }
+  }
+  return plan.map((id) =>
+    planned(
+      "ActionApproved",
+      { actionId: id, decidedBy: c.decidedBy, descriptionDigest: bound ? (digests.get(id) ?? "") : "" },
+      c.decidedBy,
+    ),
+  );
+}
+
+/**
+ * Withdraws approvals not yet claimed: the named actions and every APPROVED action depending on
+ * one of them (transitively), in submission order. All or nothing.
+ */
+function withdrawApproval(c: WithdrawApproval, state: WorkspaceState): PlannedEvent[] {
+  if (!c.withdrawnBy) throw new InvalidField("withdrawn_by", 'say who withdraws, e.g. "user:alice"');
+  if (c.actionIds.length === 0) throw new InvalidField("action_ids", "name at least one approved action");
+  const named = new Set<number>();
+  for (const id of c.actionIds) {
+    const a = requireAction(state, id);
+    if (a.status === ActionStatus.ACTION_STATUS_APPLYING)
+      throw new ApprovalNotWithdrawable(
+        id,
+        "is already claimed for apply (applying); it cannot be withdrawn",
+      );
+    if (a.status === ActionStatus.ACTION_STATUS_PENDING)
+      throw new ApprovalNotWithdrawable(id, "is pending (not approved); there is no approval to withdraw");
+    if (a.status !== ActionStatus.ACTION_STATUS_APPROVED)
+      throw new ApprovalNotWithdrawable(
+        id,
+        `${describeDecided(a)}; only an approval not yet claimed for apply can be withdrawn`,
+      );
+    named.add(id);
+  }
+  // Approved dependents (transitively) would otherwise wait on a pending dependency for ever.
+  // Map order is submission order and a dependency is always submitted before its dependents.
+  const withdrawnWith = new Map<number, number>();
+  for (const a of state.actions.values()) {
+    if (named.has(a.id) || a.status !== ActionStatus.ACTION_STATUS_APPROVED) continue;
+    const cause = a.dependsOn.find((d) => named.has(d) || withdrawnWith.has(d));
+    if (cause !== undefined)
+      withdrawnWith.set(a.id, named.has(cause) ? cause : (withdrawnWith.get(cause) as number));
+  }
+  const ids = [...named, ...withdrawnWith.keys()].sort((x, y) => x - y);
+  return ids.map((id) =>
+    planned(
+      "ActionApprovalWithdrawn",
+      {
+        actionId: id,
+        withdrawnBy: c.withdrawnBy,
+        reason: c.reason,
+        withdrawnWith: withdrawnWith.get(id) ?? 0,
+      },
+      c.withdrawnBy,
+    ),
   );
 }
 
@@ -373,7 +443,7 @@ function autoApproveNext(c: AutoApproveNext, state: WorkspaceState): PlannedEven
     );
     if (undecided) return [];
     const by = `rule:${a.binding}/${a.description?.actionKind?.tag ?? ""}`;
-    return [planned("ActionApproved", { actionId: a.id, decidedBy: by }, by)];
+    return [planned("ActionApproved", { actionId: a.id, decidedBy: by, descriptionDigest: "" }, by)];
   }
   return [];
 }

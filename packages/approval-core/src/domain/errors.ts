@@ -283,3 +283,44 @@ export class NotCallersAction extends ApprovalError {
     super(`action ${actionId} is not an action of binding ${binding}; use an actionId this binding returned`);
   }
 }
+
+/**
+ * A decision bound to descriptions (Approve.descriptionDigests) names a digest that is not the
+ * stored description's: the person was shown another version, or another action.
+ */
+export class DescriptionDigestMismatch extends ApprovalError {
+  readonly code = "DescriptionDigestMismatch";
+  override name = "DescriptionDigestMismatch";
+  constructor(readonly actionId: number) {
+    super(
+      `description_digests: the digest sent for action ${actionId} is not the digest of its description (you were shown another version or another action); reload it, review it again and send its description_digest; nothing was approved`,
+    );
+  }
+}
+
+/**
+ * A decision bound to descriptions would approve an action the person was not shown (no digest
+ * for it, e.g. a dependency pulled in by include_dependencies).
+ */
+export class DescriptionNotShown extends ApprovalError {
+  readonly code = "DescriptionNotShown";
+  override name = "DescriptionNotShown";
+  constructor(readonly actionId: number) {
+    super(
+      `description_digests: the decision would approve action ${actionId} but carries no digest for it; show it to the person and send its description_digest too; nothing was approved`,
+    );
+  }
+}
+
+/** WithdrawApproval named an action whose approval cannot be taken back (claimed, final or pending). */
+export class ApprovalNotWithdrawable extends ApprovalError {
+  readonly code = "ApprovalNotWithdrawable";
+  override name = "ApprovalNotWithdrawable";
+  /** @param detail why, e.g. "is already claimed for apply (applying); it cannot be withdrawn". */
+  constructor(
+    readonly actionId: number,
+    readonly detail: string,
+  ) {
+    super(`action ${actionId} ${detail}; nothing was withdrawn`);
+  }
+}

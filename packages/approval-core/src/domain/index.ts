@@ -2,6 +2,7 @@
 export * from "./cascade.ts";
 export * from "./commands.ts";
 export * from "./decide.ts";
+export * from "./digest.ts";
 export * from "./errors.ts";
 export * from "./events.ts";
 export { describeDecided, SERVICE_ACTOR } from "./guards.ts";

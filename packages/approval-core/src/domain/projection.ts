@@ -10,6 +10,7 @@ import type {
   ObservationRecord,
   RefusalRecord,
 } from "@gatehouse/proto";
+import { descriptionDigest } from "./digest.ts";
 import type { ActionState, ObservationState, RefusalState, WorkspaceState } from "./state.ts";
 
 /**
@@ -41,7 +42,15 @@ export function toActionRecord(state: WorkspaceState, a: ActionState): ActionRec
     executionId: a.executionId,
     lastRevision: a.lastRevision,
     chatStartedBy: chatStartedBy(state, a.caller),
+    descriptionDigest: actionDigest(state, a),
+    withdrawnBy: a.withdrawnBy ?? "",
   };
+}
+
+/** The action's description digest (descriptionDigest), computed once and kept on the state. */
+export function actionDigest(state: WorkspaceState, a: ActionState): string {
+  a.digest ??= descriptionDigest(state.workspaceId, a.id, a.description);
+  return a.digest;
 }
 
 /** The ObservationRecord of one folded observation. */

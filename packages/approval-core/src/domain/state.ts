@@ -60,6 +60,12 @@ export interface ActionState {
   /** The latest action staged to revert this one (ActionReverted.revertActionId), 0 when none. */
   revertActionId: number;
   lastRevision: number;
+  /** The description digest the approval was bound to (ActionApproved.description_digest), "" when none. */
+  approvedDigest?: string;
+  /** Who withdrew its last approval (ActionApprovalWithdrawn.withdrawn_by), "" when none since. */
+  withdrawnBy?: string;
+  /** `descriptionDigest` of this action, computed on first use (the description never changes). */
+  digest?: string;
 }
 
 /** A write refused at submission (ActionRefused): nothing was staged, it has no status. */
@@ -291,6 +297,20 @@ export function evolve(state: WorkspaceState, stored: FoldableEvent): WorkspaceS
         a.status = ActionStatus.ACTION_STATUS_APPROVED;
         a.decidedBy = event.data.decidedBy;
         a.decidedAt = at;
+        a.approvedDigest = event.data.descriptionDigest;
+        a.withdrawnBy = "";
+      }
+      break;
+    }
+    case "ActionApprovalWithdrawn": {
+      // Only an approval not yet claimed is withdrawn (the decider refuses others): pending again.
+      const a = touchAction(state, event.data.actionId, stored.revision);
+      if (a && a.status === ActionStatus.ACTION_STATUS_APPROVED) {
+        a.status = ActionStatus.ACTION_STATUS_PENDING;
+        a.decidedBy = "";
+        a.decidedAt = "";
+        a.approvedDigest = "";
+        a.withdrawnBy = event.data.withdrawnBy;
       }
       break;
     }

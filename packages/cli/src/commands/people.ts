@@ -61,6 +61,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
             actionId,
             decidedBy: who(),
             includeDependencies: !!opts.withDeps,
+            descriptionDigests: {},
           }).catch((err) => {
             throw withDepsCommand(err, ws);
           });

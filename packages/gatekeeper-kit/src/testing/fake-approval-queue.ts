@@ -79,6 +79,8 @@ export class FakeApprovalQueue {
               executionId: "",
               lastRevision: s.actionId,
               chatStartedBy: "",
+              descriptionDigest: "",
+              withdrawnBy: "",
             },
             payloadJson: s.payloadJson,
           }));

@@ -15,6 +15,11 @@ export interface ApproveOptions {
   returnOnceRecorded?: boolean;
   /** Stop waiting for outcomes at this time (ms since the epoch), e.g. the request's deadline. */
   deadlineMs?: number;
+  /**
+   * Action id -> the description digest the person was shown. When not empty, every approved
+   * action needs a matching one (all or nothing; see the decider's Approve.descriptionDigests).
+   */
+  descriptionDigests?: ReadonlyMap<number, string>;
 }
 
 export interface ActionLifecycle {
@@ -27,7 +32,8 @@ export interface ActionLifecycle {
    * `returnOnceRecorded`. Afterwards the auto-approval drain of the touched bindings resumes.
    * @returns every record touched (approved, applied/failed, cascaded, drained), by id.
    * @throws ActionNotFound, ActionNotPending ("action N was already approved by X"),
-   *   DependenciesUndecided, WorkspaceLatched, WorkspaceNotFound — nothing appended then.
+   *   DependenciesUndecided, WorkspaceLatched, WorkspaceNotFound, DescriptionNotShown,
+   *   DescriptionDigestMismatch — nothing appended then.
    */
   approve(
     workspaceId: string,
@@ -40,6 +46,18 @@ export interface ActionLifecycle {
    * gatekeeper is told (best effort, by the worker). @throws ReasonRequired, ActionNotFound, ActionNotPending.
    */
   reject(workspaceId: string, actionId: number, decidedBy: string, reason: string): Promise<ActionRecord[]>;
+  /**
+   * Takes approvals back before apply (ActionApprovalWithdrawn for the named actions and their
+   * approved dependents, one append): they are pending again and no run claims them.
+   * @returns the withdrawn records. @throws ApprovalNotWithdrawable (applying, final or pending),
+   *   ActionNotFound, InvalidField — nothing appended then.
+   */
+  withdraw(
+    workspaceId: string,
+    actionIds: number[],
+    withdrawnBy: string,
+    reason: string,
+  ): Promise<ActionRecord[]>;
   /**
    * Drains auto-approval for the just-submitted action's binding in the background (not awaited:
    * SubmitAction never waits on the lifecycle). @returns [] at once.

@@ -90,6 +90,7 @@ export class TemporalLifecycle implements ActionLifecycle {
               actionIds,
               decidedBy,
               includeDependencies: options.includeDependencies ?? false,
+              descriptionDigests: options.descriptionDigests,
             },
             s,
           ),
@@ -146,6 +147,25 @@ export class TemporalLifecycle implements ActionLifecycle {
       for (const t of await this.drainAndWait(workspaceId, new Set(rejected.map((r) => r.binding))))
         touched.add(t);
       return this.records(workspaceId, touched);
+    });
+  }
+
+  withdraw(
+    workspaceId: string,
+    actionIds: number[],
+    withdrawnBy: string,
+    reason: string,
+  ): Promise<ActionRecord[]> {
+    return this.track(async () => {
+      const { events } = await this.streams.execute(
+        workspaceId,
+        (s) => decide({ type: "WithdrawApproval", actionIds, withdrawnBy, reason }, s),
+        contextOf(withdrawnBy),
+      );
+      const withdrawn = events.map((e) => (e.data as { actionId: number }).actionId);
+      this.metrics.decision("withdrawn", withdrawn.length);
+      this.logger?.info({ event: "approvals_withdrawn", workspaceId, withdrawnBy, count: withdrawn.length });
+      return this.records(workspaceId, new Set(withdrawn));
     });
   }
 

@@ -50,6 +50,7 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
           actionId: id,
           decidedBy: req.person.subject,
           includeDependencies: body.includeDependencies,
+          descriptionDigests: {},
         });
         return { actions: res.actions.map(toAction) };
       }),
@@ -87,6 +88,7 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
             decidedBy: req.person.subject,
             all: false,
             returnOnceRecorded: body.returnOnceRecorded ?? false,
+            descriptionDigests: {},
           },
           120_000,
         );

@@ -47,6 +47,11 @@ export function description(over: Partial<ActionDescription> = {}): ActionDescri
     actionKind: undefined,
     classifiedBy: "test",
     egress: false,
+    summary: "",
+    fields: [],
+    risks: [],
+    preflightWarnings: [],
+    preview: "",
     ...over,
   };
 }
