@@ -4,8 +4,12 @@
  * rebuilds from position 0): see {@link SCHEMA_VERSION}.
  */
 
-/** Version of the table layout below; stored as the `schema_version` row of the checkpoint table. */
-export const SCHEMA_VERSION = 1;
+/**
+ * Version of the table layout below; stored as the `schema_version` row of the checkpoint table.
+ * Also bumped when what an entry row holds changes, so old rows are rebuilt: 2 = action entries
+ * carry their description digest and who withdrew an approval.
+ */
+export const SCHEMA_VERSION = 2;
 
 /** Name of the projector's row in `gatehouse_rm_checkpoint`. */
 export const PROJECTOR_ROW = "projector";
