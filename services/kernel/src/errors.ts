@@ -14,6 +14,7 @@ import {
   PermissionDenied,
   WorkspaceNotFound,
 } from "./domain/errors.ts";
+import { ExecutionNotFound } from "./execution-view.ts";
 import { TurnNotFound } from "./turns.ts";
 
 /** A gRPC-shaped error: `{code, details}`. */
@@ -35,6 +36,7 @@ export function toServiceError(err: unknown): Partial<ServiceError> {
   const code =
     e instanceof WorkspaceNotFound ||
     e instanceof TurnNotFound ||
+    e instanceof ExecutionNotFound ||
     e instanceof BindingNotFound ||
     e instanceof ConnectionRequestNotFound ||
     e instanceof NotAMember

@@ -6,6 +6,7 @@ import { agentEnvDts } from "./agent-dts.ts";
 import { watchBindings } from "./bindings-watch.ts";
 import { startChat } from "./chats.ts";
 import { toServiceError } from "./errors.ts";
+import { executionView } from "./execution-view.ts";
 import { addMember, checkPerson, removeMember, workspaceOf } from "./members.ts";
 import { addObserver } from "./observers.ts";
 import { removeBinding } from "./revocation.ts";
@@ -104,6 +105,12 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
       const abort = AbortSignal.any([AbortSignal.timeout(Math.max(0, ms)), cancelledSignal(call)]);
       return waitForTurn(deps.store, workspaceId, turnId, abort);
     });
+  const getExecution: KernelServer["getExecution"] = (call, cb) =>
+    reply(cb, async () => {
+      const { workspaceId, executionId } = call.request;
+      await deps.workspaces.load(workspaceId);
+      return executionView(deps.store, workspaceId, executionId);
+    });
   // Credentials in the request go to the gatekeepers only; see observers.ts.
   const addObserverHandler: KernelServer["addObserver"] = (call, cb) =>
     reply(cb, () => addObserver(deps, call.request));
@@ -142,5 +149,6 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     addMember: addMemberHandler,
     removeMember: removeMemberHandler,
     startChat: startChatHandler,
+    getExecution,
   };
 }
