@@ -17,6 +17,7 @@
 import { z } from "zod";
 
 export * from "./chats.ts";
+export * from "./executions.ts";
 export * from "./invisible.ts";
 
 /**

@@ -28,6 +28,7 @@ import type { GatewayMetrics } from "./metrics.ts";
 import { chatRoutes } from "./routes/chats.ts";
 import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
+import { executionRoutes } from "./routes/executions.ts";
 import { type McpRouteDeps, mcpRoutes } from "./routes/mcp.ts";
 import { WorkspaceParam } from "./routes/params.ts";
 import { readRoutes } from "./routes/reads.ts";
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   decisionRoutes(app, deps.backends, deps.metrics);
   connectionRoutes(app, deps.backends);
   chatRoutes(app, deps.backends);
+  executionRoutes(app, deps.backends);
   workspaceRoutes(app, deps.backends);
   app.get("/api/events", async (req, reply) => {
     // Read before the stream opens, so a notice arriving meanwhile is covered by the first resync.
