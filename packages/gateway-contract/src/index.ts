@@ -102,7 +102,47 @@ export interface Action {
   implementsRevert: number;
   /** Stream revision of the last event that changed this action. */
   lastRevision: number;
+  /** The gatekeeper's one-line summary, e.g. "Write 12 lines to docs/a.md"; "" when it gives none. */
+  summary: string;
+  /** The arguments that tell actions of one kind apart, one line each (review tables' columns). */
+  fields: ActionField[];
+  /** Why this action needs a careful look; empty when nothing was flagged. */
+  risks: ActionRisk[];
+  /** Problems the gatekeeper found before approval (e.g. "parent directory docs/ does not exist"). */
+  preflightWarnings: string[];
+  /** The first lines (≤ 3 lines, ≤ 300 characters) of the action's main text. Untrusted: render as text. */
+  preview: string;
+  /** Digest of the description as shown; send it back with an approval to approve only what was seen. */
+  descriptionDigest: string;
+  /** "user:<subject>" who withdrew this action's approval ("" = not withdrawn). */
+  withdrawnBy: string;
 }
+
+/** One key argument of an action, e.g. {name: "path", value: "docs/a.md"}; value is one line. */
+export interface ActionField {
+  name: string;
+  value: string;
+}
+
+/** Why an action needs a careful look; `kind` is "destructive", "egress", "irreversible" or "content". */
+export interface ActionRisk {
+  kind: string;
+  /** One line for the approver, e.g. "text holds `DROP TABLE customers` (line 7)". */
+  reason: string;
+}
+
+/**
+ * `descriptionDigests` of approve bodies: action id (decimal) → the digest the client showed. When
+ * given, every approved action (dependencies pulled in included) needs its digest, else 409 naming
+ * the action and nothing is approved.
+ */
+const DescriptionDigests = z
+  .record(
+    z.string().regex(/^[1-9][0-9]{0,14}$/, 'descriptionDigests keys are action ids, e.g. "12"'),
+    z.string({ error: "a description digest is a string, as the action's descriptionDigest" }).min(1),
+    { error: 'descriptionDigests maps action ids to digests, e.g. {"12": "<descriptionDigest>"}' },
+  )
+  .optional();
 
 /** One read, recorded before its data was returned. */
 export interface Observation {
@@ -273,6 +313,7 @@ export const ApproveBody = z
     {
       /** Also approve every undecided (transitive) dependency, earliest first. */
       includeDependencies: z.boolean({ error: "includeDependencies must be true or false" }).default(false),
+      descriptionDigests: DescriptionDigests,
     },
     { error: 'send a JSON object, e.g. {"includeDependencies": false}' },
   )
@@ -318,11 +359,39 @@ export const ApproveBatchBody = z
         .min(1, "name at least one action id")
         .max(1000, "at most 1000 action ids per batch"),
       returnOnceRecorded: z.boolean({ error: "returnOnceRecorded is true or false" }).optional(),
+      descriptionDigests: DescriptionDigests,
     },
     { error: 'send a JSON object, e.g. {"actionIds": [4, 5]}' },
   )
   .strict();
 export type ApproveBatchBody = z.input<typeof ApproveBatchBody>;
+
+/**
+ * POST /api/workspaces/:ws/withdraw — withdraw approvals not yet claimed for apply (their approved
+ * dependents with them). An action already applying or applied answers 409 naming it.
+ */
+export const WithdrawBody = z
+  .object(
+    {
+      actionIds: z
+        .array(
+          z
+            .number({ error: "action ids are numbers" })
+            .int("action ids are whole numbers")
+            .positive("action ids are positive"),
+          { error: 'actionIds is required: a list of action ids, e.g. {"actionIds": [4, 5]}' },
+        )
+        .min(1, "name at least one action id")
+        .max(1000, "at most 1000 action ids per withdrawal"),
+      reason: z
+        .string({ error: "reason is text" })
+        .max(2000, "a reason is at most 2000 characters")
+        .default(""),
+    },
+    { error: 'send a JSON object, e.g. {"actionIds": [4], "reason": "not yet"}' },
+  )
+  .strict();
+export type WithdrawBody = z.input<typeof WithdrawBody>;
 
 /** Response of approve, reject and approve-batch: every action the decision changed, as it stands now. */
 export interface DecisionResult {

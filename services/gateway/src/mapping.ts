@@ -73,6 +73,13 @@ export function toAction(a: ActionRecord): Action {
     egress: d?.egress ?? false,
     implementsRevert: d?.implementsRevert ?? 0,
     lastRevision: a.lastRevision,
+    summary: d?.summary ?? "",
+    fields: (d?.fields ?? []).map((f) => ({ name: f.name, value: f.value })),
+    risks: (d?.risks ?? []).map((r) => ({ kind: r.kind, reason: r.reason })),
+    preflightWarnings: [...(d?.preflightWarnings ?? [])],
+    preview: d?.preview ?? "",
+    descriptionDigest: a.descriptionDigest,
+    withdrawnBy: a.withdrawnBy,
   };
 }
 

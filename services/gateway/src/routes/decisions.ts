@@ -1,6 +1,6 @@
 /**
  * Decision routes: approve (optionally with undecided dependencies), reject (reason required),
- * approve a batch (applied in submission order), set an auto-approval rule (admin), remove a
+ * approve a batch (applied in submission order), withdraw approvals not yet applying, set an auto-approval rule (admin), remove a
  * binding (the workspace's owner; the kernel's RemoveBinding). Membership of the workspace is
  * checked before any of them (app.ts, auth/membership.ts). The person's
  * subject is recorded as `decidedBy` / `setBy`; the role is checked here, before the approval service
@@ -15,6 +15,7 @@ import {
   type RemoveBindingResult,
   SetRuleBody,
   type SetRuleResponse,
+  WithdrawBody,
 } from "@gatehouse/gateway-contract";
 import type { FastifyInstance } from "fastify";
 import { requireOwnerOf } from "../auth/membership.ts";
@@ -23,6 +24,13 @@ import type { Backends } from "../backends.ts";
 import { toAction } from "../mapping.ts";
 import type { GatewayMetrics } from "../metrics.ts";
 import { ActionParams, BindingParams, WorkspaceParam } from "./params.ts";
+
+/** `descriptionDigests` of a request body (decimal action ids) as the approval service's map. */
+export function digestsByAction(digests: Record<string, string> | undefined): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const [id, digest] of Object.entries(digests ?? {})) out[Number(id)] = digest;
+  return out;
+}
 
 /** Registers the decision routes. */
 export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics: GatewayMetrics): void {
@@ -50,7 +58,7 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
           actionId: id,
           decidedBy: req.person.subject,
           includeDependencies: body.includeDependencies,
-          descriptionDigests: {},
+          descriptionDigests: digestsByAction(body.descriptionDigests),
         });
         return { actions: res.actions.map(toAction) };
       }),
@@ -88,10 +96,27 @@ export function decisionRoutes(app: FastifyInstance, backends: Backends, metrics
             decidedBy: req.person.subject,
             all: false,
             returnOnceRecorded: body.returnOnceRecorded ?? false,
-            descriptionDigests: {},
+            descriptionDigests: digestsByAction(body.descriptionDigests),
           },
           120_000,
         );
+        return { actions: res.actions.map(toAction) };
+      }),
+  );
+
+  app.post(
+    "/api/workspaces/:ws/withdraw",
+    async (req): Promise<DecisionResult> =>
+      counted("withdraw", async () => {
+        requireDecider(req.person);
+        const { ws } = WorkspaceParam.parse(req.params);
+        const body = WithdrawBody.parse(req.body ?? {});
+        const res = await backends.approval(backends.decisions.withdrawApproval, {
+          workspaceId: ws,
+          actionIds: [...new Set(body.actionIds)],
+          withdrawnBy: req.person.subject,
+          reason: body.reason ?? "",
+        });
         return { actions: res.actions.map(toAction) };
       }),
   );
