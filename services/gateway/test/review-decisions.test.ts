@@ -90,7 +90,7 @@ async function appWith(answer: (method: string, req: unknown) => unknown) {
   app.setErrorHandler((err, _req, reply) => {
     const status =
       err instanceof HttpError ? err.statusCode : ((err as { statusCode?: number }).statusCode ?? 500);
-    void reply.code(status).send({ message: err.message });
+    void reply.code(status).send({ message: (err as Error).message });
   });
   decisionRoutes(app, backends, createMetrics());
   await app.ready();
