@@ -18,6 +18,7 @@ import { Visible } from "../components/Visible.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
 import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
 import { useKeyboard } from "../keyboard.ts";
+import { reviewPath } from "../reviewPath.ts";
 import { useLiveEvents, useSession } from "../session.tsx";
 
 const keyOf = (a: Action) => `${a.workspaceId}:${a.id}`;
@@ -309,6 +310,9 @@ export function InboxPage() {
           <h2>
             {workspace.name} <span className="count">{ordered.length}</span>
             <span className="ws-links">
+              <Link to={reviewPath(workspace.id)} data-testid="review-link">
+                Review
+              </Link>
               <Link to={workspacePath(workspace.id, "log")}>Log</Link>
               <Link to={workspacePath(workspace.id, "rules")}>Rules</Link>
               <Link to={workspacePath(workspace.id, "chats")} data-testid="chats-link">
@@ -351,7 +355,13 @@ export function InboxPage() {
                 <span className="muted">
                   <Visible text={callerLabel(turn.caller)} />
                 </span>{" "}
-                <span className="count">{turn.count}</span>
+                <span className="count">{turn.count}</span>{" "}
+                <Link
+                  to={reviewPath(workspace.id, { kind: "execution", executionId: turn.executionId })}
+                  data-testid="review-turn-link"
+                >
+                  Review
+                </Link>
               </h3>
               {turn.bindings.map((group) => (
                 <div key={group.binding} className="binding">
