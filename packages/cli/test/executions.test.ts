@@ -7,21 +7,36 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
+import type { AgentConfig } from "@gatehouse/agent-core/providers";
+import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import type { ApiError, ExecutionView } from "@gatehouse/gateway-contract";
+import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
 import { api } from "./gateway-client.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
+import { DEV_OWNER, type Harness, startHarness, unary } from "./harness.ts";
 
 let h: Harness;
+let fake: FakeOpenAiServer;
 let base: string;
 const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";
 
+/** The built-in agent over the fake OpenAI-compatible model (no real model is reachable here). */
+function agentConfig(baseUrl: string): AgentConfig {
+  return {
+    deployment: { provider: "openai-compatible", model: "fake-coder", baseUrl },
+    workspaces: new Map(),
+    limits: { maxSteps: 3, maxTokens: 100_000, maxResultBytes: 16_384, modelAttempts: 3 },
+  };
+}
+
 before(async () => {
-  h = await startHarness();
+  fake = await startFakeOpenAiServer();
+  h = await startHarness(undefined, { agent: agentConfig(fake.baseUrl) });
   base = h.stack.addresses.gateway;
 });
 after(async () => {
   await h?.close();
+  await fake?.close();
 });
 
 const writingSnippet = `export default async (env: any) => {
@@ -118,4 +133,41 @@ test("the execution route answers readers of the workspace (auditors too), 403 t
   );
   assert.equal(unknown.status, 404, JSON.stringify(unknown.body));
   assert.match(JSON.stringify(unknown.body), /no-such-run/);
+});
+
+test("an agent turn's execution comes back with the chat message that started the turn", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const message = "Add Grace to memory — ありがとう";
+  fake.push(
+    {
+      kind: "tool_calls",
+      calls: [{ name: "executeCode", arguments: JSON.stringify({ code: writingSnippet }) }],
+    },
+    { kind: "text", text: "Done." },
+  );
+  await h.stack.agent.startChat({ workspaceId: ws, chatId: "chat-x", person: DEV_OWNER });
+  await h.stack.agent.sendMessage({
+    workspaceId: ws,
+    chatId: "chat-x",
+    turnId: "turn-x",
+    text: message,
+    person: DEV_OWNER,
+  });
+  await waitUntil(
+    "the agent's snippet to run",
+    async () => (await h.stack.store.readStream(`workspace-${ws}`)).some((e) => e.type === "CodeExecuted"),
+    { timeoutMs: 240_000 },
+  );
+  const v = await unary(h.kernel, h.kernel.getExecution, { workspaceId: ws, executionId: "turn-x.1.0" });
+  assert.equal(v.chatMessage, message);
+  assert.equal(v.code, writingSnippet);
+  assert.equal(v.actionIds.length, 1);
+  const res = await api<ExecutionView>(
+    base,
+    tokenOf("dev-auditor"),
+    "GET",
+    `/api/workspaces/${ws}/executions/turn-x.1.0`,
+  );
+  assert.equal(res.status, 200, JSON.stringify(res.body));
+  assert.equal(res.body.chatMessage, message);
 });
