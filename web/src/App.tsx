@@ -18,6 +18,7 @@ import { ChatPage } from "./pages/Chat.tsx";
 import { ChatsPage } from "./pages/Chats.tsx";
 import { InboxPage } from "./pages/Inbox.tsx";
 import { LogPage } from "./pages/Log.tsx";
+import { ReviewPage } from "./pages/Review.tsx";
 import { RulesPage } from "./pages/Rules.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
 import { type Session, SessionContext } from "./session.tsx";
@@ -144,6 +145,7 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
             <Route path="/" element={<InboxPage />} />
             <Route path="/ws/:ws/actions/:id" element={<ActionDetailPage />} />
             <Route path="/ws/:ws/log" element={<LogPage />} />
+            <Route path="/ws/:ws/review" element={<ReviewPage />} />
             <Route path="/ws/:ws/rules" element={<RulesPage />} />
             <Route path="/ws/:ws/chats" element={<ChatsPage />} />
             <Route path="/ws/:ws/chats/:chat" element={<ChatPage />} />

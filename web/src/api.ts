@@ -26,7 +26,9 @@ import type {
   SendMessageResult,
   SetRuleBody,
   SetRuleResponse,
+  WithdrawBody,
 } from "@gatehouse/gateway-contract";
+import type { ExecutionSnippet } from "./reviewModel.ts";
 
 /** A non-2xx answer (or a network failure, status 0) with the gateway's error message. */
 export class ApiRequestError extends Error {
@@ -48,6 +50,10 @@ export interface Api {
   approve(workspaceId: string, actionId: number, body: ApproveBody): Promise<DecisionResult>;
   reject(workspaceId: string, actionId: number, body: RejectBody): Promise<DecisionResult>;
   approveBatch(workspaceId: string, body: ApproveBatchBody): Promise<DecisionResult>;
+  /** Withdraws approvals not yet applying (their approved dependents with them); 409 names an action already applying. */
+  withdraw(workspaceId: string, body: WithdrawBody): Promise<DecisionResult>;
+  /** One execution's snippet and console (404 when the gateway does not serve it or does not know it). */
+  execution(workspaceId: string, executionId: string): Promise<ExecutionSnippet>;
   log(workspaceId: string, until?: number): Promise<LogResponse>;
   bindings(workspaceId: string): Promise<BindingsResponse>;
   setRule(workspaceId: string, body: SetRuleBody): Promise<SetRuleResponse>;
@@ -120,6 +126,9 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
     reject: (workspaceId, actionId, body) =>
       request("POST", `${ws(workspaceId)}/actions/${actionId}/reject`, body),
     approveBatch: (workspaceId, body) => request("POST", `${ws(workspaceId)}/approve-batch`, body),
+    withdraw: (workspaceId, body) => request("POST", `${ws(workspaceId)}/withdraw`, body),
+    execution: (workspaceId, executionId) =>
+      request("GET", `${ws(workspaceId)}/executions/${encodeURIComponent(executionId)}`),
     log: (workspaceId, until) =>
       request(
         "GET",
