@@ -1,7 +1,6 @@
 import type { Action } from "@gatehouse/gateway-contract";
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { memo } from "react";
-import { Link } from "react-router-dom";
 import { actionPath, callerLabel, formatTime } from "../format.ts";
 import { ChatOwner } from "./ChatOwner.tsx";
 import { RejectForm } from "./RejectForm.tsx";
@@ -55,9 +54,36 @@ function ActionRowView({
           />
         )}
         <span className="row-id">#{action.id}</span>
-        <Link className="row-title" to={actionPath(action.workspaceId, action.id)}>
-          {action.title ? <Visible text={action.title} /> : "(untitled)"}
-        </Link>
+        {/* A plain hash link: react-router's <Link> looks up a <base> element for every link it
+            renders, which walks the page once per row (seconds with thousands of rows). */}
+        <a
+          className="row-title"
+          href={`#${actionPath(action.workspaceId, action.id)}`}
+          data-testid="row-title"
+        >
+          <RowHeadline action={action} />
+        </a>
+        {action.risks?.length > 0 && (
+          <span
+            className="flag risk"
+            data-testid="risk-badge"
+            title={action.risks.map((r) => `${r.kind}: ${showInvisible(r.reason)}`).join("\n")}
+          >
+            {action.risks[0]?.kind}
+            {action.risks.length > 1 ? ` +${action.risks.length - 1}` : ""}
+          </span>
+        )}
+        {action.preflightWarnings?.length > 0 && (
+          <span
+            className="flag warn"
+            data-testid="preflight-badge"
+            title={action.preflightWarnings.map(showInvisible).join("\n")}
+          >
+            {action.preflightWarnings.length === 1
+              ? "pre-flight warning"
+              : `${action.preflightWarnings.length} pre-flight warnings`}
+          </span>
+        )}
         <StatusBadge status={action.status} />
       </div>
       <div className="row-meta">
@@ -117,6 +143,28 @@ function ActionRowView({
         />
       )}
     </li>
+  );
+}
+
+/**
+ * What the row says the action does: the gatekeeper's one-line summary, else the title; the title
+ * follows in muted text when both are given and differ.
+ */
+function RowHeadline({ action }: { action: Action }) {
+  const summary = action.summary ?? "";
+  if (!summary) return action.title ? <Visible text={action.title} /> : <>(untitled)</>;
+  return (
+    <>
+      <span data-testid="row-summary">
+        <Visible text={summary} />
+      </span>
+      {action.title && action.title !== summary && (
+        <span className="row-subtitle muted">
+          {" "}
+          · <Visible text={action.title} />
+        </span>
+      )}
+    </>
   );
 }
 

@@ -85,6 +85,11 @@ export function InboxPage() {
   }, [keysSignature, focusKey, resolvedKey]);
   const setFocus = (index: number) => setFocusKey(visibleKeys[index] ?? null);
   const selectedVisible = visible.filter((a) => selected.has(keyOf(a)));
+  // Selection is made per workspace; when it spans several, the toolbar names the count in each.
+  const selectedCounts = (workspaces ?? [])
+    .map((w) => [w.name || w.id, selectedVisible.filter((a) => a.workspaceId === w.id).length] as const)
+    .filter(([, n]) => n > 0);
+  const selectWorkspace = (ordered: Action[]) => setSelected((s) => new Set([...s, ...ordered.map(keyOf)]));
   const undecidedOf = (a: Action) =>
     countUndecided(a, shown.find((s) => s.workspace.id === a.workspaceId)?.pendingById ?? new Map());
 
@@ -238,13 +243,6 @@ export function InboxPage() {
           <div className="buttons">
             <button
               type="button"
-              onClick={() => setSelected(new Set(visible.map(keyOf)))}
-              disabled={visible.length === 0}
-            >
-              Select all
-            </button>
-            <button
-              type="button"
               onClick={() => setSelected(new Set())}
               disabled={selectedVisible.length === 0}
             >
@@ -259,6 +257,11 @@ export function InboxPage() {
             >
               Approve selected ({selectedVisible.length})
             </button>
+            {selectedCounts.length > 1 && (
+              <span className="muted" data-testid="selected-per-workspace">
+                {selectedCounts.map(([name, n]) => `${n} in ${name}`).join(", ")} — one batch per workspace
+              </span>
+            )}
           </div>
         )}
         <p className="hint">
@@ -310,6 +313,17 @@ export function InboxPage() {
           <h2>
             {workspace.name} <span className="count">{ordered.length}</span>
             <span className="ws-links">
+              {me.canDecide && (
+                <button
+                  type="button"
+                  className="link"
+                  data-testid="select-workspace"
+                  disabled={ordered.length === 0}
+                  onClick={() => selectWorkspace(ordered)}
+                >
+                  Select all {ordered.length} here
+                </button>
+              )}
               <Link to={reviewPath(workspace.id)} data-testid="review-link">
                 Review
               </Link>
