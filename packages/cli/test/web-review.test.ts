@@ -1,0 +1,198 @@
+/**
+ * Acceptance of the review page (issue 32) in Chromium over the dev stack with the real MCP memory
+ * and filesystem servers: one execution's mixed writes are reviewed like a pull request — risky
+ * writes pinned first with reasons, holding an entity shows the relations that depend on it and
+ * holds them on request, one batch carries every included action's description digest and exactly
+ * those are applied; a batch with another action's digest is refused naming the action, nothing
+ * approved. Prints how many screens the page takes at 1280x800 and 390x844.
+ */
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import type { Action, ActionDetail } from "@gatehouse/gateway-contract";
+import type { Browser, Page } from "playwright-core";
+import { launchBrowser, openApp } from "./browser.ts";
+import { api } from "./gateway-client.ts";
+import { type Harness, returned, startHarness } from "./harness.ts";
+
+let h: Harness;
+let browser: Browser;
+let base: string;
+const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";
+
+before(async () => {
+  assert.ok(existsSync(join(import.meta.dirname, "../../../web/dist/index.html")), "web/dist is built");
+  h = await startHarness();
+  base = h.stack.addresses.gateway;
+  browser = await launchBrowser();
+});
+after(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+interface TurnIds {
+  alpha: number;
+  beta: number;
+  knows: number;
+  likes: number;
+  drop: number;
+  notes: number;
+  migration: number;
+}
+
+async function action(ws: string, id: number): Promise<Action> {
+  const r = await api<ActionDetail>(
+    base,
+    tokenOf("dev-approver"),
+    "GET",
+    `/api/workspaces/${ws}/actions/${id}`,
+  );
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.action;
+}
+
+/** Waits until `check` holds (polling every 100 ms, at most `timeoutMs`). */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const screens = (page: Page) =>
+  page.evaluate(() => Math.round((document.documentElement.scrollHeight / window.innerHeight) * 100) / 100);
+
+const rowSel = (id: number) => `[data-review-row="${id}"]`;
+
+test("reviewing one execution's mixed writes: risk first, hold with dependents, one digest-bound batch applies exactly the included", async (t) => {
+  const ws = await h.workspace("mcp://memory", "mcp://files");
+  const files = join(h.dir, "files");
+  const result = await h.exec(
+    ws,
+    `export default async (env: any) => {
+      const alpha = await env.MEMORY.create_entities({ entities: [{ name: "Alpha", entityType: "team", observations: ["builds"] }] });
+      const beta = await env.MEMORY.create_entities({ entities: [{ name: "Beta", entityType: "team", observations: [] }] });
+      const knows = await env.MEMORY.create_relations({ relations: [{ from: "Alpha", to: "Beta", relationType: "knows" }] }, { dependsOn: [alpha.actionId, beta.actionId] });
+      const likes = await env.MEMORY.create_relations({ relations: [{ from: "Beta", to: "Alpha", relationType: "likes" }] }, { dependsOn: [alpha.actionId] });
+      const drop = await env.MEMORY.delete_entities({ entityNames: ["Legacy"] });
+      const notes = await env.FILES.write_file({ path: ${JSON.stringify(join(files, "notes.md"))}, content: "# Notes\\n\\nAlpha and Beta met.\\n" });
+      const migration = await env.FILES.write_file({ path: ${JSON.stringify(join(files, "migration.md"))}, content: "# Migration\\n\\n\`\`\`sql\\nDROP TABLE customers;\\n\`\`\`\\n" });
+      return { alpha: alpha.actionId, beta: beta.actionId, knows: knows.actionId, likes: likes.actionId, drop: drop.actionId, notes: notes.actionId, migration: migration.actionId };
+    }`,
+  );
+  const ids = returned<TurnIds>(result);
+  const route = `/ws/${ws}/review?execution=${encodeURIComponent(result.executionId)}`;
+
+  // Screens at both sizes, before any decision.
+  const phone = await openApp(browser, base, tokenOf("dev-approver"), route, { width: 390, height: 844 });
+  await phone.waitForSelector(rowSel(ids.migration));
+  const page = await openApp(browser, base, tokenOf("dev-approver"), route);
+  await page.waitForSelector(rowSel(ids.migration));
+  const desk = await screens(page);
+  const mobile = await screens(phone);
+  t.diagnostic(`review of 7 writes: ${desk} screens at 1280x800, ${mobile} screens at 390x844`);
+  const phoneFirst = await phone.evaluate(
+    (sel) => document.querySelector(`${sel} .review-summary`)?.getBoundingClientRect().top ?? -1,
+    rowSel(ids.notes),
+  );
+  assert.ok(phoneFirst >= 0, "on a phone each card shows its summary");
+  await phone.context().close();
+
+  // Risk first: the DROP TABLE file is in the pinned section, above every group, with its reason.
+  const risky = page.locator('[data-testid="review-risky"]');
+  await risky.locator(rowSel(ids.migration)).waitFor();
+  assert.match(await risky.locator(rowSel(ids.migration)).innerText(), /DROP TABLE customers/);
+  const riskyTop = (await risky.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
+  const groupTop = (await page.locator("[data-review-group]").first().boundingBox())?.y ?? -1;
+  assert.ok(riskyTop < groupTop, "risky writes are above the groups");
+
+  // Holding Alpha shows, in place, the relations that depend on it; "also hold" holds them.
+  await page
+    .locator(`${rowSel(ids.alpha)} input[type="checkbox"]`)
+    .first()
+    .uncheck();
+  const offer = page.locator(`${rowSel(ids.alpha)} [data-testid="hold-offer"]`);
+  await offer.waitFor();
+  const offered = await offer.innerText();
+  assert.match(offered, new RegExp(`#${ids.knows}\\b`));
+  assert.match(offered, new RegExp(`#${ids.likes}\\b`));
+  await offer.getByRole("button", { name: "Also hold its dependents" }).click();
+  for (const id of [ids.alpha, ids.knows, ids.likes])
+    assert.equal(await page.getAttribute(rowSel(id), "data-held"), "true", `#${id} is held`);
+
+  // The DROP TABLE file is held too (x on it after moving there is the keyboard way; the box here).
+  await page
+    .locator(`${rowSel(ids.migration)} input[type="checkbox"]`)
+    .first()
+    .uncheck();
+
+  const included = [ids.beta, ids.drop, ids.notes];
+  const held = [ids.alpha, ids.knows, ids.likes, ids.migration];
+  const sent = page.waitForRequest((r) => r.url().endsWith(`/api/workspaces/${ws}/approve-batch`));
+  await page.click('[data-testid="review-approve"]');
+  const body = (await sent).postDataJSON() as {
+    actionIds: number[];
+    descriptionDigests: Record<string, string>;
+  };
+  assert.deepEqual(
+    [...body.actionIds].sort((a, b) => a - b),
+    included,
+  );
+  for (const id of included) {
+    const digest = body.descriptionDigests[String(id)];
+    assert.ok(digest, `#${id} carries its digest`);
+    assert.equal(digest, (await action(ws, id)).descriptionDigest);
+  }
+  await page.waitForSelector('[data-testid="review-status"]:has-text("Approved 3")');
+
+  await until("the included writes are applied", async () => {
+    for (const id of included) if ((await action(ws, id)).status !== "applied") return false;
+    return true;
+  });
+  for (const id of held) assert.equal((await action(ws, id)).status, "pending", `held #${id} stays pending`);
+  assert.ok(existsSync(join(files, "notes.md")), "notes.md was written by the filesystem server");
+  assert.equal(existsSync(join(files, "migration.md")), false, "the held DROP TABLE file was not written");
+  assert.ok(
+    h.memoryState().some((l) => l.includes('"Beta"')),
+    "Beta is in the memory server's state",
+  );
+  assert.equal(
+    h.memoryState().some((l) => l.includes('"Alpha"')),
+    false,
+    "held Alpha is not",
+  );
+  assert.match(readFileSync(join(files, "notes.md"), "utf8"), /Alpha and Beta met/);
+  await page.context().close();
+});
+
+test("a batch carrying another action's digest is refused naming the action, and approves nothing", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const ids = returned<{ x: number; y: number }>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        const x = await env.MEMORY.create_entities({ entities: [{ name: "Xeno", entityType: "team", observations: [] }] });
+        const y = await env.MEMORY.create_entities({ entities: [{ name: "Yara", entityType: "team", observations: [] }] });
+        return { x: x.actionId, y: y.actionId };
+      }`,
+    ),
+  );
+  const y = await action(ws, ids.y);
+  const refused = await api<{ message: string }>(
+    base,
+    tokenOf("dev-approver"),
+    "POST",
+    `/api/workspaces/${ws}/approve-batch`,
+    {
+      actionIds: [ids.x, ids.y],
+      descriptionDigests: { [ids.x]: y.descriptionDigest, [ids.y]: y.descriptionDigest },
+    },
+  );
+  assert.equal(refused.status, 409, JSON.stringify(refused.body));
+  assert.match(refused.body.message, new RegExp(`\\b${ids.x}\\b`), "the refusal names the action");
+  assert.equal((await action(ws, ids.x)).status, "pending");
+  assert.equal((await action(ws, ids.y)).status, "pending", "nothing approved");
+});
