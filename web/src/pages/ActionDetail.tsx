@@ -2,6 +2,7 @@ import type { ActionDetail } from "@gatehouse/gateway-contract";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 import { createCoalescer } from "../coalesce.ts";
+import { ActionGlance } from "../components/ActionGlance.tsx";
 import { ChatOwner } from "../components/ChatOwner.tsx";
 import { DepsGraph } from "../components/DepsGraph.tsx";
 import { isForbidden, NoAccess } from "../components/NoAccess.tsx";
@@ -108,6 +109,7 @@ export function ActionDetailPage() {
         <span data-testid="title">{action.title ? <Visible text={action.title} /> : "(untitled)"}</span>{" "}
         <StatusBadge status={action.status} testId="status" />
       </h1>
+      <ActionGlance action={action} />
 
       {!action.descriptionIsComplete && (
         <div className="banner warn strong" data-testid="incomplete" role="alert">
