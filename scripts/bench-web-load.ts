@@ -1,0 +1,141 @@
+/**
+ * `npm run bench:web-load`: the inbox's first load until usable in Chromium with many pending
+ * actions in one workspace (issue 32's goal: ≤ 500 ms at 1,000, ≤ 1 s at 5,000).
+ * "Usable" means the page shows the pending count for every action and the first pending row
+ * (its title link) is on screen. Each load uses a cold browser context at 1280x800.
+ * Floor, measured in the same run: the same first load of an empty inbox (the app, session and
+ * one GET /api/inbox with nothing pending). Sizes: BENCH_WEB_LOAD_SIZES (default "1000,5000"),
+ * loads per size BENCH_WEB_LOADS (default 3). Appends its rows to bench-results/web-load.json.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { KernelClient } from "@gatehouse/proto";
+import { credentials } from "@grpc/grpc-js";
+import type { Browser } from "playwright-core";
+import { startDevStack } from "../packages/cli/src/dev-stack.ts";
+import { launchBrowser } from "../packages/cli/test/browser.ts";
+import {
+  envInt,
+  envSandbox,
+  envStr,
+  log,
+  printTable,
+  type Row,
+  returned,
+  runBench,
+  stats,
+  unary,
+} from "./bench-support.ts";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
+const SIZES = envStr("BENCH_WEB_LOAD_SIZES", "1000,5000")
+  .split(",")
+  .map((s) => Number.parseInt(s, 10))
+  .filter((n) => n > 0)
+  .sort((a, b) => a - b);
+const LOADS = envInt("BENCH_WEB_LOADS", 3);
+const SANDBOX = envSandbox();
+
+/** Milliseconds from navigation until the inbox shows `pending` as its count and a first pending row. */
+async function firstLoad(browser: Browser, url: string, pending: number): Promise<number> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    const page = await context.newPage();
+    const began = performance.now();
+    await page.goto(url);
+    await page.waitForFunction(
+      (n) => {
+        const count = document.querySelector('[data-testid="pending-count"]');
+        if (count?.textContent !== String(n)) return false;
+        return (
+          n === 0 || document.querySelector('[data-testid="action-row"][data-status="pending"] a') !== null
+        );
+      },
+      pending,
+      { timeout: 120_000, polling: "raf" },
+    );
+    return performance.now() - began;
+  } finally {
+    await context.close();
+  }
+}
+
+async function main() {
+  const work = mkdtempSync(join(tmpdir(), "gatehouse-bench-web-load-"));
+  const stack = await startDevStack({ dataDir: work, sandbox: SANDBOX });
+  const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
+  const browser = await launchBrowser();
+  const token = stack.devTokens.find((t) => t.subject === "dev-approver")?.token ?? "";
+  const url = `${stack.addresses.gateway}/#token=${encodeURIComponent(token)}`;
+  const rows: Row[] = [];
+  const load = [...loadavg()];
+  try {
+    const ws = (
+      await unary(kernel, kernel.createWorkspace, {
+        name: "bench-load",
+        owner: "user:dev-approver",
+        members: [],
+      })
+    ).id;
+    await unary(kernel, kernel.introduceResource, { workspaceId: ws, url: "mcp://memory", name: "" });
+    const submit = (prefix: string, n: number) =>
+      unary(kernel, kernel.executeCode, {
+        workspaceId: ws,
+        code: `export default async (env: any) => {
+          const ids: number[] = [];
+          for (let i = 0; i < ${n}; i++) ids.push((await env.MEMORY.create_entities({ entities: [{ name: "${prefix}" + i, entityType: "t", observations: [] }] })).actionId);
+          return ids;
+        }`,
+        caller: { kind: "agent", id: "bench" },
+        limits: { wallTimeMs: 120_000, heapMb: 0, outputBytes: 0 },
+        executionId: "",
+      }).then((r) => returned(r) as number[]);
+
+    const floorMs: number[] = [];
+    for (let i = 0; i < LOADS; i++) floorMs.push(await firstLoad(browser, url, 0));
+    const floor = stats(floorMs);
+    log(`empty inbox first load p50 ${floor.p50} ms`);
+
+    let seeded = 0;
+    for (const size of SIZES) {
+      log(`seeding to ${size} pending`);
+      while (seeded < size) {
+        const n = Math.min(100, size - seeded);
+        await submit(`Seed${seeded}-`, n);
+        seeded += n;
+      }
+      const ms: number[] = [];
+      for (let i = 0; i < LOADS; i++) ms.push(await firstLoad(browser, url, size));
+      const s = stats(ms);
+      log(`${size} pending: first load until usable p50 ${s.p50} ms (max ${s.max})`);
+      rows.push({
+        id: `web.first_usable_${size}`,
+        measurement: `inbox first load until usable, ${size} pending in one workspace (p50 of ${LOADS})`,
+        value: s.p50,
+        baseline: "empty inbox first load p50",
+        baselineValue: floor.p50,
+        unit: "ms",
+        ratio: s.p50 / floor.p50,
+        goal: size >= 5000 ? "≤ 1,000 ms" : size >= 1000 ? "≤ 500 ms" : undefined,
+      });
+    }
+    printTable(rows);
+    log(`${cpus().length} CPUs; load average at start ${load.map((x) => x.toFixed(2)).join(" ")}`);
+    const out = join(ROOT, "bench-results");
+    mkdirSync(out, { recursive: true });
+    writeFileSync(
+      join(out, "web-load.json"),
+      `${JSON.stringify({ at: new Date().toISOString(), rows, floor, loadavg: load }, null, 2)}\n`,
+    );
+  } finally {
+    await browser.close();
+    kernel.close();
+    await stack.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+runBench(main);
