@@ -16,6 +16,7 @@ import { NotFound, NotRevertable } from "./errors.ts";
 import { gitText } from "./git.ts";
 import { branchExists, lsPaths, objectSize, readBlob, resolveCommit } from "./repo.ts";
 import { parseGitResource, type ResourcePolicy } from "./resource-url.ts";
+import { commitReview } from "./review.ts";
 import type { CommitPayload, FileChange, GitState } from "./state.ts";
 import { upstreamFor } from "./upstream.ts";
 import { describeCommit } from "./writes.ts";
@@ -126,11 +127,7 @@ export async function prepareRevert(
       actionKind: { tag: "git.revert", label: "Revert commit" },
       classifiedBy: "gatekeeper-git: a revert is a new commit",
       egress: resource.remote !== undefined,
-      summary: "",
-      fields: [],
-      risks: [],
-      preflightWarnings: [],
-      preview: "",
+      ...commitReview({ ...payload, changes: shown }, old, resource.remote?.url),
     },
     payloadJson: JSON.stringify(payload),
   };

@@ -17,6 +17,7 @@ import { FileTooLarge, InvalidRequest, NotFound, ScopeViolation } from "./errors
 import { GitFailed, gitText } from "./git.ts";
 import { ruleFor } from "./remotes.ts";
 import { blobSha, branchExists, logCommits, lsPaths, objectSize, readBlob } from "./repo.ts";
+import { commitReview, createBranchReview, pushReview } from "./review.ts";
 import { checkScopedPath, resolveInScope } from "./scope.ts";
 import type {
   CommitPayload,
@@ -233,6 +234,7 @@ export async function commit(b: Binding, args?: unknown): Promise<WriteResult> {
       actionKind: { tag: "git.commit", label: "Commit" },
       classifiedBy: "gatekeeper-git: commit is a write",
       egress: b.ctx.resource.remote !== undefined,
+      ...commitReview(payload, old, b.ctx.resource.remote?.url),
     },
     { ...payload, localId },
   );
@@ -275,6 +277,11 @@ export async function createBranch(b: Binding, args?: unknown): Promise<WriteRes
       actionKind: { tag: "git.createBranch", label: "Create branch" },
       classifiedBy: "gatekeeper-git: createBranch is a write",
       egress: b.ctx.resource.remote !== undefined,
+      ...createBranchReview(
+        name,
+        last ? `${r.branch ?? ""} (pending ${last.localId})` : (r.branch ?? r.commit.slice(0, 12)),
+        b.ctx.resource.remote?.url,
+      ),
     },
     { ...payload, localId },
   );
@@ -346,11 +353,7 @@ export async function push(b: Binding, args?: unknown): Promise<WriteResult> {
       actionKind: { tag: "git.push", label: "Push" },
       classifiedBy: "gatekeeper-git: push sends commits to a remote",
       egress: true,
-      summary: "",
-      fields: [],
-      risks: [],
-      preflightWarnings: [],
-      preview: "",
+      ...pushReview(branch, remote, url, [...pendingHere, ...realHere]),
     },
     { ...payload, localId },
   );

@@ -289,6 +289,13 @@ test("push: a local repository's branch goes to its allowed remote after approva
   assert.deepEqual(sub.description.dependsOn, ["~1"]);
   assert.equal(sub.description.actionKind?.tag, "git.push");
   assert.match(sub.description.description, /~1 \(pending\): A: edit readme/);
+  assert.equal(sub.description.summary, "push main to origin");
+  assert.deepEqual(
+    sub.description.risks.map((x) => x.kind),
+    ["egress"],
+  );
+  assert.match(sub.description.risks[0]!.reason, /to remote origin \(http/);
+  assert.match(sub.description.preview, /^~1 \(pending\): A: edit readme\n/);
   await rejects(r.push({ branch: "main", remote: "elsewhere" }), /no administrator allowed/);
   await rejects(r.push({ branch: "main", remote: "nope" }), /no remote named nope/);
   const upSubjects = () => sh(join(repo.root, "up.git"), "log", "--format=%s", "main").split("\n");
