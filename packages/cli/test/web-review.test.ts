@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import type { Action, ActionDetail } from "@gatehouse/gateway-contract";
+import type { Action, ActionDetail, ApiError } from "@gatehouse/gateway-contract";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser, openApp } from "./browser.ts";
 import { api } from "./gateway-client.ts";
@@ -101,14 +101,6 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
   assert.ok(phoneFirst >= 0, "on a phone each card shows its summary");
   await phone.context().close();
 
-  // Risk first: the DROP TABLE file is in the pinned section, above every group, with its reason.
-  const risky = page.locator('[data-testid="review-risky"]');
-  await risky.locator(rowSel(ids.migration)).waitFor();
-  assert.match(await risky.locator(rowSel(ids.migration)).innerText(), /DROP TABLE customers/);
-  const riskyTop = (await risky.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
-  const groupTop = (await page.locator("[data-review-group]").first().boundingBox())?.y ?? -1;
-  assert.ok(riskyTop < groupTop, "risky writes are above the groups");
-
   // Holding Alpha shows, in place, the relations that depend on it; "also hold" holds them.
   await page
     .locator(`${rowSel(ids.alpha)} input[type="checkbox"]`)
@@ -116,7 +108,7 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
     .uncheck();
   const offer = page.locator(`${rowSel(ids.alpha)} [data-testid="hold-offer"]`);
   await offer.waitFor();
-  const offered = await offer.innerText();
+  const offered = (await offer.textContent()) ?? "";
   assert.match(offered, new RegExp(`#${ids.knows}\\b`));
   assert.match(offered, new RegExp(`#${ids.likes}\\b`));
   await offer.getByRole("button", { name: "Also hold its dependents" }).click();
@@ -165,6 +157,18 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
     "held Alpha is not",
   );
   assert.match(readFileSync(join(files, "notes.md"), "utf8"), /Alpha and Beta met/);
+  // Risk first (checked on what stays pending; the gatekeeper's risk reasons are what it pins).
+  const risky = page.locator('[data-testid="review-risky"]');
+  await risky.locator(rowSel(ids.migration)).waitFor({ timeout: 10_000 });
+  const reasons = risky.locator(`${rowSel(ids.migration)} [data-testid="risk-reasons"]`);
+  assert.match(
+    (await reasons.textContent()) ?? "",
+    /DROP TABLE customers/,
+    "the reason names what was flagged",
+  );
+  const riskyTop = (await risky.boundingBox())?.y ?? Number.POSITIVE_INFINITY;
+  const groupTop = (await page.locator("[data-review-group]").first().boundingBox())?.y ?? -1;
+  assert.ok(riskyTop < groupTop, "risky writes are above the groups");
   await page.context().close();
 });
 
@@ -181,7 +185,7 @@ test("a batch carrying another action's digest is refused naming the action, and
     ),
   );
   const y = await action(ws, ids.y);
-  const refused = await api<{ message: string }>(
+  const refused = await api<ApiError>(
     base,
     tokenOf("dev-approver"),
     "POST",
@@ -192,7 +196,8 @@ test("a batch carrying another action's digest is refused naming the action, and
     },
   );
   assert.equal(refused.status, 409, JSON.stringify(refused.body));
-  assert.match(refused.body.message, new RegExp(`\\b${ids.x}\\b`), "the refusal names the action");
+  assert.equal(refused.body.error.code, "failed_precondition");
+  assert.match(refused.body.error.message, new RegExp(`action ${ids.x}\\b`), "the refusal names the action");
   assert.equal((await action(ws, ids.x)).status, "pending");
   assert.equal((await action(ws, ids.y)).status, "pending", "nothing approved");
 });
