@@ -98,7 +98,11 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
     (sel) => document.querySelector(`${sel} .review-summary`)?.getBoundingClientRect().top ?? -1,
     rowSel(ids.notes),
   );
-  assert.ok(phoneFirst >= 0, "on a phone each card shows its summary");
+  const phoneBox = await phone.evaluate(
+    (sel) => document.querySelector(`${sel} input[type="checkbox"]`)?.getBoundingClientRect().top ?? -1,
+    rowSel(ids.notes),
+  );
+  assert.ok(phoneFirst >= 0 && phoneFirst < phoneBox, "on a phone each card starts with its summary");
   await phone.context().close();
 
   // Holding Alpha shows, in place, the relations that depend on it; "also hold" holds them.
@@ -111,6 +115,8 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
   const offered = (await offer.textContent()) ?? "";
   assert.match(offered, new RegExp(`#${ids.knows}\\b`));
   assert.match(offered, new RegExp(`#${ids.likes}\\b`));
+  const needs = (await page.locator(`${rowSel(ids.knows)} [data-testid="deps-offer"]`).textContent()) ?? "";
+  assert.match(needs, new RegExp(`held #${ids.alpha}\\b`), "a dependent names the held action it needs");
   await offer.getByRole("button", { name: "Also hold its dependents" }).click();
   for (const id of [ids.alpha, ids.knows, ids.likes])
     assert.equal(await page.getAttribute(rowSel(id), "data-held"), "true", `#${id} is held`);
