@@ -15,6 +15,7 @@ import { ActionRow } from "../components/ActionRow.tsx";
 import { ConnectionRequestRow } from "../components/ConnectionRequestRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { Visible } from "../components/Visible.tsx";
+import { WindowedRows } from "../components/WindowedRows.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
 import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
 import { useKeyboard } from "../keyboard.ts";
@@ -382,8 +383,11 @@ export function InboxPage() {
                   <h4>
                     <Visible text={group.binding} /> <span className="count">{group.actions.length}</span>
                   </h4>
-                  <ul className="rows">
-                    {group.actions.map((a) => {
+                  <WindowedRows
+                    items={group.actions}
+                    itemKey={(a) => a.id}
+                    focusedIndex={group.actions.findIndex((a) => keyOf(a) === focusedKey)}
+                    render={(a) => {
                       const index = indexByKey.get(keyOf(a)) ?? -1;
                       return (
                         <ActionRow
@@ -408,8 +412,8 @@ export function InboxPage() {
                           }
                         />
                       );
-                    })}
-                  </ul>
+                    }}
+                  />
                 </div>
               ))}
             </div>
