@@ -14,6 +14,7 @@ import { openResource } from "./binding.ts";
 import { NotRevertable } from "./errors.ts";
 import type { Limits } from "./limits.ts";
 import type { RegistryConfig } from "./registry.ts";
+import { revertReview } from "./review.ts";
 import type { PostgresState, RevertPayload, RowImage } from "./state.ts";
 import { describeWrite } from "./writes.ts";
 
@@ -78,11 +79,7 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
       actionKind: { tag: "postgres.revert", label: "Revert SQL write" },
       classifiedBy: "gatekeeper-postgres: a revert restores before-images",
       egress: false,
-      summary: "",
-      fields: [],
-      risks: [],
-      preflightWarnings: [],
-      preview: "",
+      ...revertReview(String(req.actionId), table, inverse, payload.primaryKey),
     },
     payloadJson: JSON.stringify(payload),
   };

@@ -18,6 +18,7 @@ import { inTransaction, replayPending } from "./db.ts";
 import { InvalidRequest, QueryFailed } from "./errors.ts";
 import type { Limits } from "./limits.ts";
 import type { QualifiedTable } from "./resource-url.ts";
+import { writeReview } from "./review.ts";
 import { type CapturedChange, captureChange } from "./row-images.ts";
 import type { PendingSqlWrite, RowImage, SqlParam, WritePayload } from "./state.ts";
 import { analyseWrite, qualified } from "./write-statement.ts";
@@ -136,6 +137,12 @@ function dependencies(
   return [...deps];
 }
 
+/** How a target reads in a summary: unqualified when in the binding's default schema. */
+function shownTable(target: QualifiedTable | undefined, defaultSchema: string, label: string): string {
+  if (!target) return label;
+  return target.schema === defaultSchema ? target.table : `${target.schema}.${target.table}`;
+}
+
 /** Simulates a write and submits it for approval. */
 export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult> {
   const { sql, params } = b.statementArgs(args, "execute");
@@ -197,11 +204,7 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
     },
     classifiedBy: "gatekeeper-postgres: execute is a write",
     egress: false,
-    summary: "",
-    fields: [],
-    risks: [],
-    preflightWarnings: [],
-    preview: "",
+    ...writeReview(payload, shownTable(stmt?.target, b.settings.searchPath ?? "public", b.label), change),
   };
   await b.approval.submitAction(b.ctx.callerToken, localId, desc, JSON.stringify(payload));
   const write: PendingSqlWrite = { ...payload, localId };
