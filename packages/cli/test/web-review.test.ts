@@ -7,12 +7,12 @@
  * approved. Prints how many screens the page takes at 1280x800 and 390x844.
  */
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Action, ActionDetail, ApiError } from "@gatehouse/gateway-contract";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp } from "./browser.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
 import { api } from "./gateway-client.ts";
 import { type Harness, returned, startHarness } from "./harness.ts";
 
@@ -92,6 +92,9 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
   const page = await openApp(browser, base, tokenOf("dev-approver"), route);
   await page.waitForSelector(rowSel(ids.migration));
   const desk = await screens(page);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, "review-1280.png"), fullPage: true });
+  await phone.screenshot({ path: join(SCREENSHOTS, "review-390.png"), fullPage: true });
   const mobile = await screens(phone);
   t.diagnostic(`review of 7 writes: ${desk} screens at 1280x800, ${mobile} screens at 390x844`);
   const phoneFirst = await phone.evaluate(
