@@ -15,7 +15,7 @@ import { ActionRow } from "../components/ActionRow.tsx";
 import { ConnectionRequestRow } from "../components/ConnectionRequestRow.tsx";
 import { LatchBanner } from "../components/LatchBanner.tsx";
 import { Visible } from "../components/Visible.tsx";
-import { WindowedRows } from "../components/WindowedRows.tsx";
+import { ROW_ESTIMATE_PX, WindowedList } from "../components/WindowedList.tsx";
 import { actionPath, callerLabel, shortId, workspacePath } from "../format.ts";
 import { countUndecided, flatten, groupByTurn, type InboxFilters, kindKey, matches } from "../inboxGroups.ts";
 import { useKeyboard } from "../keyboard.ts";
@@ -363,61 +363,74 @@ export function InboxPage() {
           {turns.length === 0 && (workspace.connectionRequests ?? []).length === 0 && (
             <p className="muted">Nothing pending.</p>
           )}
-          {turns.map((turn) => (
-            <div key={turn.executionId} className="turn">
-              <h3>
-                Turn <code title={turn.executionId}>{shortId(turn.executionId)}</code>{" "}
-                <span className="muted">
-                  <Visible text={callerLabel(turn.caller)} />
-                </span>{" "}
-                <span className="count">{turn.count}</span>{" "}
-                <Link
-                  to={reviewPath(workspace.id, { kind: "execution", executionId: turn.executionId })}
-                  data-testid="review-turn-link"
-                >
-                  Review
-                </Link>
-              </h3>
-              {turn.bindings.map((group) => (
-                <div key={group.binding} className="binding">
-                  <h4>
-                    <Visible text={group.binding} /> <span className="count">{group.actions.length}</span>
-                  </h4>
-                  <WindowedRows
-                    items={group.actions}
-                    itemKey={(a) => a.id}
-                    focusedIndex={group.actions.findIndex((a) => keyOf(a) === focusedKey)}
-                    render={(a) => {
-                      const index = indexByKey.get(keyOf(a)) ?? -1;
-                      return (
-                        <ActionRow
-                          key={a.id}
-                          action={a}
-                          focused={index === focusIndex}
-                          onFocus={() => setFocusKey(keyOf(a))}
-                          decision={
-                            me.canDecide
-                              ? {
-                                  selected: selected.has(keyOf(a)),
-                                  onToggleSelect: () => toggle(a),
-                                  undecided: undecidedOf(a),
-                                  onApprove: () => void approve(a),
-                                  rejecting: rejecting === keyOf(a),
-                                  onRejectOpen: () => setRejecting(keyOf(a)),
-                                  onRejectCancel: () => setRejecting(null),
-                                  onRejectConfirm: (reason) => void reject(a, reason),
-                                  busy,
-                                }
-                              : undefined
-                          }
-                        />
-                      );
-                    }}
-                  />
-                </div>
-              ))}
-            </div>
-          ))}
+          <WindowedList
+            as="div"
+            items={turns}
+            itemKey={(turn) => turn.executionId}
+            windowFrom={20}
+            estimate={(turn) => 48 + turn.bindings.length * 32 + turn.count * ROW_ESTIMATE_PX}
+            focusedIndex={turns.findIndex((turn) =>
+              turn.bindings.some((g) => g.actions.some((a) => keyOf(a) === focusedKey)),
+            )}
+            render={(turn) => (
+              <div key={turn.executionId} className="turn">
+                <h3>
+                  Turn <code title={turn.executionId}>{shortId(turn.executionId)}</code>{" "}
+                  <span className="muted">
+                    <Visible text={callerLabel(turn.caller)} />
+                  </span>{" "}
+                  <span className="count">{turn.count}</span>{" "}
+                  <Link
+                    to={reviewPath(workspace.id, { kind: "execution", executionId: turn.executionId })}
+                    data-testid="review-turn-link"
+                  >
+                    Review
+                  </Link>
+                </h3>
+                {turn.bindings.map((group) => (
+                  <div key={group.binding} className="binding">
+                    <h4>
+                      <Visible text={group.binding} /> <span className="count">{group.actions.length}</span>
+                    </h4>
+                    <WindowedList
+                      as="ul"
+                      windowFrom={50}
+                      estimate={() => ROW_ESTIMATE_PX}
+                      items={group.actions}
+                      itemKey={(a) => a.id}
+                      focusedIndex={group.actions.findIndex((a) => keyOf(a) === focusedKey)}
+                      render={(a) => {
+                        const index = indexByKey.get(keyOf(a)) ?? -1;
+                        return (
+                          <ActionRow
+                            key={a.id}
+                            action={a}
+                            focused={index === focusIndex}
+                            onFocus={() => setFocusKey(keyOf(a))}
+                            decision={
+                              me.canDecide
+                                ? {
+                                    selected: selected.has(keyOf(a)),
+                                    onToggleSelect: () => toggle(a),
+                                    undecided: undecidedOf(a),
+                                    onApprove: () => void approve(a),
+                                    rejecting: rejecting === keyOf(a),
+                                    onRejectOpen: () => setRejecting(keyOf(a)),
+                                    onRejectCancel: () => setRejecting(null),
+                                    onRejectConfirm: (reason) => void reject(a, reason),
+                                    busy,
+                                  }
+                                : undefined
+                            }
+                          />
+                        );
+                      }}
+                    />
+                  </div>
+                ))}
+              </div>
+            )}
+          />
           {recent.length > 0 && (
             <details className="recent" open>
               <summary>Recently decided ({recent.length})</summary>
