@@ -90,6 +90,14 @@ if [ ! -f "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION" ]; then
   "$python_mcp/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==$PYTHON_MCP_VERSION"
   touch "$python_mcp/.installed-mcp-$PYTHON_MCP_VERSION"
 fi
+# aiosmtpd, a real SMTP server for the notification tests (packages/notify/test), in the same venv; its own
+# marker so a venv made before it was added gets it too.
+AIOSMTPD_VERSION=1.4.6
+if [ ! -f "$python_mcp/.installed-aiosmtpd-$AIOSMTPD_VERSION" ]; then
+  echo "setup: installing aiosmtpd $AIOSMTPD_VERSION into $python_mcp"
+  "$python_mcp/bin/python" -m pip install --quiet --disable-pip-version-check "aiosmtpd==$AIOSMTPD_VERSION"
+  touch "$python_mcp/.installed-aiosmtpd-$AIOSMTPD_VERSION"
+fi
 
 # The local Kubernetes cluster's binaries (docs/cluster.md: Kubernetes, etcd, containerd, gVisor's shim,
 # CoreDNS, helm, umoci, runc and the CNI plugins), built from the Go module proxy and Debian packages into

@@ -1,1 +1,5 @@
-export {};
+export * from "./batch.js";
+export * from "./config.js";
+export * from "./escape.js";
+export * from "./messages.js";
+export * from "./send.js";
