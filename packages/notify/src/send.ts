@@ -1,18 +1,16 @@
 import nodemailer from "nodemailer";
 import type { WaitingBatch } from "./batch.js";
-import type { NotifyConfig, Webhook } from "./config.js";
+import type { NotifyConfig } from "./config.js";
 import { emailMessage, webhookMessage } from "./messages.js";
 
 /**
- * Posts the batch to one registered webhook in its format. Resolves when the receiver answers 2xx;
- * rejects with an Error naming the webhook (never its URL, which may hold a secret) otherwise or on timeout.
+ * Posts the batch to the registered webhook `name` in its format. Resolves when the receiver answers 2xx;
+ * rejects with an Error naming the webhook (never its URL, which may hold a secret) when the name is not
+ * registered, the receiver answers otherwise, or the timeout passes.
  */
-export async function postWebhook(
-  name: string,
-  hook: Webhook,
-  batch: WaitingBatch,
-  config: NotifyConfig,
-): Promise<void> {
+export async function postWebhook(name: string, batch: WaitingBatch, config: NotifyConfig): Promise<void> {
+  const hook = config.webhooks[name];
+  if (!hook) throw new Error(`webhook ${name}: no webhook of that name is registered`);
   const res = await fetch(hook.url, {
     method: "POST",
     headers: { "content-type": "application/json" },

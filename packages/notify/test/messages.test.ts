@@ -64,11 +64,11 @@ describe("Slack message", () => {
     assert.ok(!all.includes("<!channel>") && !all.includes("<script>"), all);
     assert.ok(all.includes("&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;"));
     assert.equal(msg.blocks.at(-1)?.elements[0].url, reviewUrl("https://gh.example", batch()));
-    assert.match(msg.blocks[0].text.text, /1 risky/);
+    assert.match(msg.blocks[0]?.text.text, /1 risky/);
   });
   it("shows at most 10 summaries and counts the rest", () => {
     const many = batch({ pending: 25, summaries: Array.from({ length: 25 }, (_, i) => `write ${i}`) });
-    const text = (slackMessage(many, "http://x") as { blocks: Record<string, any>[] }).blocks[1].text
+    const text = (slackMessage(many, "http://x") as { blocks: Record<string, any>[] }).blocks[1]?.text
       .text as string;
     assert.equal(text.split("\n").filter((l) => l.startsWith("• ")).length, 10);
     assert.match(text, /and 15 more/);
@@ -82,7 +82,7 @@ describe("Teams message", () => {
       attachments: Record<string, any>[];
     };
     assert.equal(msg.type, "message");
-    const card = msg.attachments[0];
+    const card = msg.attachments[0] ?? {};
     assert.equal(card.contentType, "application/vnd.microsoft.card.adaptive");
     assert.equal(card.content.type, "AdaptiveCard");
     assert.deepEqual(card.content.actions, [
