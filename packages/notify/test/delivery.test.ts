@@ -1,0 +1,173 @@
+import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  loadNotifyConfig,
+  type NotifyConfig,
+  postWebhook,
+  reviewUrl,
+  sendEmail,
+  type WaitingBatch,
+} from "../src/index.ts";
+
+const python = join(
+  process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
+  "gatehouse",
+  "python-mcp",
+  "bin",
+  "python",
+);
+const dir = mkdtempSync(join(tmpdir(), "notify-"));
+const mailbox = join(dir, "mail.jsonl");
+let smtp: ChildProcess;
+let smtpPort = 0;
+let hooks: Server;
+let hookPort = 0;
+const received: { path: string; body: unknown }[] = [];
+
+const batch: WaitingBatch = {
+  workspace: "ops",
+  selection: { kind: "execution", executionId: "ex-7" },
+  pending: 2,
+  risky: 0,
+  summaries: ["Write notes.md (3 lines)", "Edit <b>main.ts</b>"],
+};
+
+/** A port free right now on 127.0.0.1 (aiosmtpd needs a fixed port to check it is listening). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+  const { port } = probe.address() as { port: number };
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+async function until<T>(what: string, probe: () => T | undefined, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+function mails(): { rcpt_tos: string[]; data: string }[] {
+  try {
+    return readFileSync(mailbox, "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+}
+
+before(async () => {
+  smtpPort = await freePort();
+  smtp = spawn(python, [join(import.meta.dirname, "fixtures", "smtp_sink.py"), mailbox, String(smtpPort)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    smtp.once("error", reject);
+    smtp.once("exit", (code) =>
+      reject(new Error(`the SMTP sink exited (${code}); run scripts/setup.sh for aiosmtpd`)),
+    );
+    smtp.stdout?.once("data", () => resolve());
+  });
+  hooks = createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      received.push({ path: req.url ?? "", body: JSON.parse(body) });
+      res.statusCode = req.url === "/broken" ? 500 : 200;
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
+  hookPort = (hooks.address() as { port: number }).port;
+});
+
+after(() => {
+  smtp?.stdin?.end();
+  hooks?.close();
+});
+
+function config(): NotifyConfig {
+  const registry = join(dir, "webhooks.yaml");
+  writeFileSync(
+    registry,
+    `team-slack: {url: "http://127.0.0.1:${hookPort}/slack", format: slack}\n` +
+      `ops-teams: {url: "http://127.0.0.1:${hookPort}/teams", format: teams}\n` +
+      `broken: {url: "http://127.0.0.1:${hookPort}/broken", format: json}\n`,
+  );
+  return loadNotifyConfig({
+    smtpUrl: `smtp://127.0.0.1:${smtpPort}`,
+    from: "gatehouse@example.test",
+    publicUrl: "https://gatehouse.example.test",
+    webhooksFile: registry,
+    timeoutMs: 3000,
+  });
+}
+
+describe("delivery to real receivers", () => {
+  it("an email reaches a real SMTP server with the subject and the review link", async () => {
+    await sendEmail(["ana@example.test"], batch, config());
+    const mail = await until("one email", () => (mails().length === 1 ? mails()[0] : undefined));
+    assert.deepEqual(mail.rcpt_tos, ["ana@example.test"]);
+    assert.match(mail.data, /^Subject: 2 writes wait for your review in ops$/m);
+    // The body is quoted-printable: undo soft line breaks and =XX escapes before looking for the link.
+    const body = mail.data
+      .replace(/=\r?\n/g, "")
+      .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    assert.ok(body.includes(reviewUrl("https://gatehouse.example.test", batch)), body);
+  });
+
+  it("registered Slack and Teams webhooks each get one body in their format", async () => {
+    const cfg = config();
+    await postWebhook("team-slack", batch, cfg);
+    await postWebhook("ops-teams", batch, cfg);
+    const slack = received.filter((r) => r.path === "/slack");
+    const teams = received.filter((r) => r.path === "/teams");
+    assert.equal(slack.length, 1);
+    assert.equal(teams.length, 1);
+    assert.ok(JSON.stringify(slack[0]?.body).includes("Edit &lt;b&gt;main.ts&lt;/b&gt;"));
+    assert.equal((teams[0]?.body as { type: string }).type, "message");
+  });
+
+  it("a receiver's error is reported naming the webhook, not its URL", async () => {
+    const cfg = config();
+    await assert.rejects(postWebhook("broken", batch, cfg), (err: Error) => {
+      assert.equal(err.message, "webhook broken: receiver answered 500");
+      return true;
+    });
+  });
+});
+
+describe("settings", () => {
+  it("refuses a webhook with an unknown format, naming it and the allowed ones", () => {
+    const registry = join(dir, "bad.json");
+    writeFileSync(registry, JSON.stringify({ x: { url: "http://h/", format: "discord" } }));
+    assert.throws(
+      () => loadNotifyConfig({ publicUrl: "http://h", webhooksFile: registry }),
+      /webhooks\.x\.format: webhook format must be slack, teams or json/,
+    );
+  });
+  it("refuses an SMTP URL that carries credentials and asks for host:port", () => {
+    assert.throws(
+      () => loadNotifyConfig({ publicUrl: "http://h", smtpUrl: "smtp://u:p@h:25", from: "a@b.c" }),
+      /smtpUrl: SMTP URL must look like smtp:\/\/host:port/,
+    );
+  });
+  it("refuses an SMTP URL without a from address", () => {
+    assert.throws(
+      () => loadNotifyConfig({ publicUrl: "http://h", smtpUrl: "smtp://h:25" }),
+      /needs a from address/,
+    );
+  });
+});
