@@ -345,6 +345,27 @@ describe("approver web app in Chromium", () => {
     await page.context().close();
   });
 
+  test("select all selects one workspace's pending rows; a selection spanning two names the count in each", async () => {
+    const a = await h.workspace("mcp://memory");
+    const b = await h.workspace("mcp://memory");
+    const inA = await createEntities(a, ["SelA1", "SelA2", "SelA3"]);
+    const inB = await createEntities(b, ["SelB1", "SelB2"]);
+    const page = await openApp(browser, base, tokenOf("dev-approver"));
+    const checked = (ws: string, id: number) => page.isChecked(`${row(ws, id)} [data-testid="select"]`);
+    await page.waitForSelector(row(b, inB[1] as number));
+    await page.click(`section[data-workspace="${a}"] [data-testid="select-workspace"]`);
+    await page.waitForSelector('[data-testid="approve-selected"]:has-text("(3)")');
+    for (const id of inA)
+      assert.equal(await checked(a, id), true, `#${id} in the chosen workspace is selected`);
+    for (const id of inB) assert.equal(await checked(b, id), false, `#${id} in the other workspace is not`);
+    assert.equal(await page.locator('[data-testid="selected-per-workspace"]').count(), 0);
+    await page.click(`section[data-workspace="${b}"] [data-testid="select-workspace"]`);
+    await page.waitForSelector('[data-testid="approve-selected"]:has-text("(5)")');
+    const perWorkspace = (await page.textContent('[data-testid="selected-per-workspace"]')) ?? "";
+    assert.match(perWorkspace, /3 in .*2 in|2 in .*3 in/, "the toolbar names the count in each workspace");
+    await page.context().close();
+  });
+
   test("an auditor sees everything and cannot decide: no buttons, and the API refuses the same call", async () => {
     const ws = await h.workspace("mcp://memory");
     const [id] = await createEntities(ws, ["Audited"]);

@@ -25,6 +25,11 @@ import { useLiveEvents, useSession } from "../session.tsx";
 const keyOf = (a: Action) => `${a.workspaceId}:${a.id}`;
 /** The most action ids one approve-batch request takes (the API's limit); more are sent in parts. */
 const BATCH_REQUEST_MAX = 1000;
+/**
+ * A workspace with more pending rows than this draws only the turns near the screen (more than 20
+ * turns); with fewer every turn is drawn, so a new row always shows in the page.
+ */
+const TURNS_WINDOW_FROM_ROWS = 300;
 const NO_FILTERS: InboxFilters = { workspace: "", binding: "", kind: "", caller: "" };
 
 /**
@@ -367,7 +372,7 @@ export function InboxPage() {
             as="div"
             items={turns}
             itemKey={(turn) => turn.executionId}
-            windowFrom={20}
+            windowFrom={ordered.length > TURNS_WINDOW_FROM_ROWS ? 20 : Number.POSITIVE_INFINITY}
             estimate={(turn) => 48 + turn.bindings.length * 32 + turn.count * ROW_ESTIMATE_PX}
             focusedIndex={turns.findIndex((turn) =>
               turn.bindings.some((g) => g.actions.some((a) => keyOf(a) === focusedKey)),
