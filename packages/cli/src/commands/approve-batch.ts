@@ -51,6 +51,7 @@ export function reportFailed(actions: ActionRecord[]): void {
  * "outcomeUnknownIds", "notFinalIds"}`); with `all` and nothing pending, "nothing pending in <ws>"
  * and exit 0. Exit code 130 on Ctrl-C (the recorded approvals go on applying on the server), 1
  * when any action failed or the batch stalled.
+ * `decidedBy` is the person recorded ("user:<id>"; default {@link who}).
  * @throws the approve call's error (e.g. an unknown workspace or action).
  */
 export async function approveBatch(
@@ -60,6 +61,7 @@ export async function approveBatch(
   all: boolean,
   stallMs: number,
   json: boolean,
+  decidedBy: string = who(),
 ): Promise<void> {
   const expected = all
     ? (await call(decisions, decisions.listActions, { workspaceId, pendingOnly: true })).actions.map(
@@ -90,7 +92,7 @@ export async function approveBatch(
       workspaceId,
       actionIds,
       all,
-      decidedBy: who(),
+      decidedBy,
       expected,
       stallMs,
       signal: interrupt.signal,

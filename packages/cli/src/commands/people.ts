@@ -4,6 +4,7 @@ import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
 import { approveBatch, parseState, reportFailed, STATE_NAMES } from "./approve-batch.ts";
+import { personArg } from "./members.ts";
 import { type GlobalOptions, parseDuration, parseId, run, who } from "./shared.ts";
 
 export function registerPeopleCommands(program: Command, globals: () => GlobalOptions): void {
@@ -39,57 +40,68 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     )
     .option("--all", "approve every pending action of the workspace")
     .option("--with-deps", "also approve the undecided actions these depend on (one id)")
+    .option("--by <person>", 'who decides, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .option(
       "--stall-timeout <duration>",
       "give up following a batch when nothing happened to it for this long, e.g. 30s, 10m (the approvals stay recorded)",
       "2m",
     )
-    .action((ws: string, ids: string[], opts: { all?: boolean; withDeps?: boolean; stallTimeout: string }) =>
-      run("approval", async () => {
-        if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
-        if (!opts.all && !ids.length) throw new Error("give the ids of the actions to approve, or --all");
-        const actionIds = ids.map((s) => parseId(s, "action id"));
-        const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout");
-        if (opts.withDeps && actionIds.length !== 1) {
-          throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
-        }
-        const c = decisionsClient();
-        if (actionIds.length === 1) {
-          const actionId = actionIds[0]!;
-          const res = await call(c, c.approve, {
-            workspaceId: ws,
-            actionId,
-            decidedBy: who(),
-            includeDependencies: !!opts.withDeps,
-            descriptionDigests: {},
-          }).catch((err) => {
-            throw withDepsCommand(err, ws);
-          });
-          emit(
-            globals().json,
-            res.actions.map((a) => ActionRecord.toJSON(a)),
-            () => actionsTable(res.actions),
+    .action(
+      (
+        ws: string,
+        ids: string[],
+        opts: { all?: boolean; withDeps?: boolean; stallTimeout: string; by?: string },
+      ) =>
+        run("approval", async () => {
+          if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
+          if (!opts.all && !ids.length) throw new Error("give the ids of the actions to approve, or --all");
+          const actionIds = ids.map((s) => parseId(s, "action id"));
+          const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout");
+          if (opts.withDeps && actionIds.length !== 1) {
+            throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
+          }
+          const decidedBy = personArg(opts.by ?? who(), "--by");
+          const c = decisionsClient();
+          if (actionIds.length === 1) {
+            const actionId = actionIds[0]!;
+            const res = await call(c, c.approve, {
+              workspaceId: ws,
+              actionId,
+              decidedBy,
+              includeDependencies: !!opts.withDeps,
+              descriptionDigests: {},
+            }).catch((err) => {
+              throw withDepsCommand(err, ws);
+            });
+            emit(
+              globals().json,
+              res.actions.map((a) => ActionRecord.toJSON(a)),
+              () => actionsTable(res.actions),
+            );
+            reportFailed(res.actions);
+            return;
+          }
+          await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json, decidedBy).catch(
+            (err) => {
+              throw withDepsCommand(err, ws);
+            },
           );
-          reportFailed(res.actions);
-          return;
-        }
-        await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json).catch((err) => {
-          throw withDepsCommand(err, ws);
-        });
-      }),
+        }),
     );
 
   program
     .command("reject <workspace> <id>")
     .description("reject an action; actions that depend on it are rejected too")
     .requiredOption("--reason <text>", "why (shown to the agent and in the log)")
-    .action((ws: string, id: string, opts: { reason: string }) =>
+    .option("--by <person>", 'who decides, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
+    .action((ws: string, id: string, opts: { reason: string; by?: string }) =>
       run("approval", async () => {
+        const decidedBy = personArg(opts.by ?? who(), "--by");
         const c = decisionsClient();
         const res = await call(c, c.reject, {
           workspaceId: ws,
           actionId: parseId(id, "action id"),
-          decidedBy: who(),
+          decidedBy,
           reason: opts.reason,
         });
         emit(

@@ -21,9 +21,19 @@ export function useJsonErrors(on: boolean): void {
   jsonErrors = on;
 }
 
-/** The person at the terminal: "user:" + $GATEHOUSE_USER, else $USER, else "cli". */
+/**
+ * The person at the terminal: "user:" + $GATEHOUSE_USER, else "user:" + $USER (empty values count
+ * as unset). Decisions and ownership always name a real person, never a made-up one.
+ * @throws Error asking to set GATEHOUSE_USER or pass --by when neither variable is set.
+ */
 export function who(): string {
-  return `user:${process.env.GATEHOUSE_USER ?? process.env.USER ?? "cli"}`;
+  const name = process.env.GATEHOUSE_USER || process.env.USER;
+  if (!name) {
+    throw new Error(
+      "no person to record: neither GATEHOUSE_USER nor USER is set; set GATEHOUSE_USER or pass --by user:<name>",
+    );
+  }
+  return `user:${name}`;
 }
 
 /** Parses a non-negative integer argument or throws naming the argument. */
