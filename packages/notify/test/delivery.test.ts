@@ -6,6 +6,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import {
+  dispatchWaitingBatch,
   loadNotifyConfig,
   type NotifyConfig,
   postWebhook,
@@ -146,6 +147,69 @@ describe("delivery to real receivers", () => {
       assert.equal(err.message, "webhook broken: receiver answered 500");
       return true;
     });
+  });
+});
+
+const quiet = { info: () => {}, warn: () => {} };
+
+describe("dispatching a waiting batch by preferences", () => {
+  it("emails only people with email on, posts once per shared webhook, and links the review page", async () => {
+    const before = { mails: mails().length, slack: received.filter((r) => r.path === "/slack").length };
+    const turn: WaitingBatch = { ...batch, workspace: "shop", selection: { kind: "turn", turnId: "t42" } };
+    const result = await dispatchWaitingBatch(
+      turn,
+      [
+        { email: "on@example.test", scopes: [{ workspace: "*", email: true, webhooks: ["team-slack"] }] },
+        // email off for this workspace overrides the all-workspaces entry
+        {
+          email: "off@example.test",
+          scopes: [
+            { workspace: "*", email: true, webhooks: [] },
+            { workspace: "shop", email: false, webhooks: ["team-slack", "gone"] },
+          ],
+        },
+        { email: "elsewhere@example.test", scopes: [{ workspace: "other", email: true, webhooks: [] }] },
+      ],
+      config(),
+      quiet,
+    );
+    assert.deepEqual(result, { emailed: 1, posted: ["team-slack"], failed: [] });
+    const mail = await until("the email", () =>
+      mails().length === before.mails + 1 ? mails().at(-1) : undefined,
+    );
+    assert.deepEqual(mail.rcpt_tos, ["on@example.test"]);
+    const slack = received.filter((r) => r.path === "/slack");
+    assert.equal(slack.length, before.slack + 1);
+    assert.ok(JSON.stringify(slack.at(-1)?.body).includes("#/ws/shop/review?turn=t42"));
+  });
+
+  it("sends nothing for a batch with no pending writes", async () => {
+    const before = { mails: mails().length, hooks: received.length };
+    const result = await dispatchWaitingBatch(
+      { ...batch, pending: 0, summaries: [] },
+      [{ email: "on@example.test", scopes: [{ workspace: "*", email: true, webhooks: ["team-slack"] }] }],
+      config(),
+      quiet,
+    );
+    assert.deepEqual(result, { emailed: 0, posted: [], failed: [] });
+    assert.equal(received.length, before.hooks);
+    assert.equal(mails().length, before.mails);
+  });
+
+  it("never rejects: a failing webhook is logged by name and the others still go out", async () => {
+    const warnings: string[] = [];
+    const result = await dispatchWaitingBatch(
+      batch,
+      [{ scopes: [{ workspace: "*", email: true, webhooks: ["broken", "ops-teams"] }] }],
+      config(),
+      { info: () => {}, warn: (o) => warnings.push(JSON.stringify(o)) },
+    );
+    assert.deepEqual(result.posted, ["ops-teams"]);
+    assert.deepEqual(result.failed, ["broken"]);
+    assert.ok(
+      warnings.some((w) => w.includes("webhook broken") && !w.includes("127.0.0.1")),
+      warnings.join(),
+    );
   });
 });
 
