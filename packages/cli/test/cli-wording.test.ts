@@ -45,6 +45,7 @@ async function gatehouse(args: string[], env?: NodeJS.ProcessEnv): Promise<Ran> 
         timeout: 120_000,
         env: env ?? {
           ...process.env,
+          GATEHOUSE_USER: "dev-approver",
           GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
           GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
         },
@@ -190,7 +191,12 @@ test("the cannot-reach hint names the dev.json the CLI read and GATEHOUSE_DATA_D
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   writeFileSync(join(dir, "dev.json"), JSON.stringify({ kernel: `127.0.0.1:${port}`, pid: 4242 }));
-  const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_DATA_DIR: dir, GATEHOUSE_KERNEL_ADDRESS: "" };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    GATEHOUSE_USER: "dev-approver",
+    GATEHOUSE_DATA_DIR: dir,
+    GATEHOUSE_KERNEL_ADDRESS: "",
+  };
   const r = await gatehouse(["workspace", "list"], env);
   assert.equal(r.code, 1);
   assert.match(
@@ -210,7 +216,7 @@ test("a GATEHOUSE_DATA_DIR without dev.json is refused, naming the directory and
   const empty = join(h.dir, "empty-data");
   mkdirSync(empty, { recursive: true });
   const env = (dir: string): NodeJS.ProcessEnv => {
-    const e: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_DATA_DIR: dir };
+    const e: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_USER: "dev-approver", GATEHOUSE_DATA_DIR: dir };
     delete e.GATEHOUSE_KERNEL_ADDRESS;
     delete e.GATEHOUSE_APPROVAL_ADDRESS;
     return e;

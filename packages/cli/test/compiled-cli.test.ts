@@ -42,7 +42,7 @@ async function gatehouse(
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [bin, ...args], {
-      env: { ...process.env, ...env },
+      env: { ...process.env, GATEHOUSE_USER: "dev-approver", ...env },
       timeout: 120_000,
     });
     return { stdout, stderr, code: 0 };

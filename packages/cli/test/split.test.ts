@@ -166,6 +166,7 @@ before(async () => {
   }
   env = {
     ...process.env,
+    GATEHOUSE_USER: "dev-approver",
     GATEHOUSE_KERNEL_ADDRESS: `127.0.0.1:${kernel}`,
     GATEHOUSE_APPROVAL_ADDRESS: `127.0.0.1:${approval}`,
     GATEHOUSE_DATA_DIR: join(dir, "cli"),
