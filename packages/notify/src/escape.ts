@@ -14,12 +14,13 @@ export function escapeHtml(text: string): string {
 }
 
 /**
- * Escaping for Teams Adaptive Card TextBlocks, which render a markdown subset: markdown
- * punctuation is backslash-escaped and `<`/`>` become entities, so untrusted text stays literal.
+ * Escaping for Teams Adaptive Card TextBlocks, whose markdown subset knows bold, italic, lists and links:
+ * the characters that start those (`\\ * _ [ ]`) are backslash-escaped and `<`/`>` become entities,
+ * so untrusted text cannot form a link or change emphasis. Other punctuation is left alone.
  */
 export function escapeTeams(text: string): string {
   return text
-    .replace(/[\\`*_{}[\]()#+\-.!|~]/g, "\\$&")
+    .replace(/[\\*_[\]]/g, "\\$&")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;");
 }
