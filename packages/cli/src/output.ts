@@ -74,7 +74,7 @@ function chatOf(chatStartedBy: string): string {
  */
 export function actionsTable(actions: ActionRecord[]): string {
   if (actions.length === 0) return "(no actions)";
-  const t = table(["id", "status", "binding", "title", "depends on", "note", "chat of"]);
+  const t = table(["id", "status", "binding", "risk", "summary", "depends on", "note", "chat of"]);
   for (const a of actions) {
     const outcome = a.cascadedFrom
       ? a.reason
@@ -87,13 +87,23 @@ export function actionsTable(actions: ActionRecord[]): string {
       String(a.id),
       statusName(a.status),
       cell(a.binding),
-      cut(a.description?.title ?? "", 50),
+      riskMarker(a),
+      cut(a.description?.summary || a.description?.title || "", 50),
       a.dependsOn.join(","),
       cut(note, 60),
       chatOf(a.chatStartedBy),
     ]);
   }
   return t.toString();
+}
+
+/**
+ * The risk column of an action row: "!" and the risk kinds ("! destructive,egress") when the
+ * gatekeeper named any risks in the action's description, else "".
+ */
+export function riskMarker(a: ActionRecord): string {
+  const kinds = [...new Set((a.description?.risks ?? []).map((r) => r.kind))];
+  return kinds.length ? cut(`! ${kinds.join(",")}`, 30) : "";
 }
 
 /**

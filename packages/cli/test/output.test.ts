@@ -194,6 +194,61 @@ test("an action whose title holds a right-to-left override and a zero-width spac
   assert.equal(widths.size, 1, `every line of the table has the same width:\n${text}`);
 });
 
+test("an action row shows the gatekeeper's summary (the title when there is none) and marks risky actions with their kinds", () => {
+  const row = (id: number, summary: string, risks: { kind: string; reason: string }[]) => ({
+    id,
+    workspaceId: "w1",
+    binding: "FILES",
+    localId: `~${id}`,
+    description: {
+      title: `Call write_file on files ${id}`,
+      description: "",
+      descriptionIsComplete: true,
+      delivery: 1,
+      dependsOn: [],
+      implementsRevert: 0,
+      autoApprovable: false,
+      actionKind: undefined,
+      classifiedBy: "mcp",
+      egress: false,
+      summary,
+      fields: [],
+      risks,
+      preflightWarnings: [],
+      preview: "",
+    },
+    status: ActionStatus.ACTION_STATUS_PENDING,
+    dependsOn: [],
+    caller: { kind: "agent", id: "c" },
+    submittedAt: "",
+    decidedBy: "",
+    decidedAt: "",
+    reason: "",
+    cascadedFrom: 0,
+    resultJson: "",
+    outcomeUnknown: false,
+    executionId: "",
+    lastRevision: id,
+    chatStartedBy: "",
+    descriptionDigest: "",
+    withdrawnBy: "",
+  });
+  const text = actionsTable([
+    row(1, "Write /srv/a.txt (3 lines)", []),
+    row(2, "", []),
+    row(3, "DELETE FROM orders", [
+      { kind: "destructive", reason: "DELETE without WHERE" },
+      { kind: "content", reason: "invisible characters" },
+    ]),
+  ]);
+  const lines = text.split("\n");
+  assert.match(lines[1] ?? "", /│ risk\s+│ summary\s+│/);
+  const rowOf = (id: number) => lines.find((l) => l.startsWith(`│ ${id} `)) ?? "";
+  assert.match(rowOf(1), /│ pending │ FILES\s+│\s+│ Write \/srv\/a\.txt \(3 lines\)/);
+  assert.match(rowOf(2), /│\s+│ Call write_file on files 2/, "the title stands in for a missing summary");
+  assert.match(rowOf(3), /│ ! destructive,content │ DELETE FROM orders/);
+});
+
 test("log and verify say which number is the stream revision and which the event count", () => {
   const view: LogView = { workspaceId: "w1", entries: [], rules: [], latched: false, revision: 13 };
   const head = logTable(view).split("\n")[0];
