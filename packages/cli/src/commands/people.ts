@@ -90,6 +90,37 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     );
 
   program
+    .command("withdraw <workspace> <ids...>")
+    .description(
+      "withdraw approvals not yet claimed for apply; the actions go back to pending, with the approved actions that depend on them",
+    )
+    .option("--reason <text>", "why (recorded with the withdrawal)", "")
+    .option("--by <person>", 'who withdraws, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
+    .action((ws: string, ids: string[], opts: { reason: string; by?: string }) =>
+      run("approval", async () => {
+        const withdrawnBy = personArg(opts.by ?? who(), "--by");
+        const actionIds = ids.map((s) => parseId(s, "action id"));
+        const c = decisionsClient();
+        const res = await call(c, c.withdrawApproval, {
+          workspaceId: ws,
+          actionIds,
+          withdrawnBy,
+          reason: opts.reason,
+        });
+        emit(
+          globals().json,
+          res.actions.map((a) => ActionRecord.toJSON(a)),
+          () => {
+            const asked = new Set(actionIds);
+            const dependents = res.actions.filter((a) => !asked.has(a.id)).map((a) => `#${a.id}`);
+            const head = `withdrew ${res.actions.length} approval${res.actions.length === 1 ? "" : "s"} in ${ws}${dependents.length ? ` (dependents with them: ${dependents.join(", ")})` : ""}; they are pending again`;
+            return `${head}\n${actionsTable(res.actions)}`;
+          },
+        );
+      }),
+    );
+
+  program
     .command("reject <workspace> <id>")
     .description("reject an action; actions that depend on it are rejected too")
     .requiredOption("--reason <text>", "why (shown to the agent and in the log)")
