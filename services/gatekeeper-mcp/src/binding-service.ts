@@ -9,6 +9,7 @@
  * - getActionResult(id): GetActionForCaller -> status; an applied result is recorded as an
  *   observation before it is returned.
  */
+
 import { randomUUID } from "node:crypto";
 import type { ApprovalQueue } from "@gatehouse/gatekeeper-kit";
 import { truncateUtf8 } from "@gatehouse/gatekeeper-kit";
@@ -21,6 +22,7 @@ import type { ConnectionPool } from "./connections.ts";
 import { describeRead, describeToolCall } from "./describe.ts";
 import { ArgumentsInvalid, GatekeeperError, ToolFailed, UnknownAction } from "./errors.ts";
 import type { ResolvedResource } from "./resource-url.ts";
+import { reviewFacts } from "./review-facts.ts";
 
 /** Who is calling, from the session's `open` message. The token is never logged or returned. */
 export interface SessionContext {
@@ -175,11 +177,8 @@ export class BindingService {
         classifiedBy: c.classifiedBy,
         // Writes go to the bound MCP server itself, not out of the workspace's systems.
         egress: false,
-        summary: "",
-        fields: [],
-        risks: [],
+        ...reviewFacts(tool, (args ?? {}) as Record<string, unknown>),
         preflightWarnings: [],
-        preview: "",
       },
       JSON.stringify(payload),
     );
