@@ -3,6 +3,7 @@ import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gat
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
+import { showText } from "../show-text.ts";
 import { approveBatch, parseState, reportFailed, STATE_NAMES } from "./approve-batch.ts";
 import { personArg } from "./members.ts";
 import { type GlobalOptions, parseDuration, parseId, run, who } from "./shared.ts";
@@ -87,6 +88,23 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
             },
           );
         }),
+    );
+
+  program
+    .command("show <workspace> <id>")
+    .description(
+      "one action's full description: summary, risks, warnings, fields, text, dependencies, digest",
+    )
+    .action((ws: string, id: string) =>
+      run("approval", async () => {
+        const actionId = parseId(id, "action id");
+        const c = decisionsClient();
+        const { actions } = await call(c, c.listActions, { workspaceId: ws, pendingOnly: false });
+        const action = actions.find((a) => a.id === actionId);
+        if (!action)
+          throw new Error(`no action ${actionId} in ${ws}; list them with \`gatehouse actions ${ws}\``);
+        emit(globals().json, ActionRecord.toJSON(action), () => showText(action, actions));
+      }),
     );
 
   program

@@ -1,0 +1,32 @@
+/** `gatehouse show`: one action's full description as terminal text. */
+import type { ActionRecord } from "@gatehouse/proto";
+import { statusName, terminalSafe } from "./output.ts";
+
+/**
+ * The full description of `action` as lines of text: summary, status, binding, kind, risks first
+ * ("kind: reason"), pre-flight warnings, fields, then the Markdown description as text (multi-line
+ * text kept as lines, never escaped), dependencies and dependents (`all` is the workspace's action
+ * log, to find dependents), and the description digest. Every agent-written string passes through
+ * {@link terminalSafe}, so invisible and direction-control characters show as ⟨U+XXXX⟩ tokens.
+ */
+export function showText(action: ActionRecord, all: ActionRecord[]): string {
+  const d = action.description;
+  const out: string[] = [];
+  const t = (s: string) => terminalSafe(s);
+  out.push(`#${action.id} ${t(d?.summary || d?.title || "")}`);
+  out.push(`status: ${statusName(action.status)}`);
+  out.push(`binding: ${t(action.binding)}`);
+  if (d?.actionKind) out.push(`kind: ${t(JSON.stringify(d.actionKind))}`);
+  for (const r of d?.risks ?? []) out.push(`RISK ${t(r.kind)}: ${t(r.reason)}`);
+  for (const w of d?.preflightWarnings ?? []) out.push(`warning: ${t(w)}`);
+  if (d?.fields.length) {
+    out.push("fields:");
+    for (const f of d.fields) out.push(`  ${t(f.name)}: ${t(f.value).split("\n").join("\n    ")}`);
+  }
+  if (d?.description) out.push("", t(d.description), "");
+  if (action.dependsOn.length) out.push(`depends on: ${action.dependsOn.map((i) => `#${i}`).join(", ")}`);
+  const dependents = all.filter((a) => a.dependsOn.includes(action.id)).map((a) => `#${a.id}`);
+  if (dependents.length) out.push(`dependents: ${dependents.join(", ")}`);
+  out.push(`description digest: ${action.descriptionDigest || "(none)"}`);
+  return out.join("\n");
+}
