@@ -177,7 +177,11 @@ export class BindingService {
         classifiedBy: c.classifiedBy,
         // Writes go to the bound MCP server itself, not out of the workspace's systems.
         egress: false,
-        ...reviewFacts(tool, (args ?? {}) as Record<string, unknown>),
+        ...reviewFacts(
+          tool,
+          (args ?? {}) as Record<string, unknown>,
+          entry.tool.annotations?.destructiveHint === true,
+        ),
         preflightWarnings: [],
       },
       JSON.stringify(payload),

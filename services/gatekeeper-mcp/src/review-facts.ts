@@ -69,8 +69,12 @@ function strings(v: unknown, at: string, out: { name: string; text: string }[]):
     for (const [k, x] of Object.entries(v)) strings(x, at ? `${at}.${k}` : k, out);
 }
 
-/** Builds the review facts for `tool` called with `args` (the call's JSON arguments). */
-export function reviewFacts(tool: string, args: Record<string, unknown>): ReviewFacts {
+/** Builds the review facts for `tool` called with `args` (the call's JSON arguments); `destructiveHint` is the tool annotation. */
+export function reviewFacts(
+  tool: string,
+  args: Record<string, unknown>,
+  destructiveHint = false,
+): ReviewFacts {
   const fields: ActionField[] = [];
   for (const [k, v] of Object.entries(args)) {
     const s = scalar(v);
@@ -79,7 +83,9 @@ export function reviewFacts(tool: string, args: Record<string, unknown>): Review
   const summary = oneLine(`${tool} ${fields.map((f) => f.value).join(" ")}`.trim(), 200);
   const risks: ActionRisk[] = [];
   const m = DESTRUCTIVE.exec(tool);
-  if (m)
+  if (destructiveHint)
+    risks.push({ kind: "destructive", reason: "the server marks this tool destructive (destructiveHint)" });
+  else if (m)
     risks.push({ kind: "destructive", reason: `the tool's name says it ${(m[1] ?? "").toLowerCase()}s` });
   const texts: { name: string; text: string }[] = [];
   strings(args, "", texts);
