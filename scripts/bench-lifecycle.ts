@@ -112,7 +112,14 @@ async function main() {
       await unary(
         decisions,
         decisions.approveBatch,
-        { workspaceId: ws, actionIds: [], decidedBy: "user:bench", all: true, returnOnceRecorded: true },
+        {
+          workspaceId: ws,
+          actionIds: [],
+          decidedBy: "user:bench",
+          all: true,
+          returnOnceRecorded: true,
+          descriptionDigests: {},
+        },
         HOUR,
       );
       const { status, lastFinalAt } = await watched;
@@ -161,7 +168,13 @@ async function main() {
       const res = await unary(
         decisions,
         decisions.approve,
-        { workspaceId: wsSingle, actionId: id, decidedBy: "user:bench", includeDependencies: false },
+        {
+          workspaceId: wsSingle,
+          actionId: id,
+          decidedBy: "user:bench",
+          includeDependencies: false,
+          descriptionDigests: {},
+        },
         600_000,
       );
       if (res.actions.find((a) => a.id === id)?.status !== ActionStatus.ACTION_STATUS_APPLIED) {

@@ -147,7 +147,7 @@ export function workspaceEvents(workspaceId: string, count: number): NewEvent[] 
         }),
         "service:gatekeeper-mcp",
       ),
-      planned("ActionApproved", { actionId, decidedBy: "user:bench" }, "user:bench"),
+      planned("ActionApproved", { actionId, decidedBy: "user:bench", descriptionDigest: "" }, "user:bench"),
       planned("ActionApplying", { actionId, claimedBy: "worker-1" }, "service:approval"),
       planned("ActionApplied", { actionId, resultJson: '{"ok":true}' }, "service:approval"),
     );
