@@ -14,7 +14,7 @@ import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "@gatehouse
 import { createRegistry, type RegistryConfig, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import type { RegistryConfig as PostgresRegistryConfig } from "@gatehouse/gatekeeper-postgres";
 import { type DevToken, loadDevTokensFile, type OidcOptions, startGateway } from "@gatehouse/gateway";
-import { type RunningKernel, startKernel } from "@gatehouse/kernel";
+import { type KernelOptions, type RunningKernel, startKernel } from "@gatehouse/kernel";
 import { connectNatsNoticeBus, InProcessNoticeBus, type NoticeBus } from "@gatehouse/live-notices";
 import { DEFAULT_CAPS, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import { freePort } from "@gatehouse/service-kit";
@@ -105,6 +105,12 @@ export interface DevStackOptions {
   agent?: AgentConfig;
   /** The agent's task queue (default gatehouse-agent). */
   agentTaskQueue?: string;
+  /**
+   * Review notifications (@gatehouse/notify `loadNotifyConfig`: SMTP, from address, webhook registry,
+   * the web app's public URL for the links). Given: the kernel emails and posts once per turn whose
+   * writes wait for review (docs/notifications.md); absent: nothing is sent.
+   */
+  notify?: KernelOptions["notify"];
   logger?: Logger;
 }
 
@@ -303,6 +309,7 @@ export async function startDevStack(options: DevStackOptions): Promise<DevStack>
       host,
       port: options.ports?.kernel ?? 0,
       logger,
+      ...(options.notify ? { notify: options.notify } : {}),
     });
     closers.push(() => kernel.close());
     const agent = await startAgent({

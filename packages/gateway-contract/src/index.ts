@@ -19,6 +19,7 @@ import { z } from "zod";
 export * from "./chats.ts";
 export * from "./executions.ts";
 export * from "./invisible.ts";
+export * from "./notifications.ts";
 
 /**
  * A person's role, applied within the workspaces they reach (own or were added to): `approver`

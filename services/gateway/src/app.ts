@@ -30,6 +30,7 @@ import { connectionRoutes } from "./routes/connections.ts";
 import { decisionRoutes } from "./routes/decisions.ts";
 import { executionRoutes } from "./routes/executions.ts";
 import { type McpRouteDeps, mcpRoutes } from "./routes/mcp.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
 import { WorkspaceParam } from "./routes/params.ts";
 import { readRoutes } from "./routes/reads.ts";
 import { workspaceRoutes } from "./routes/workspaces.ts";
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   chatRoutes(app, deps.backends);
   executionRoutes(app, deps.backends);
   workspaceRoutes(app, deps.backends);
+  notificationRoutes(app, deps.backends);
   app.get("/api/events", async (req, reply) => {
     // Read before the stream opens, so a notice arriving meanwhile is covered by the first resync.
     const reach = (await reachableWorkspaces(deps.backends, req.person)).map((w) => w.id);

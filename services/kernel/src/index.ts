@@ -4,6 +4,7 @@
 
 import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
+import type { NotifyConfig } from "@gatehouse/notify";
 import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
 import {
   listenGrpc,
@@ -20,6 +21,7 @@ import pino, { type Logger } from "pino";
 import { connectionsHandlers } from "./connections-server.ts";
 import { type GatekeeperAddresses, GatekeeperClients, type UnconfiguredHints } from "./gatekeepers.ts";
 import { createKernelMetrics, type KernelMetrics } from "./metrics.ts";
+import { ReviewNotifier } from "./review-notifier.ts";
 import { kernelHandlers } from "./server.ts";
 import { Workspaces } from "./workspaces.ts";
 
@@ -35,7 +37,9 @@ export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor, type UnconfiguredHints } from "./gatekeepers.ts";
 export { addMember, checkPerson, MEMBER_ID, reaches, removeMember, workspaceOf } from "./members.ts";
+export { personStream, preferencesOf } from "./notification-preferences.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
+export { REVIEW_NOTIFICATIONS_STREAM, ReviewNotifier } from "./review-notifier.ts";
 export { type RevocationDeps, removeBinding } from "./revocation.ts";
 export { type NewWorkspace, type WorkspaceSummary, Workspaces } from "./workspaces.ts";
 
@@ -61,6 +65,12 @@ export interface KernelOptions {
    * `temporalSecurity` (absent: plaintext); without it executions never suspend.
    */
   temporal?: { address: string; namespace?: string } & TemporalSecurity;
+  /**
+   * Notification settings (@gatehouse/notify `loadNotifyConfig`). Given: the kernel tells people when a
+   * turn's writes wait for review (review-notifier.ts) and keeps their preferences; absent: it sends
+   * nothing, and preferences can still be set (kept for when it is configured).
+   */
+  notify?: NotifyConfig;
 }
 
 export interface RunningKernel {
@@ -106,6 +116,10 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
         ...(interceptors ? { interceptors } : {}),
       })
     : undefined;
+  const streams = new WorkspaceStreams(store);
+  const notifier = options.notify
+    ? await ReviewNotifier.start({ store, streams, workspaces, config: options.notify, logger })
+    : undefined;
   const server = new Server();
   server.addService(
     KernelService,
@@ -113,7 +127,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       KernelService,
       kernelHandlers({
         store,
-        streams: new WorkspaceStreams(store),
+        streams,
         workspaces,
         gatekeepers,
         runner,
@@ -121,6 +135,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
         logger,
         metrics,
         temporal,
+        notify: options.notify,
       }),
     ),
   );
@@ -136,6 +151,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
     metrics,
     async close() {
       await stopGrpc(server);
+      await notifier?.close();
       gatekeepers.close();
       runner.close();
       await connection?.close();

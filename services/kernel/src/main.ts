@@ -11,6 +11,13 @@
  *   TEMPORAL_TLS, TEMPORAL_TLS_CA_FILE, TEMPORAL_TLS_CERT_FILE, TEMPORAL_TLS_KEY_FILE,
  *   TEMPORAL_TLS_SERVER_NAME, TEMPORAL_API_KEY_FILE   TLS / API key of the Temporal client (service-kit)
  *   KERNEL_METRICS_ADDR            /metrics and /healthz, default 127.0.0.1:9401
+ *   NOTIFY_SMTP_URL                smtp://host:port or smtps://host:port: email notifications (docs/notifications.md)
+ *   NOTIFY_SMTP_AUTH_FILE          YAML/JSON file {user, pass} for the SMTP server (kept out of URLs and logs)
+ *   NOTIFY_FROM                    sender address of notification emails; required with NOTIFY_SMTP_URL
+ *   NOTIFY_WEBHOOKS_FILE           YAML/JSON webhook registry: name -> {url, format: slack|teams|json}
+ *   NOTIFY_TIMEOUT_MS              longest wait for one send, default 5000
+ *   GATEWAY_PUBLIC_URL             the web app's public URL (the gateway's): review links start with it;
+ *                                  required when NOTIFY_SMTP_URL or NOTIFY_WEBHOOKS_FILE is set
  *   LOG_LEVEL                      pino level, default info
  */
 import {
@@ -20,6 +27,7 @@ import {
   redactUrl,
   storeUrlFromEnv,
 } from "@gatehouse/event-store";
+import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
 import {
   checkTemporalTlsEnv,
   describeTemporalSecurity,
@@ -66,12 +74,24 @@ const Config = z
       .regex(/^[^:]+:\d+$/, "must be host:port")
       .default("127.0.0.1:9401"),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+    NOTIFY_SMTP_URL: z.string().optional(),
+    NOTIFY_SMTP_AUTH_FILE: z.string().optional(),
+    NOTIFY_FROM: z.string().optional(),
+    NOTIFY_WEBHOOKS_FILE: z.string().optional(),
+    NOTIFY_TIMEOUT_MS: z.coerce
+      .number()
+      .int()
+      .positive("must be a positive number of milliseconds")
+      .optional(),
+    GATEWAY_PUBLIC_URL: z.string().optional(),
   })
   .superRefine(checkTemporalTlsEnv);
 
 let config: z.output<typeof Config>;
+let notify: NotifyConfig | undefined;
 try {
   config = parseEnv(Config, process.env, "kernel");
+  notify = notifyConfig(config);
 } catch (err) {
   console.error((err as Error).message);
   process.exit(2);
@@ -98,6 +118,7 @@ const kernel = await startKernel({
   host,
   port: Number(port),
   logger,
+  ...(notify ? { notify } : {}),
 });
 let healthy = true;
 const [opsHost, opsPort] = config.KERNEL_METRICS_ADDR.split(":") as [string, string];
@@ -115,6 +136,13 @@ logger.info(
     gatekeepers: config.GATEKEEPER_ADDRESSES,
     temporal: config.TEMPORAL_ADDRESS,
     temporalSecurity: describeTemporalSecurity(temporalTls),
+    notifications: notify
+      ? {
+          email: Boolean(notify.smtpUrl),
+          webhooks: Object.keys(notify.webhooks),
+          publicUrl: notify.publicUrl,
+        }
+      : "off",
   },
   "kernel started",
 );
@@ -127,4 +155,33 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) {
     await stopTracing();
     process.exit(0);
   });
+}
+
+/**
+ * The notification settings from NOTIFY_* and GATEWAY_PUBLIC_URL; undefined (off) when neither an SMTP
+ * URL nor a webhook registry is set.
+ * @throws Error naming the variable that is wrong.
+ */
+function notifyConfig(env: z.output<typeof Config>): NotifyConfig | undefined {
+  if (!env.NOTIFY_SMTP_URL && !env.NOTIFY_WEBHOOKS_FILE) return undefined;
+  if (!env.GATEWAY_PUBLIC_URL) {
+    throw new Error(
+      "kernel: GATEWAY_PUBLIC_URL: required with NOTIFY_SMTP_URL or NOTIFY_WEBHOOKS_FILE (review links start with the web app's public URL, e.g. https://gatehouse.example.com)",
+    );
+  }
+  try {
+    return loadNotifyConfig({
+      smtpUrl: env.NOTIFY_SMTP_URL,
+      smtpAuthFile: env.NOTIFY_SMTP_AUTH_FILE,
+      from: env.NOTIFY_FROM,
+      publicUrl: env.GATEWAY_PUBLIC_URL,
+      webhooksFile: env.NOTIFY_WEBHOOKS_FILE,
+      timeoutMs: env.NOTIFY_TIMEOUT_MS,
+    });
+  } catch (err) {
+    // loadNotifyConfig names its fields (smtpUrl, from, publicUrl, webhooks.<name>); say which variable.
+    throw new Error(
+      `kernel: ${(err as Error).message} (variables: smtpUrl = NOTIFY_SMTP_URL, smtpAuth = NOTIFY_SMTP_AUTH_FILE, from = NOTIFY_FROM, publicUrl = GATEWAY_PUBLIC_URL, webhooks = NOTIFY_WEBHOOKS_FILE)`,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 /** Thin gRPC handlers for the Kernel service: decode, call the domain, map errors. */
 
+import type { NotifyConfig } from "@gatehouse/notify";
 import type { KernelServer } from "@gatehouse/proto";
 import type { handleUnaryCall, sendUnaryData } from "@grpc/grpc-js";
 import { agentEnvDts } from "./agent-dts.ts";
@@ -8,6 +9,7 @@ import { startChat } from "./chats.ts";
 import { toServiceError } from "./errors.ts";
 import { executionView } from "./execution-view.ts";
 import { addMember, checkPerson, removeMember, workspaceOf } from "./members.ts";
+import { preferencesOf, preferencesView, setPreferences } from "./notification-preferences.ts";
 import { addObserver } from "./observers.ts";
 import { removeBinding } from "./revocation.ts";
 import { loadTurn, waitForTurn } from "./turns.ts";
@@ -28,8 +30,11 @@ function reply<T>(callback: sendUnaryData<T>, work: () => Promise<T>): void {
   );
 }
 
-/** Builds the Kernel service implementation over the given dependencies. */
-export function kernelHandlers(deps: ExecutionDeps): KernelServer {
+/**
+ * Builds the Kernel service implementation over the given dependencies; `notify` (absent: nothing is
+ * sent) is what the notification-preference calls report as available and check webhook names against.
+ */
+export function kernelHandlers(deps: ExecutionDeps & { notify?: NotifyConfig | undefined }): KernelServer {
   const actor = "user:";
   const createWorkspace: KernelServer["createWorkspace"] = (call, cb) =>
     reply(cb, () =>
@@ -111,6 +116,14 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
       await deps.workspaces.load(workspaceId);
       return executionView(deps.store, workspaceId, executionId);
     });
+  const getNotificationPreferences: KernelServer["getNotificationPreferences"] = (call, cb) =>
+    reply(cb, async () => {
+      const { person } = call.request;
+      checkPerson("person", person);
+      return preferencesView(person, await preferencesOf(deps.store, person), deps.notify);
+    });
+  const setNotificationPreferences: KernelServer["setNotificationPreferences"] = (call, cb) =>
+    reply(cb, () => setPreferences(deps.store, call.request, deps.notify));
   // Credentials in the request go to the gatekeepers only; see observers.ts.
   const addObserverHandler: KernelServer["addObserver"] = (call, cb) =>
     reply(cb, () => addObserver(deps, call.request));
@@ -150,5 +163,7 @@ export function kernelHandlers(deps: ExecutionDeps): KernelServer {
     removeMember: removeMemberHandler,
     startChat: startChatHandler,
     getExecution,
+    getNotificationPreferences,
+    setNotificationPreferences,
   };
 }

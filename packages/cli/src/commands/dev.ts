@@ -1,6 +1,7 @@
 /** `gatehouse dev`: all services in one process on loopback, data under ./.gatehouse/. */
 import { resolve } from "node:path";
 import type { OidcOptions } from "@gatehouse/gateway";
+import type { NotifyConfig } from "@gatehouse/notify";
 import { canConnect, describeProcess, portHolder } from "@gatehouse/service-kit";
 import type { Command } from "commander";
 import { dataDir } from "../clients.ts";
@@ -33,6 +34,22 @@ export function registerDevCommand(program: Command): void {
       process.env.NATS_URL,
     )
     .option(
+      "--notify-smtp <url>",
+      "email people when a turn's writes wait for review, through this SMTP server (smtp://host:port or smtps://host:port; docs/notifications.md)",
+      process.env.NOTIFY_SMTP_URL,
+    )
+    .option("--notify-from <address>", "sender of those emails (with --notify-smtp)", process.env.NOTIFY_FROM)
+    .option(
+      "--notify-smtp-auth <file>",
+      "YAML/JSON file {user, pass} for the SMTP server",
+      process.env.NOTIFY_SMTP_AUTH_FILE,
+    )
+    .option(
+      "--notify-webhooks <file>",
+      "YAML/JSON registry of the webhooks people may choose: name -> {url, format: slack|teams|json}",
+      process.env.NOTIFY_WEBHOOKS_FILE,
+    )
+    .option(
       "--event-store <url>",
       "event store: sqlite:<path> | postgres://user:pass@host:port/db (run `gatehouse store migrate` first) | kurrentdb://host:port; default sqlite:<data dir>/events.sqlite",
       process.env.EVENT_STORE_URL,
@@ -47,6 +64,10 @@ export function registerDevCommand(program: Command): void {
         portBase: string;
         webPort: string;
         nats?: string;
+        notifySmtp?: string;
+        notifyFrom?: string;
+        notifySmtpAuth?: string;
+        notifyWebhooks?: string;
       }) => {
         const mode = opts.insecureNoGvisor ? "none" : opts.sandbox;
         if (!["auto", "gvisor", "none"].includes(mode)) {
@@ -86,6 +107,25 @@ export function registerDevCommand(program: Command): void {
           const problem = storeUrlProblem(opts.eventStore);
           if (problem) {
             process.stderr.write(`gatehouse: --event-store: ${problem}\n`);
+            process.exit(2);
+          }
+        }
+        // Checked before anything starts, naming the flag: review links start with the web app's URL.
+        let notify: NotifyConfig | undefined;
+        if (opts.notifySmtp || opts.notifyWebhooks) {
+          const { loadNotifyConfig } = await import("@gatehouse/notify");
+          try {
+            notify = loadNotifyConfig({
+              smtpUrl: opts.notifySmtp,
+              smtpAuthFile: opts.notifySmtpAuth,
+              from: opts.notifyFrom,
+              publicUrl: process.env.GATEWAY_PUBLIC_URL || `http://127.0.0.1:${webPort}`,
+              webhooksFile: opts.notifyWebhooks,
+            });
+          } catch (err) {
+            process.stderr.write(
+              `gatehouse dev: ${(err as Error).message} (flags: smtpUrl = --notify-smtp, from = --notify-from, smtpAuth = --notify-smtp-auth, webhooks = --notify-webhooks, publicUrl = GATEWAY_PUBLIC_URL)\n`,
+            );
             process.exit(2);
           }
         }
@@ -148,6 +188,7 @@ export function registerDevCommand(program: Command): void {
             ...(opts.eventStore ? { eventStoreUrl: opts.eventStore } : {}),
             ...oidcFromEnv(process.env),
             ...(process.env.TEMPORAL_ADDRESS ? { temporalAddress: process.env.TEMPORAL_ADDRESS } : {}),
+            ...(notify ? { notify } : {}),
             logger,
           });
           writeDevFile(dir, stack.addresses);
@@ -159,6 +200,7 @@ export function registerDevCommand(program: Command): void {
               `data: ${dir}\n` +
               `event store: ${opts.eventStore ? redactUrl(opts.eventStore) : `sqlite:${dir}/events.sqlite`}\n` +
               `live notices: ${opts.nats ?? "in-process bus"}\n` +
+              `review notifications: ${notify ? `${notify.smtpUrl ? "email" : "no email"}, webhooks: ${Object.keys(notify.webhooks).join(", ") || "none"}; people choose at ${stack.addresses.gateway}/api/me/notifications` : "off (--notify-smtp, --notify-webhooks)"}\n` +
               `${tracing}\n` +
               `built-in agent: ${stack.agent.enabled ? "on (AGENT_* variables)" : "off (set AGENT_PROVIDER and AGENT_MODEL, see docs/agent.md)"}; chats at ${stack.addresses.gateway}/api/workspaces/<ws>/chats\n` +
               `MCP endpoint for agents: ${stack.addresses.gateway}/mcp?workspace=<ws>  (header Authorization: Bearer <dev token>)\n` +
