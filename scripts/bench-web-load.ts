@@ -1,10 +1,12 @@
 /**
- * `npm run bench:web-load`: the inbox's first load until usable in Chromium with many pending
- * actions in one workspace (issue 32's goal: ≤ 500 ms at 1,000, ≤ 1 s at 5,000).
- * "Usable" means the page shows the pending count for every action and the first pending row
- * (its title link) is on screen. Each load uses a cold browser context at 1280x800.
+ * `npm run bench:web-load`: the inbox's and the review page's first load until usable in Chromium
+ * with many pending actions in one workspace (issue 32's goal: ≤ 500 ms at 1,000, ≤ 1 s at 5,000).
+ * "Usable" means, on the inbox, the page shows the pending count for every action and the first
+ * pending row (its title link) is on screen; on the review page (`#/ws/<ws>/review`, every pending
+ * action of the workspace), its heading counts every action and the first row's include box is on
+ * screen. Each load uses a cold browser context at 1280x800.
  * Floor, measured in the same run: the same first load of an empty inbox (the app, session and
- * one GET /api/inbox with nothing pending). Sizes: BENCH_WEB_LOAD_SIZES (default "1000,5000"),
+ * one GET /api/inbox with nothing pending); the empty review page is measured next to it. Sizes: BENCH_WEB_LOAD_SIZES (default "1000,5000"),
  * loads per size BENCH_WEB_LOADS (default 3). Appends its rows to bench-results/web-load.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +40,41 @@ const SIZES = envStr("BENCH_WEB_LOAD_SIZES", "1000,5000")
   .sort((a, b) => a - b);
 const LOADS = envInt("BENCH_WEB_LOADS", 3);
 const SANDBOX = envSandbox();
+
+/**
+ * Milliseconds from navigation (a cold context signed in through session storage) until the review
+ * page of `ws` counts `pending` actions and, when any, shows the first row's include box on screen.
+ */
+async function reviewLoad(
+  browser: Browser,
+  base: string,
+  token: string,
+  ws: string,
+  pending: number,
+): Promise<number> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  try {
+    await context.addInitScript((t) => window.sessionStorage.setItem("gatehouse.token", t), token);
+    const page = await context.newPage();
+    const began = performance.now();
+    await page.goto(`${base}/#/ws/${encodeURIComponent(ws)}/review`);
+    await page.waitForFunction(
+      (n) => {
+        const count = document.querySelector('[data-testid="review-page"] h1 .count');
+        if (count?.textContent !== String(n)) return false;
+        if (n === 0) return true;
+        const box = document.querySelector('[data-review-row] input[type="checkbox"]');
+        const top = box?.getBoundingClientRect().top ?? -1;
+        return top >= 0 && top < window.innerHeight;
+      },
+      pending,
+      { timeout: 120_000, polling: "raf" },
+    );
+    return performance.now() - began;
+  } finally {
+    await context.close();
+  }
+}
 
 /** Milliseconds from navigation until the inbox shows `pending` as its count and a first pending row. */
 async function firstLoad(browser: Browser, url: string, pending: number): Promise<number> {
@@ -98,6 +135,21 @@ async function main() {
     for (let i = 0; i < LOADS; i++) floorMs.push(await firstLoad(browser, url, 0));
     const floor = stats(floorMs);
     log(`empty inbox first load p50 ${floor.p50} ms`);
+    const emptyReviewMs: number[] = [];
+    for (let i = 0; i < LOADS; i++)
+      emptyReviewMs.push(await reviewLoad(browser, stack.addresses.gateway, token, ws, 0));
+    const emptyReview = stats(emptyReviewMs);
+    log(`empty review page first load p50 ${emptyReview.p50} ms`);
+    rows.push({
+      id: "web.review_first_usable_0",
+      measurement: `review page first load until usable, nothing pending (p50 of ${LOADS})`,
+      value: emptyReview.p50,
+      baseline: "empty inbox first load p50",
+      baselineValue: floor.p50,
+      unit: "ms",
+      ratio: emptyReview.p50 / floor.p50,
+    });
+    const reviewRows: Row[] = [];
 
     let seeded = 0;
     for (const size of SIZES) {
@@ -121,14 +173,30 @@ async function main() {
         ratio: s.p50 / floor.p50,
         goal: size >= 5000 ? "≤ 1,000 ms" : size >= 1000 ? "≤ 500 ms" : undefined,
       });
+      const rms: number[] = [];
+      for (let i = 0; i < LOADS; i++)
+        rms.push(await reviewLoad(browser, stack.addresses.gateway, token, ws, size));
+      const r = stats(rms);
+      log(`${size} pending: review page first load until usable p50 ${r.p50} ms (max ${r.max})`);
+      reviewRows.push({
+        id: `web.review_first_usable_${size}`,
+        measurement: `review page first load until usable, ${size} pending in one workspace (p50 of ${LOADS})`,
+        value: r.p50,
+        baseline: "empty inbox first load p50",
+        baselineValue: floor.p50,
+        unit: "ms",
+        ratio: r.p50 / floor.p50,
+        goal: size >= 5000 ? "≤ 1,000 ms" : size >= 1000 ? "≤ 500 ms" : undefined,
+      });
     }
+    rows.push(...reviewRows);
     printTable(rows);
     log(`${cpus().length} CPUs; load average at start ${load.map((x) => x.toFixed(2)).join(" ")}`);
     const out = join(ROOT, "bench-results");
     mkdirSync(out, { recursive: true });
     writeFileSync(
       join(out, "web-load.json"),
-      `${JSON.stringify({ at: new Date().toISOString(), rows, floor, loadavg: load }, null, 2)}\n`,
+      `${JSON.stringify({ at: new Date().toISOString(), rows, floor, emptyReview, loadavg: load }, null, 2)}\n`,
     );
   } finally {
     await browser.close();

@@ -7,7 +7,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { Action } from "@gatehouse/gateway-contract";
-import { dependentsOf, digestsOf, groupActions, heldDependenciesOf } from "../src/reviewModel.ts";
+import {
+  blockedByHeld,
+  dependentsOf,
+  digestsOf,
+  groupActions,
+  heldDependenciesOf,
+} from "../src/reviewModel.ts";
 import { inSelection, reviewPath, selectionOf } from "../src/reviewPath.ts";
 
 const act = (
@@ -56,6 +62,31 @@ test("holding an entity names every included action depending on it, transitivel
 test("an included action names its held dependencies, transitively", () => {
   assert.deepEqual(heldDependenciesOf(4, all, new Set([2, 4, 5])), [1, 3]);
   assert.deepEqual(heldDependenciesOf(4, all, new Set([1, 2, 3, 4, 5])), []);
+});
+
+test("the page's map of blocked actions agrees with heldDependenciesOf for every action", () => {
+  for (const included of [new Set([1, 2, 3, 4, 5]), new Set([2, 4, 5]), new Set([1, 3, 4]), new Set([4])]) {
+    const expected = new Map(
+      all
+        .filter((a) => included.has(a.id))
+        .map((a) => [a.id, heldDependenciesOf(a.id, all, included)] as const)
+        .filter(([, deps]) => deps.length > 0),
+    );
+    assert.deepEqual(blockedByHeld(all, included), expected, `included ${[...included]}`);
+  }
+});
+
+test("only included actions downstream of a held one are blocked, in a chain of thousands", () => {
+  const chain = Array.from({ length: 5000 }, (_, i) =>
+    act(i + 1, "MEMORY", "create_entities", i > 0 ? [i] : []),
+  );
+  assert.equal(blockedByHeld(chain, new Set(chain.map((a) => a.id))).size, 0);
+  assert.deepEqual(blockedByHeld(chain, new Set(chain.slice(0, 4998).map((a) => a.id))), new Map());
+  assert.deepEqual(
+    [...blockedByHeld(chain.slice(0, 3), new Set([1, 3]))],
+    [[3, [2]]],
+    "only the included actions downstream of a held one are named",
+  );
 });
 
 test("the batch's digests are exactly the included actions', keyed by id", () => {

@@ -4,7 +4,8 @@
  * writes pinned first with reasons, holding an entity shows the relations that depend on it and
  * holds them on request, one batch carries every included action's description digest and exactly
  * those are applied; a batch with another action's digest is refused naming the action, nothing
- * approved. Prints how many screens the page takes at 1280x800 and 390x844.
+ * approved; a group longer than the window draws only its rows near the screen and its batch still
+ * names every included row. Prints how many screens the page takes at 1280x800 and 390x844.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -209,4 +210,49 @@ test("a batch carrying another action's digest is refused naming the action, and
   assert.match(refused.body.error.message, new RegExp(`action ${ids.x}\\b`), "the refusal names the action");
   assert.equal((await action(ws, ids.x)).status, "pending");
   assert.equal((await action(ws, ids.y)).status, "pending", "nothing approved");
+});
+
+test("a group longer than the window draws only the rows near the screen, and the batch still names every row", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const n = 150; // over the review page's REVIEW_WINDOW_FROM (100)
+  const result = await h.exec(
+    ws,
+    `export default async (env: any) => {
+      const ids: number[] = [];
+      for (let i = 0; i < ${n}; i++) ids.push((await env.MEMORY.create_entities({ entities: [{ name: "Wide" + i, entityType: "t", observations: [] }] })).actionId);
+      return ids;
+    }`,
+  );
+  const ids = returned<number[]>(result);
+  const page = await openApp(
+    browser,
+    base,
+    tokenOf("dev-approver"),
+    `/ws/${ws}/review?execution=${encodeURIComponent(result.executionId)}`,
+  );
+  await page.waitForSelector(`[data-testid="review-page"] h1 .count:text-is("${n}")`);
+  await page.waitForSelector(rowSel(ids[0] as number));
+  const drawn = await page.locator("[data-review-row]").count();
+  assert.ok(drawn > 0 && drawn < n, `${drawn} of ${n} rows drawn`);
+  const last = ids[n - 1] as number;
+  await page.evaluate(() => window.scrollTo(0, document.documentElement.scrollHeight));
+  await page.waitForSelector(rowSel(last));
+  // The batch is captured and refused on the way out: this test is about what the page sends.
+  let body: { actionIds: number[] } | undefined;
+  await page.route(`**/api/workspaces/${ws}/approve-batch`, (r) => {
+    body = r.request().postDataJSON() as { actionIds: number[] };
+    void r.abort();
+  });
+  await page
+    .locator(`${rowSel(last)} input[type="checkbox"]`)
+    .first()
+    .uncheck();
+  await page.click('[data-testid="review-approve"]');
+  await page.waitForSelector('[data-testid="review-status"]:has-text("Nothing approved")');
+  assert.deepEqual(
+    [...(body?.actionIds ?? [])].sort((a, b) => a - b),
+    ids.slice(0, -1),
+    "every row but the held one, drawn or not",
+  );
+  await page.context().close();
 });

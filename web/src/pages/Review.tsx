@@ -11,16 +11,17 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 import { ApiRequestError, errorMessage } from "../api.ts";
 import { Visible } from "../components/Visible.tsx";
+import { WindowedList } from "../components/WindowedList.tsx";
 import { useKeyboard } from "../keyboard.ts";
 import { Markdown } from "../markdown.tsx";
 import "../review.css";
 import {
+  blockedByHeld,
   dependentsOf,
   digestsOf,
   type ExecutionSnippet,
   fieldValue,
   groupActions,
-  heldDependenciesOf,
   loadViewed,
   saveViewed,
 } from "../reviewModel.ts";
@@ -39,6 +40,11 @@ function selectionLabel(s: ReviewSelection): string {
       return `actions ${s.ids.join(", ")}`;
   }
 }
+
+/** A group (or the risky list) longer than this draws only its rows near the screen. */
+const REVIEW_WINDOW_FROM = 100;
+/** Estimated height of one review row in CSS pixels before it is measured. */
+const REVIEW_ROW_ESTIMATE_PX = 90;
 
 type Snippet =
   | { state: "loading" }
@@ -99,12 +105,17 @@ export function ReviewPage() {
     }
   }, [api, ws, executionIds]);
 
-  const all = actions ?? [];
-  const risky = all.filter((a) => (a.risks ?? []).length > 0);
-  const groups = groupActions(all.filter((a) => (a.risks ?? []).length === 0));
-  const ordered = [...risky, ...groups.flatMap((g) => g.actions)];
-  const included = new Set(all.filter((a) => !held.has(a.id)).map((a) => a.id));
-  const blocked = all.filter((a) => included.has(a.id) && heldDependenciesOf(a.id, all, included).length > 0);
+  const all = useMemo(() => actions ?? [], [actions]);
+  const { risky, groups, ordered } = useMemo(() => {
+    const risky = all.filter((a) => (a.risks ?? []).length > 0);
+    const groups = groupActions(all.filter((a) => (a.risks ?? []).length === 0));
+    return { risky, groups, ordered: [...risky, ...groups.flatMap((g) => g.actions)] };
+  }, [all]);
+  const { included, blockedBy } = useMemo(() => {
+    const included = new Set(all.filter((a) => !held.has(a.id)).map((a) => a.id));
+    return { included, blockedBy: blockedByHeld(all, included) };
+  }, [all, held]);
+  const blocked = all.filter((a) => blockedBy.has(a.id));
 
   const setHold = (ids: number[], hold: boolean) =>
     setHeld((h) => {
@@ -196,7 +207,7 @@ export function ReviewPage() {
   const row = (a: Action, columns: string[] | null) => {
     const isHeld = held.has(a.id);
     const dependents = isHeld ? dependentsOf(a.id, all, included) : [];
-    const heldDeps = isHeld ? [] : heldDependenciesOf(a.id, all, included);
+    const heldDeps = isHeld ? [] : (blockedBy.get(a.id) ?? []);
     const span = 3 + (columns?.length ?? 1);
     return (
       <tbody
@@ -287,6 +298,46 @@ export function ReviewPage() {
     );
   };
 
+  const head = (columns: string[]) => (
+    <thead>
+      <tr>
+        <th />
+        <th>#</th>
+        <th>Summary</th>
+        {columns.map((c) => (
+          <th key={c}>
+            <Visible text={c} />
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+  // Short lists are one table; long ones one fixed-layout table per row, drawn only near the screen.
+  const rowsTable = (list: Action[], columns: string[] | null) =>
+    list.length <= REVIEW_WINDOW_FROM ? (
+      <table className="review-table">
+        {columns && head(columns)}
+        {list.map((a) => row(a, columns))}
+      </table>
+    ) : (
+      <>
+        {columns && <table className="review-table fixed">{head(columns)}</table>}
+        <WindowedList
+          as="div"
+          items={list}
+          itemKey={(a) => a.id}
+          windowFrom={0}
+          estimate={() => REVIEW_ROW_ESTIMATE_PX}
+          focusedIndex={list.findIndex((a) => a.id === current)}
+          render={(a) => (
+            <table key={a.id} className="review-table fixed">
+              {row(a, columns)}
+            </table>
+          )}
+        />
+      </>
+    );
+
   if (loadError) return <p className="banner error">{loadError}</p>;
   if (!actions) return <p className="muted loading">Loading…</p>;
   return (
@@ -332,7 +383,7 @@ export function ReviewPage() {
       {risky.length > 0 && (
         <section className="review-group risky" data-testid="review-risky">
           <h2>Needs a careful look ({risky.length})</h2>
-          <table className="review-table">{risky.map((a) => row(a, null))}</table>
+          {rowsTable(risky, null)}
         </section>
       )}
       {groups.map((g) => (
@@ -349,23 +400,7 @@ export function ReviewPage() {
               Viewed
             </label>
           </h2>
-          {!viewed.has(g.key) && (
-            <table className="review-table">
-              <thead>
-                <tr>
-                  <th />
-                  <th>#</th>
-                  <th>Summary</th>
-                  {g.columns.map((c) => (
-                    <th key={c}>
-                      <Visible text={c} />
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              {g.actions.map((a) => row(a, g.columns))}
-            </table>
-          )}
+          {!viewed.has(g.key) && rowsTable(g.actions, g.columns)}
         </section>
       ))}
       {approved.length > 0 && (
