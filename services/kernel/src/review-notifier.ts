@@ -15,7 +15,13 @@
  * One notifier per installation: several kernel replicas would each send.
  */
 import type { ActionState, WorkspaceStreams } from "@gatehouse/approval-core";
-import { type EventStore, type StoredEvent, StreamNotFound, type Subscription } from "@gatehouse/event-store";
+import {
+  type EventStore,
+  type StoredEvent,
+  StoreUnavailable,
+  StreamNotFound,
+  type Subscription,
+} from "@gatehouse/event-store";
 import { dispatchWaitingBatch, type NotifyConfig, type WaitingBatch } from "@gatehouse/notify";
 import {
   ActionStatus,
@@ -121,7 +127,17 @@ export class ReviewNotifier {
     this.subscription = this.options.store.subscribeToAll({
       after: this.cursor,
       onEvent: async (e) => {
-        await this.handle(e);
+        try {
+          await this.handle(e);
+        } catch (err) {
+          // The store went away: stop here and read again from this event. Anything else concerns this one
+          // turn (e.g. its workspace cannot be read): log it and go on, so one bad turn never holds up the rest.
+          if (err instanceof StoreUnavailable) throw err;
+          this.options.logger.error(
+            { event: "review_notification_skipped", at: e.globalPosition, err: (err as Error).message },
+            "a turn's review notification was skipped",
+          );
+        }
         this.cursor = e.globalPosition;
       },
       onError: (err) => {
