@@ -28,9 +28,24 @@ function managerFor(oidc: NonNullable<ClientConfig["oidc"]>): UserManager {
   });
 }
 
-/** Leaves for the provider's sign-in page; the browser comes back to this page with `?code=&state=`. */
+/** What the sign-in round trip carries: the page the person was on (e.g. a review link from a notification). */
+interface SsoState {
+  /** The hash route, e.g. "#/ws/w1/review?execution=e1". */
+  route: string;
+}
+
+/** A hash route the app may return to after sign-in: an app route, never a `#token=` hand-over. */
+function appRoute(route: unknown): string {
+  return typeof route === "string" && route.startsWith("#/") && route.length <= 2048 ? route : "#/";
+}
+
+/**
+ * Leaves for the provider's sign-in page; the browser comes back to this page with `?code=&state=`,
+ * and to the route it left from (a review link opened before signing in opens that review page).
+ */
 export async function startSso(oidc: NonNullable<ClientConfig["oidc"]>): Promise<void> {
-  await managerFor(oidc).signinRedirect();
+  const state: SsoState = { route: appRoute(window.location.hash) };
+  await managerFor(oidc).signinRedirect({ state });
 }
 
 /** Whether this load is the provider's redirect back (`?code=…&state=…` or `?error=…`). */
@@ -41,15 +56,20 @@ export function returningFromSso(): boolean {
 
 /**
  * Completes the sign-in after the redirect back: exchanges the code (with the PKCE verifier), checks
- * the state, and returns the ID token; the query string is removed from the address bar.
+ * the state, and returns the ID token; the query string is removed from the address bar and the route the
+ * person left from (an app route only; else the inbox) is restored.
  * @throws Error with the provider's error description, or when the exchange fails.
  */
 export async function finishSso(oidc: NonNullable<ClientConfig["oidc"]>): Promise<string> {
+  let route = "#/";
   try {
     const user = await managerFor(oidc).signinRedirectCallback();
+    route = appRoute((user.state as Partial<SsoState> | undefined)?.route);
     if (!user.id_token) throw new Error("the provider returned no ID token (is the openid scope granted?)");
     return user.id_token;
   } finally {
-    window.history.replaceState(null, "", `${window.location.pathname}#/`);
+    window.history.replaceState(null, "", `${window.location.pathname}${route}`);
+    // The hash router read the address before it changed: tell it, as the browser would on back/forward.
+    window.dispatchEvent(new PopStateEvent("popstate"));
   }
 }

@@ -44,9 +44,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function signIn(login: string): Promise<Page> {
+async function signIn(login: string, route = "/"): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
-  await page.goto(`${stack.addresses.gateway}/`);
+  await page.goto(`${stack.addresses.gateway}${route}`);
   await page.click('[data-testid="sso"]');
   await page.waitForURL((url) => url.href.startsWith(issuer.issuer));
   await page.fill('input[name="login"]', login);
@@ -94,5 +94,20 @@ test("a person the provider marks auditor signs in read-only, and the gateway re
   }, ws.id);
   assert.equal(res.status, 403);
   assert.match(res.body.error.message, /auditor-bo has role\(s\) auditor/);
+  await page.context().close();
+});
+
+test("a review link opened before signing in (as in a notification) opens that review page after single sign-on", async () => {
+  const kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
+  const ws = await callUnary(kernel, kernel.createWorkspace, {
+    name: "link",
+    owner: "user:ann",
+    members: [],
+  }).finally(() => kernel.close());
+  const route = `#/ws/${ws.id}/review?execution=e-1`;
+  const page = await signIn("ann", `/${route}`);
+  await page.waitForSelector('[data-testid="review-page"]');
+  assert.equal(new URL(page.url()).hash, route);
+  assert.doesNotMatch(page.url(), /code=|state=/);
   await page.context().close();
 });
