@@ -4,7 +4,8 @@
  * Python MCP venv) and a real HTTP receiver for the registered webhooks. A person sets their
  * preferences through the gateway (GET/PUT /api/me/notifications); an execution that stages several
  * writes yields exactly one email and one webhook post, each with the link to that turn's review page;
- * a second turn yields a second; after the stack restarts on the same data, nothing is sent again.
+ * a second turn yields a second; after the stack restarts on the same data, nothing is sent again. The
+ * emailed link, opened in Chromium, asks for a sign-in and then shows that turn's review page.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -19,7 +20,9 @@ import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
 import { KernelClient } from "@gatehouse/proto";
 import { freePort } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
+import type { Browser } from "playwright-core";
 import { type DevStack, startDevStack } from "../src/dev-stack.ts";
+import { launchBrowser } from "./browser.ts";
 import { api } from "./gateway-client.ts";
 import { DEV_MEMBERS, DEV_OWNER, unary } from "./harness.ts";
 
@@ -41,6 +44,7 @@ let notify: NotifyConfig;
 let gatewayPort = 0;
 let stack: DevStack;
 let kernel: KernelClient;
+let browser: Browser | undefined;
 
 interface Mail {
   rcpt_tos: string[];
@@ -158,6 +162,7 @@ before(async () => {
 });
 
 after(async () => {
+  await browser?.close();
   await stop();
   smtp?.stdin?.end();
   receiver?.close();
@@ -254,11 +259,25 @@ test("one turn staging several writes is one email and one post linking its revi
   assert.equal(posts[1]?.body.reviewUrl, linkOf(second));
   assert.equal(posts[1]?.body.pending, 2);
 
-  // The link opens the web app (served at the public URL); its data needs a sign-in.
-  const page = await fetch(`${base}/`);
-  assert.equal(page.status, 200);
+  // The emailed link opens the web app at the public URL: nothing shows before signing in, then the
+  // review page of that turn with its three writes.
   const inbox = await api(base, undefined, "GET", "/api/inbox");
   assert.equal(inbox.status, 401);
+  const link = /https?:\/\/\S+review\?execution=[\w-]+/.exec(plain(mail))?.[0] ?? "";
+  assert.equal(link, linkOf(first));
+  browser = await launchBrowser();
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(link);
+  await page.waitForSelector('[data-testid="token-input"]');
+  assert.equal(await page.locator('[data-testid="review-page"]').count(), 0, "no review before sign-in");
+  await page.fill('[data-testid="token-input"]', tokenOf("dev-approver"));
+  await page.click('[data-testid="sign-in"]');
+  await page.waitForSelector('[data-testid="review-page"]');
+  assert.equal(new URL(page.url()).hash, `#/ws/${ws}/review?execution=${first}`);
+  await page.waitForFunction(
+    () => /Ada/.test(document.body.textContent ?? "") && /Cy/.test(document.body.textContent ?? ""),
+  );
+  await page.context().close();
 
   // Restart the whole stack on the same data: the notifier resumes after its last record.
   await stop();
