@@ -99,8 +99,10 @@ interface Staged {
 const rowSel = (id: number) => `[data-review-row="${id}"]`;
 
 /** Screens a page takes: its scroll height over the viewport's height, rounded up. */
-const screensOf = (page: Page) =>
-  page.evaluate(() => Math.ceil(document.documentElement.scrollHeight / window.innerHeight));
+const screensOf = async (page: Page) => Math.ceil(await exactScreens(page));
+/** The scroll height over the viewport's height, unrounded. */
+const exactScreens = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollHeight / window.innerHeight);
 
 async function openAt(
   browser: Browser,
@@ -206,6 +208,7 @@ async function main() {
 
     // 1. Screens on the review page, and every summary visible without a detail page.
     const review: Record<string, number> = {};
+    const exact: Record<string, number> = {};
     const missing: Record<string, number[]> = {};
     for (const [name, viewport] of [
       ["1280x800", DESKTOP],
@@ -219,7 +222,9 @@ async function main() {
           timeout: 60_000,
         },
       );
-      review[name] = await screensOf(page);
+      const ratio = await exactScreens(page);
+      exact[name] = Math.round(ratio * 100) / 100;
+      review[name] = Math.ceil(ratio);
       await page.screenshot({ path: join(SCREENSHOTS, `bench-review-${name}.png`), fullPage: true });
       missing[name] = await summariesMissing(page, actions);
       pinned[name] = await page.locator('[data-testid="review-risky"] [data-review-row]').count();
@@ -271,7 +276,7 @@ async function main() {
         goal: `≤ ${goal}`,
         note:
           (missing[name] ?? []).length === 0
-            ? "every write's summary visible on the page"
+            ? `${exact[name]} screens unrounded; every write's summary visible on the page`
             : `summary not visible for #${(missing[name] ?? []).join(", #")}`,
       });
     }
@@ -368,6 +373,7 @@ async function main() {
           commit: gitCommit(ROOT),
           rows,
           review,
+          exact,
           oldWay,
           missing,
           pinned,

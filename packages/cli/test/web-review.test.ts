@@ -109,6 +109,15 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
   assert.ok(phoneFirst >= 0 && phoneFirst < phoneBox, "on a phone each card starts with its summary");
   await phone.context().close();
 
+  // A row is one line until its description is asked for; the description then shows under it.
+  assert.equal(await page.locator(`${rowSel(ids.beta)} .review-detail`).count(), 0, "no second line");
+  await page.click(`${rowSel(ids.notes)} [data-testid="description-toggle"]`);
+  const described = page.locator(`${rowSel(ids.notes)} [data-testid="review-description"]`);
+  await described.waitFor();
+  assert.ok(((await described.textContent()) ?? "").length > 0, "the description is shown");
+  await page.click(`${rowSel(ids.notes)} [data-testid="description-toggle"]`);
+  await described.waitFor({ state: "detached" });
+
   // Holding Alpha shows, in place, the relations that depend on it; "also hold" holds them.
   await page
     .locator(`${rowSel(ids.alpha)} input[type="checkbox"]`)

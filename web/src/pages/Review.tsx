@@ -56,7 +56,7 @@ export function ReviewPage() {
   const { ws = "" } = useParams();
   const [query] = useSearchParams();
   const selection = useMemo(() => selectionOf(query), [query]);
-  const { me, api, decided } = useSession();
+  const { me, api, decided, inbox } = useSession();
   const [actions, setActions] = useState<Action[] | null>(null);
   const [loadError, setLoadError] = useState("");
   const [held, setHeld] = useState<Set<number>>(new Set());
@@ -66,6 +66,7 @@ export function ReviewPage() {
   const [status, setStatus] = useState<{ text: string; error: boolean } | null>(null);
   const [approved, setApproved] = useState<Action[]>([]);
   const [snippets, setSnippets] = useState<Map<string, Snippet>>(new Map());
+  const [described, setDescribed] = useState<Set<number>>(new Set());
 
   const load = useCallback(async () => {
     try {
@@ -78,9 +79,23 @@ export function ReviewPage() {
       setLoadError(errorMessage(e));
     }
   }, [api, ws, selection]);
+  // The first list comes from the session's inbox (read once at sign-in, shared with the inbox page),
+  // so a cold load does not fetch and parse the same thousands of actions twice; a workspace the
+  // inbox does not hold is asked of the gateway, which says why. Later reads (after a decision) ask
+  // the gateway. The list is a snapshot: live changes do not move rows under the reader.
+  const taken = useRef("");
   useEffect(() => {
-    void load();
-  }, [load]);
+    const key = `${ws}?${query.toString()}`;
+    if (taken.current === key || inbox.workspaces === null) return;
+    taken.current = key;
+    const workspace = inbox.workspaces.find((w) => w.id === ws);
+    if (!workspace) {
+      void load();
+      return;
+    }
+    setActions(workspace.pending.filter((a) => inSelection(selection, a.id, a.executionId)));
+    setLoadError("");
+  }, [inbox.workspaces, ws, query, selection, load]);
 
   const executionIds = useMemo(
     () => [...new Set((actions ?? []).map((a) => a.executionId).filter((id) => id !== ""))].slice(0, 10),
@@ -121,6 +136,12 @@ export function ReviewPage() {
     setHeld((h) => {
       const next = new Set(h);
       for (const id of ids) hold ? next.add(id) : next.delete(id);
+      return next;
+    });
+  const toggleDescribed = (id: number) =>
+    setDescribed((d) => {
+      const next = new Set(d);
+      next.has(id) ? next.delete(id) : next.add(id);
       return next;
     });
   const toggleViewed = (key: string) =>
@@ -209,6 +230,15 @@ export function ReviewPage() {
     const dependents = isHeld ? dependentsOf(a.id, all, included) : [];
     const heldDeps = isHeld ? [] : (blockedBy.get(a.id) ?? []);
     const span = 3 + (columns?.length ?? 1);
+    const open = described.has(a.id);
+    // The second line only when it has something to show: a row is one line otherwise.
+    const detailed =
+      (a.risks ?? []).length > 0 ||
+      (a.preflightWarnings ?? []).length > 0 ||
+      a.preview !== "" ||
+      open ||
+      dependents.length > 0 ||
+      heldDeps.length > 0;
     return (
       <tbody
         key={a.id}
@@ -230,7 +260,16 @@ export function ReviewPage() {
             <Link to={`/ws/${encodeURIComponent(ws)}/actions/${a.id}`}>#{a.id}</Link>
           </td>
           <td data-label="Summary" className="review-summary">
-            <Visible text={a.summary || a.title} />
+            <Visible text={a.summary || a.title} />{" "}
+            <button
+              type="button"
+              className="review-more"
+              aria-expanded={open}
+              data-testid="description-toggle"
+              onClick={() => toggleDescribed(a.id)}
+            >
+              {open ? "hide description" : "description"}
+            </button>
           </td>
           {(columns ?? []).map((c) => (
             <td key={c} data-label={c} className="review-field">
@@ -243,57 +282,58 @@ export function ReviewPage() {
             </td>
           )}
         </tr>
-        <tr className="review-detail">
-          <td colSpan={span}>
-            {(a.risks ?? []).length > 0 && (
-              <ul className="review-risks" data-testid="risk-reasons">
-                {a.risks.map((r) => (
-                  <li key={`${r.kind}:${r.reason}`}>
-                    <strong>{r.kind}</strong>: <Visible text={r.reason} />
-                  </li>
-                ))}
-              </ul>
-            )}
-            {(a.preflightWarnings ?? []).map((w) => (
-              <p key={w} className="review-warning" data-testid="preflight-warning">
-                ⚠ <Visible text={w} />
-              </p>
-            ))}
-            {a.preview && (
-              <pre className="review-preview">
-                <Visible text={a.preview} />
-              </pre>
-            )}
-            <details>
-              <summary>Full description</summary>
-              <div className="description">
-                <Markdown text={a.description} />
-              </div>
-            </details>
-            {dependents.length > 0 && (
-              <div className="review-offer" data-testid="hold-offer" role="status">
-                Held, but included actions depend on it: {dependents.map((d) => `#${d}`).join(", ")}.{" "}
-                <button type="button" onClick={() => setHold(dependents, true)}>
-                  Also hold its dependents
-                </button>{" "}
-                <button type="button" onClick={() => setHold([a.id], false)}>
-                  Approve it too (they need it)
-                </button>
-              </div>
-            )}
-            {heldDeps.length > 0 && (
-              <div className="review-offer" data-testid="deps-offer" role="status">
-                Depends on held {heldDeps.map((d) => `#${d}`).join(", ")}.{" "}
-                <button type="button" onClick={() => setHold(heldDeps, false)}>
-                  Approve its dependencies too
-                </button>{" "}
-                <button type="button" onClick={() => setHold([a.id], true)}>
-                  Hold it too
-                </button>
-              </div>
-            )}
-          </td>
-        </tr>
+        {detailed && (
+          <tr className="review-detail">
+            <td colSpan={span}>
+              {(a.risks ?? []).length > 0 && (
+                <ul className="review-risks" data-testid="risk-reasons">
+                  {a.risks.map((r) => (
+                    <li key={`${r.kind}:${r.reason}`}>
+                      <strong>{r.kind}</strong>: <Visible text={r.reason} />
+                    </li>
+                  ))}
+                </ul>
+              )}
+              {(a.preflightWarnings ?? []).map((w) => (
+                <p key={w} className="review-warning" data-testid="preflight-warning">
+                  ⚠ <Visible text={w} />
+                </p>
+              ))}
+              {a.preview && (
+                <pre className="review-preview">
+                  <Visible text={a.preview} />
+                </pre>
+              )}
+              {open && (
+                <div className="description" data-testid="review-description">
+                  <Markdown text={a.description} />
+                </div>
+              )}
+              {dependents.length > 0 && (
+                <div className="review-offer" data-testid="hold-offer" role="status">
+                  Held, but included actions depend on it: {dependents.map((d) => `#${d}`).join(", ")}.{" "}
+                  <button type="button" onClick={() => setHold(dependents, true)}>
+                    Also hold its dependents
+                  </button>{" "}
+                  <button type="button" onClick={() => setHold([a.id], false)}>
+                    Approve it too (they need it)
+                  </button>
+                </div>
+              )}
+              {heldDeps.length > 0 && (
+                <div className="review-offer" data-testid="deps-offer" role="status">
+                  Depends on held {heldDeps.map((d) => `#${d}`).join(", ")}.{" "}
+                  <button type="button" onClick={() => setHold(heldDeps, false)}>
+                    Approve its dependencies too
+                  </button>{" "}
+                  <button type="button" onClick={() => setHold([a.id], true)}>
+                    Hold it too
+                  </button>
+                </div>
+              )}
+            </td>
+          </tr>
+        )}
       </tbody>
     );
   };
@@ -342,9 +382,6 @@ export function ReviewPage() {
   if (!actions) return <p className="muted loading">Loading…</p>;
   return (
     <main className="review" data-testid="review-page">
-      <p>
-        <Link to="/">← Inbox</Link>
-      </p>
       <h1>
         Review <span className="muted">{selectionLabel(selection)}</span>{" "}
         <span className="count">{all.length}</span>
@@ -362,7 +399,7 @@ export function ReviewPage() {
             {held.size > 0 ? ` (hold ${held.size})` : ""}
           </button>
         )}
-        <span className="muted"> j/k move · x hold · a approve</span>
+        <span className="muted"> j/k move · x hold · a approve</span> · <Link to="/">← Inbox</Link>
         {status && (
           <p
             className={status.error ? "review-status error" : "review-status"}
