@@ -1,7 +1,8 @@
 /**
  * Decisions name the person at the terminal: with neither GATEHOUSE_USER nor USER set, `approve`
  * and `reject` refuse before calling any service, asking for GATEHOUSE_USER or --by, instead of
- * recording a made-up identity; `who()` names the person from the environment.
+ * recording a made-up identity; commands without --by (`workspace create`, `rule`, `mcp serve`)
+ * name their own flag or none; `who()` names the person from the environment.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -40,7 +41,12 @@ test("who() names GATEHOUSE_USER, else USER, and refuses when neither is set (an
   assert.equal(who(), "user:bob");
   delete process.env.GATEHOUSE_USER;
   delete process.env.USER;
-  assert.throws(() => who(), /set GATEHOUSE_USER or pass --by user:<name>/);
+  assert.throws(() => who("--by"), /set GATEHOUSE_USER or pass --by user:<name>/);
+  assert.throws(() => who("--owner"), /set GATEHOUSE_USER or pass --owner user:<name>/);
+  assert.throws(
+    () => who(),
+    (err: Error) => /set GATEHOUSE_USER=<name>/.test(err.message) && !/--by/.test(err.message),
+  );
 });
 
 for (const args of [
@@ -57,5 +63,23 @@ for (const args of [
     assert.equal(res.code, 1);
     assert.match(res.stderr, /set GATEHOUSE_USER or pass --by user:<name>/);
     assert.doesNotMatch(res.stderr, /user:cli/);
+  });
+}
+
+for (const [args, hint] of [
+  [["workspace", "create"], /set GATEHOUSE_USER or pass --owner user:<name>/],
+  [["rule", "ws", "MEMORY", "mcp.tool.x"], /set GATEHOUSE_USER=<name> \(this command has no flag for it\)/],
+  [["mcp", "--workspace", "ws"], /set GATEHOUSE_USER=<name> \(this command has no flag for it\)/],
+] as const) {
+  test(`\`${args.join(" ")}\` without a person asks for what that command takes, never a --by it lacks`, async () => {
+    const res = await run(process.execPath, ["--no-node-snapshot", "--import", "tsx", MAIN, ...args], {
+      env: nobody(),
+    }).then(
+      () => assert.fail("expected a refusal"),
+      (err: { code: number; stderr: string }) => err,
+    );
+    assert.equal(res.code, 1);
+    assert.match(res.stderr, hint);
+    assert.doesNotMatch(res.stderr, /--by/);
   });
 }

@@ -61,7 +61,7 @@ export async function approveBatch(
   all: boolean,
   stallMs: number,
   json: boolean,
-  decidedBy: string = who(),
+  decidedBy: string = who("--by"),
 ): Promise<void> {
   const expected = all
     ? (await call(decisions, decisions.listActions, { workspaceId, pendingOnly: true })).actions.map(

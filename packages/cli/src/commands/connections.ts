@@ -87,7 +87,7 @@ export function registerConnectionCommands(program: Command, globals: () => Glob
           accept: true,
           url: opts.url ?? "",
           name: opts.name ?? "",
-          decidedBy: checkBy(opts.by ?? who()),
+          decidedBy: checkBy(opts.by ?? who("--by")),
           reason: "",
         });
         emit(globals().json, r, () => `${r.binding}\t${r.acceptedUrl}`);
@@ -110,7 +110,7 @@ export function registerConnectionCommands(program: Command, globals: () => Glob
           accept: false,
           url: "",
           name: "",
-          decidedBy: checkBy(opts.by ?? who()),
+          decidedBy: checkBy(opts.by ?? who("--by")),
           reason: opts.reason,
         });
         emit(globals().json, r, () => `declined connection request ${r.requestId}`);

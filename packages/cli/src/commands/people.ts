@@ -37,7 +37,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
   program
     .command("approve <workspace> [ids...]")
     .description(
-      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected: a bar on a terminal, a line every 5 s in a pipe, JSON lines with --json",
+      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected: a bar on a terminal, a line every 5 s in a pipe, JSON lines with --json. It shows no descriptions, so its approvals are not bound to one; `gatehouse review` binds each approval to the description it showed",
     )
     .option("--all", "approve every pending action of the workspace")
     .option("--with-deps", "also approve the undecided actions these depend on (one id)")
@@ -61,8 +61,10 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
           if (opts.withDeps && actionIds.length !== 1) {
             throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
           }
-          const decidedBy = personArg(opts.by ?? who(), "--by");
+          const decidedBy = personArg(opts.by ?? who("--by"), "--by");
           const c = decisionsClient();
+          // No description digests: this command shows no description, so it cannot say which one
+          // the person saw (`gatehouse review` does, and sends them).
           if (actionIds.length === 1) {
             const actionId = actionIds[0]!;
             const res = await call(c, c.approve, {
@@ -116,7 +118,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     .option("--by <person>", 'who withdraws, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .action((ws: string, ids: string[], opts: { reason: string; by?: string }) =>
       run("approval", async () => {
-        const withdrawnBy = personArg(opts.by ?? who(), "--by");
+        const withdrawnBy = personArg(opts.by ?? who("--by"), "--by");
         const actionIds = ids.map((s) => parseId(s, "action id"));
         const c = decisionsClient();
         const res = await call(c, c.withdrawApproval, {
@@ -145,7 +147,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     .option("--by <person>", 'who decides, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .action((ws: string, id: string, opts: { reason: string; by?: string }) =>
       run("approval", async () => {
-        const decidedBy = personArg(opts.by ?? who(), "--by");
+        const decidedBy = personArg(opts.by ?? who("--by"), "--by");
         const c = decisionsClient();
         const res = await call(c, c.reject, {
           workspaceId: ws,
@@ -170,7 +172,7 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     .action((ws: string, id: string, opts: { by?: string }) =>
       run("approval", async () => {
         const actionId = parseId(id, "action id");
-        const requestedBy = opts.by ?? who();
+        const requestedBy = opts.by ?? who("--by");
         if (!/^user:\S/.test(requestedBy)) {
           throw new Error(`--by must be "user:<id>", e.g. --by user:alice (got "${requestedBy}")`);
         }

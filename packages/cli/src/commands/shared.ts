@@ -24,14 +24,18 @@ export function useJsonErrors(on: boolean): void {
 /**
  * The person at the terminal: "user:" + $GATEHOUSE_USER, else "user:" + $USER (empty values count
  * as unset). Decisions and ownership always name a real person, never a made-up one.
- * @throws Error asking to set GATEHOUSE_USER or pass --by when neither variable is set.
+ * `flag` is the command's option that names the person instead ("--by", "--owner"), for the hint;
+ * omit it for a command that has none (then the hint asks for GATEHOUSE_USER only).
+ * @throws Error when neither variable is set, asking to set GATEHOUSE_USER or, when the command
+ *   has one, to pass `flag`.
  */
-export function who(): string {
+export function who(flag?: string): string {
   const name = process.env.GATEHOUSE_USER || process.env.USER;
   if (!name) {
-    throw new Error(
-      "no person to record: neither GATEHOUSE_USER nor USER is set; set GATEHOUSE_USER or pass --by user:<name>",
-    );
+    const fix = flag
+      ? `set GATEHOUSE_USER or pass ${flag} user:<name>`
+      : "set GATEHOUSE_USER=<name> (this command has no flag for it)";
+    throw new Error(`no person to record: neither GATEHOUSE_USER nor USER is set; ${fix}`);
   }
   return `user:${name}`;
 }

@@ -44,7 +44,7 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
     )
     .action((opts: { name: string; owner?: string; member: string[] }) =>
       run("kernel", async () => {
-        const owner = personArg(opts.owner ?? who(), "--owner");
+        const owner = personArg(opts.owner ?? who("--owner"), "--owner");
         const members = opts.member.map((m) => personArg(m, "--member"));
         const k = kernelClient();
         const ws = await call(k, k.createWorkspace, { name: opts.name, owner, members });
@@ -93,7 +93,7 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
     .option("--by <person>", 'who removes it, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .action((ws: string, binding: string, opts: { reason: string; by?: string }) =>
       run("kernel", async () => {
-        const removedBy = opts.by ?? who();
+        const removedBy = opts.by ?? who("--by");
         if (!/^user:\S/.test(removedBy)) {
           throw new Error(`--by must be "user:<id>", e.g. --by user:alice (got "${removedBy}")`);
         }
