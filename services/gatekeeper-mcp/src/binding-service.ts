@@ -5,7 +5,10 @@
  *   -> AuthorizeObservation (caller token) -> only then return the CallToolResult.
  * - write(tool, args, {dependsOn}): validate -> build the approver description from the staged
  *   payload -> SubmitAction (fresh uuid localId, payloadJson {tool, arguments}) -> `{status:
- *   "pending", actionId}`. The MCP server is NOT called (delivery AWAIT).
+ *   "pending", actionId}`. The tool itself is NOT called (delivery AWAIT). For a file write of a
+ *   filesystem server the gatekeeper first reads the current state through the server's read
+ *   tools (and edit_file's dryRun) ONLY to describe the action (diff, risks, pre-flight warnings;
+ *   file-facts.ts): those reads are not observations, reach no caller, and never fail the write.
  * - getActionResult(id): GetActionForCaller -> status; an applied result is recorded as an
  *   observation before it is returned.
  */
@@ -19,8 +22,9 @@ import type { Logger } from "pino";
 import { validateArguments } from "./arg-validation.ts";
 import { type Catalog, permittedTool } from "./catalog.ts";
 import type { ConnectionPool } from "./connections.ts";
-import { describeRead, describeToolCall } from "./describe.ts";
+import { DEFAULT_BUDGET, describeRead, describeToolCall } from "./describe.ts";
 import { ArgumentsInvalid, GatekeeperError, ToolFailed, UnknownAction } from "./errors.ts";
+import { describeFileCall, type FileFacts } from "./file-facts.ts";
 import type { ResolvedResource } from "./resource-url.ts";
 import { reviewFacts } from "./review-facts.ts";
 
@@ -53,6 +57,8 @@ export interface StagedPayload {
 }
 
 const MAX_ERROR_BYTES = 2048;
+/** Deadline of the describe-reads of one staged write (file-facts.ts), in milliseconds. */
+export const DESCRIBE_TIMEOUT_MS = 2000;
 
 /** The text of a tool result's text content blocks, bounded; used as the failure message. */
 export function toolErrorText(result: CallToolResult): string {
@@ -95,6 +101,9 @@ export class BindingService {
   readonly #logger: Logger;
   /** actionId -> localId for actions submitted in this session (for dependsOn). */
   readonly #localIds = new Map<number, string>();
+  /** actionId -> path of this session's pending create_directory actions (pre-flight warnings). */
+  readonly #pendingDirs = new Map<number, string>();
+  readonly #describeTimeoutMs: number;
 
   constructor(
     ctx: SessionContext,
@@ -102,7 +111,9 @@ export class BindingService {
     pool: ConnectionPool,
     approval: ApprovalQueue,
     logger: Logger,
+    describeTimeoutMs = DESCRIBE_TIMEOUT_MS,
   ) {
+    this.#describeTimeoutMs = describeTimeoutMs;
     this.#ctx = ctx;
     this.#catalog = catalog;
     this.#pool = pool;
@@ -158,10 +169,18 @@ export class BindingService {
     const args = plainArgs(tool, rawArgs);
     validateArguments(tool, entry.tool.inputSchema as Record<string, unknown>, args);
     const dependsOn = this.#dependsOn(tool, options);
-    const call = describeToolCall(resource.serverName, tool, entry.tool.description, args);
+    const facts = reviewFacts(tool, args, entry.tool.annotations?.destructiveHint === true);
+    const file = await this.#describeFile(tool, args);
+    const call = describeToolCall(resource.serverName, tool, entry.tool.description, args, DEFAULT_BUDGET, {
+      details: file?.details,
+      blocks: file?.blocks,
+    });
     const localId = randomUUID();
     const payload: StagedPayload = { tool, arguments: args };
     const c = entry.classification;
+    const risks = file?.knowsDestructive
+      ? [...file.risks, ...facts.risks.filter((r) => r.kind !== "destructive")]
+      : [...(file?.risks ?? []), ...facts.risks];
     const actionId = await this.#approval.submitAction(
       this.#ctx.callerToken,
       localId,
@@ -177,18 +196,44 @@ export class BindingService {
         classifiedBy: c.classifiedBy,
         // Writes go to the bound MCP server itself, not out of the workspace's systems.
         egress: false,
-        ...reviewFacts(
-          tool,
-          (args ?? {}) as Record<string, unknown>,
-          entry.tool.annotations?.destructiveHint === true,
-        ),
-        preflightWarnings: [],
+        summary: facts.summary,
+        fields: facts.fields,
+        risks,
+        preflightWarnings: file?.preflightWarnings ?? [],
+        preview: file?.preview ?? facts.preview,
       },
       JSON.stringify(payload),
     );
     this.#localIds.set(actionId, localId);
+    if (tool === "create_directory" && typeof args.path === "string")
+      this.#pendingDirs.set(actionId, args.path);
     this.#logger.info({ event: "action.submitted", tool, actionId }, "write staged for approval");
     return { status: "pending", actionId };
+  }
+
+  /**
+   * Describe-reads of a file write (file-facts.ts) through the bound server, bounded by
+   * DESCRIBE_TIMEOUT_MS; never recorded as observations, never returned to the caller, and never
+   * failing the staging (null when the tool is not a file write or describing broke).
+   */
+  async #describeFile(tool: string, args: Record<string, unknown>): Promise<FileFacts | null> {
+    try {
+      return await describeFileCall({
+        tool,
+        args,
+        tools: this.#catalog.tools,
+        call: (t, a, timeoutMs) => this.#pool.callTool(this.#ctx.resource, t, a, timeoutMs),
+        timeoutMs: this.#describeTimeoutMs,
+        pendingDirs: this.#pendingDirs,
+        readContent:
+          !this.#restricted("read_text_file") &&
+          !this.#restricted("read_file") &&
+          !this.#restricted("edit_file"),
+      });
+    } catch {
+      this.#logger.info({ event: "describe.failed", tool }, "describe-read failed; staged without it");
+      return null;
+    }
   }
 
   #dependsOn(tool: string, options: unknown): string[] {

@@ -20,7 +20,7 @@ export interface ReviewFacts {
 }
 
 /** One line ≤ max chars: control, format and separator characters shown as ⟨U+XXXX⟩ tokens. */
-function oneLine(text: string, max = 200): string {
+export function oneLine(text: string, max = 200): string {
   const shown = text.replace(
     /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
     (c) => `⟨U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}⟩`,

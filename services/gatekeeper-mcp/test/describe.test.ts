@@ -60,3 +60,31 @@ test("a read or a write whose arguments hold a direction control names the argum
     );
   }
 });
+
+test("multi-line text arguments are fenced text blocks in the file's language, never escaped JSON", () => {
+  const d = describeToolCall("files", "edit_file", undefined, {
+    path: "docs/a.md",
+    edits: [{ oldText: "one\ntwo", newText: "uno\n```\ndos\u202E\n" }],
+  });
+  assert.ok(d.descriptionIsComplete);
+  assert.ok(!d.description.includes("\\n"), "no escaped line breaks");
+  assert.match(
+    d.description,
+    /the multi-line text of `edits\[0\]\.oldText`, `edits\[0\]\.newText` is shown after them as text/,
+  );
+  assert.match(d.description, /"oldText": "\(text shown below as edits\[0\]\.oldText\)"/);
+  assert.match(
+    d.description,
+    /Argument `edits\[0\]\.oldText` as text \(untrusted, exactly as staged; 2 lines, 7 bytes, no line break at the end\):\n\n```markdown\none\ntwo\n```/,
+  );
+  assert.match(
+    d.description,
+    /; 3 lines, [0-9]+ bytes, ends with a line break\):\n\n````markdown\nuno\n```\ndos\u202E\n````/,
+  );
+  assert.match(
+    d.description,
+    /- ⚠ Arguments `edits\[0\]\.newText` contains invisible or direction-control characters: U\+202E/,
+  );
+  const plain = describeToolCall("files", "write_file", undefined, { path: "notes", content: "a\nb" });
+  assert.match(plain.description, /```text\na\nb\n```/);
+});
