@@ -60,6 +60,13 @@ export interface FollowOptions {
   onProgress(counts: BatchCounts): void;
   /** Ends the follow at once as `interrupted` (the approve call, if still under way, is cancelled). */
   signal?: AbortSignal;
+  /**
+   * Action id → the description digest (ActionRecord.descriptionDigest) of the record the person
+   * was shown, one per id approved: the service refuses the whole batch (FAILED_PRECONDITION naming
+   * the action, nothing approved) when one is not the stored description's. Absent or empty: the
+   * approvals are not bound to a description (`gatehouse approve`, which shows none).
+   */
+  descriptionDigests?: Record<number, string>;
 }
 
 const FINAL = new Set([
@@ -183,7 +190,7 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
         decidedBy: o.decidedBy,
         all: o.all,
         returnOnceRecorded: true,
-        descriptionDigests: {},
+        descriptionDigests: o.descriptionDigests ?? {},
       },
       (err, res) => {
         if (settled) return;

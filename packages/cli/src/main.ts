@@ -11,6 +11,7 @@ import { registerMcpCommand } from "./commands/mcp.ts";
 import { registerMemberCommands } from "./commands/members.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
+import { registerReviewCommand } from "./commands/review.ts";
 import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
@@ -41,6 +42,7 @@ process.stdout.on("error", (err: NodeJS.ErrnoException) => {
 registerDevCommand(program);
 registerWorkspaceCommands(program, globals);
 registerPeopleCommands(program, globals);
+registerReviewCommand(program, globals);
 registerObserverCommands(program, globals);
 registerMcpCommand(program);
 registerConnectionCommands(program, globals);

@@ -8,8 +8,14 @@ import { statusName, terminalSafe } from "./output.ts";
  * text kept as lines, never escaped), dependencies and dependents (`all` is the workspace's action
  * log, to find dependents), and the description digest. Every agent-written string passes through
  * {@link terminalSafe}, so invisible and direction-control characters show as ⟨U+XXXX⟩ tokens.
+ * With `options.maxTextLines`, a longer description text shows its first lines and
+ * "… N more lines" followed by `options.moreHint` (e.g. how to see the rest).
  */
-export function showText(action: ActionRecord, all: ActionRecord[]): string {
+export function showText(
+  action: ActionRecord,
+  all: ActionRecord[],
+  options: { maxTextLines?: number; moreHint?: string } = {},
+): string {
   const d = action.description;
   const out: string[] = [];
   const t = (s: string) => terminalSafe(s);
@@ -23,7 +29,15 @@ export function showText(action: ActionRecord, all: ActionRecord[]): string {
     out.push("fields:");
     for (const f of d.fields) out.push(`  ${t(f.name)}: ${t(f.value).split("\n").join("\n    ")}`);
   }
-  if (d?.description) out.push("", t(d.description), "");
+  if (d?.description) {
+    const lines = t(d.description).split("\n");
+    const max = options.maxTextLines ?? lines.length;
+    out.push("", ...lines.slice(0, max));
+    if (lines.length > max) {
+      out.push(`… ${lines.length - max} more lines${options.moreHint ? ` (${options.moreHint})` : ""}`);
+    }
+    out.push("");
+  }
   if (action.dependsOn.length) out.push(`depends on: ${action.dependsOn.map((i) => `#${i}`).join(", ")}`);
   const dependents = all.filter((a) => a.dependsOn.includes(action.id)).map((a) => `#${a.id}`);
   if (dependents.length) out.push(`dependents: ${dependents.join(", ")}`);
