@@ -10,4 +10,5 @@ export {
   seedPendingWorkspaces,
 } from "./bench.ts";
 export { ReadModelBehind } from "./errors.ts";
+export { Leadership, type LeadershipOptions, PROJECTOR_LOCK_KEY } from "./leader.ts";
 export { type ReadModel, type ReadModelOptions, startReadModel } from "./read-model.ts";

@@ -1,7 +1,8 @@
 /**
- * Leadership among read-model replicas on one PostgreSQL database: the holder of a session advisory
- * lock (on a dedicated connection) runs the projector; the others try again every second. The lock
- * is released when its connection ends, so a leader that dies or is closed hands over.
+ * Leadership among replicas on one PostgreSQL database: the holder of a session advisory lock (on a
+ * dedicated connection) runs the job (by default the read-model projector); the others try again every
+ * second. The lock is released when its connection ends, so a leader that dies or is closed hands over.
+ * Other jobs that must run once per installation (the kernel's review notifier) use their own lock key.
  */
 import pg from "pg";
 import type pino from "pino";
@@ -16,6 +17,10 @@ const RETRY_MS = 1000;
 export interface LeadershipOptions {
   url: string;
   logger: pino.Logger;
+  /** The advisory lock key (default {@link PROJECTOR_LOCK_KEY}); one key per job. */
+  lockKey?: number;
+  /** What is led, for the log lines (default "the read-model projector"). */
+  job?: string;
   /** Called when this replica takes the lock; the returned stop is awaited when it loses it or closes. */
   lead(): () => Promise<void>;
 }
@@ -45,6 +50,8 @@ export class Leadership {
 
   private async run(): Promise<void> {
     const { logger } = this.options;
+    const key = this.options.lockKey ?? PROJECTOR_LOCK_KEY;
+    const job = this.options.job ?? "the read-model projector";
     while (!this.closed) {
       const client = new pg.Client({ connectionString: this.options.url, connectionTimeoutMillis: 5000 });
       let lost = false;
@@ -57,23 +64,21 @@ export class Leadership {
       try {
         await client.connect();
         while (!this.closed && !lost) {
-          const r = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [
-            PROJECTOR_LOCK_KEY,
-          ]);
+          const r = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [key]);
           if (r.rows[0]?.ok) break;
           await this.pause(RETRY_MS);
         }
         if (!this.closed && !lost) {
           this.leading = true;
-          logger.info("read model: this replica leads the projector");
+          logger.info(`this replica leads ${job}`);
           const stop = this.options.lead();
           while (!this.closed && !lost) await this.pause(60_000);
           await stop();
           this.leading = false;
-          if (lost) logger.warn("read model: lost the projector lock (connection dropped)");
+          if (lost) logger.warn(`lost the lock of ${job} (connection dropped)`);
         }
       } catch (error) {
-        if (!this.closed) logger.warn({ err: error }, "read model: projector lock unavailable; retrying");
+        if (!this.closed) logger.warn({ err: error }, `the lock of ${job} is unavailable; retrying`);
       } finally {
         this.leading = false;
         client.off("end", onLost);

@@ -6,6 +6,7 @@ import { WorkspaceStreams } from "@gatehouse/approval-core";
 import type { EventStore } from "@gatehouse/event-store";
 import type { NotifyConfig } from "@gatehouse/notify";
 import { ConnectionsService, KernelService, SandboxRunnerClient } from "@gatehouse/proto";
+import { Leadership } from "@gatehouse/read-model";
 import {
   listenGrpc,
   PEER_CHANNEL_OPTIONS,
@@ -71,7 +72,16 @@ export interface KernelOptions {
    * nothing, and preferences can still be set (kept for when it is configured).
    */
   notify?: NotifyConfig;
+  /**
+   * The event store's PostgreSQL URL when several kernel replicas share it: then only the replica holding
+   * an advisory lock on that database runs the review notifier (the others take over when it goes), so
+   * each turn is notified once. Absent: this kernel runs the notifier (one replica).
+   */
+  notifyLeaderUrl?: string;
 }
+
+/** The PostgreSQL advisory lock key of the review notifier (one holder per installation). */
+export const REVIEW_NOTIFIER_LOCK_KEY = 7_420_117_032;
 
 export interface RunningKernel {
   port: number;
@@ -117,9 +127,33 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
       })
     : undefined;
   const streams = new WorkspaceStreams(store);
-  const notifier = options.notify
-    ? await ReviewNotifier.start({ store, streams, workspaces, config: options.notify, logger })
-    : undefined;
+  let stopNotifier: (() => Promise<void>) | undefined;
+  if (options.notify) {
+    const notify = options.notify;
+    const start = () => ReviewNotifier.start({ store, streams, workspaces, config: notify, logger });
+    if (options.notifyLeaderUrl) {
+      const leadership = new Leadership({
+        url: options.notifyLeaderUrl,
+        logger,
+        lockKey: REVIEW_NOTIFIER_LOCK_KEY,
+        job: "the review notifier",
+        lead: () => {
+          const running = start();
+          running.catch((err: Error) =>
+            logger.error(
+              { event: "review_notifier_failed", err: err.message },
+              "the review notifier did not start",
+            ),
+          );
+          return async () => (await running.catch(() => undefined))?.close();
+        },
+      });
+      stopNotifier = () => leadership.close();
+    } else {
+      const notifier = await start();
+      stopNotifier = () => notifier.close();
+    }
+  }
   const server = new Server();
   server.addService(
     KernelService,
@@ -151,7 +185,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
     metrics,
     async close() {
       await stopGrpc(server);
-      await notifier?.close();
+      await stopNotifier?.();
       gatekeepers.close();
       runner.close();
       await connection?.close();

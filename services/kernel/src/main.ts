@@ -119,6 +119,8 @@ const kernel = await startKernel({
   port: Number(port),
   logger,
   ...(notify ? { notify } : {}),
+  // Several replicas on one PostgreSQL store: one of them (the lock holder) sends.
+  ...(notify && /^postgres(ql)?:/.test(storeUrl) ? { notifyLeaderUrl: storeUrl } : {}),
 });
 let healthy = true;
 const [opsHost, opsPort] = config.KERNEL_METRICS_ADDR.split(":") as [string, string];

@@ -12,7 +12,8 @@
  * resumes after the largest `trigger_position` and skips turns already notified, so a restart never
  * sends twice (a crash between the sends and the append sends again: at least once). Without the
  * stream (notifications just turned on) it starts at the store's head: history is never notified.
- * One notifier per installation: several kernel replicas would each send.
+ * One notifier runs per installation: with several kernel replicas on PostgreSQL, only the holder of an
+ * advisory lock runs it (KernelOptions.notifyLeaderUrl); another takes over from the stream when it goes.
  */
 import type { ActionState, WorkspaceStreams } from "@gatehouse/approval-core";
 import {

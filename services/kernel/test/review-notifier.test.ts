@@ -13,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { WorkspaceStreams } from "@gatehouse/approval-core";
-import { type EventStore, type NewEvent, openSqliteEventStore } from "@gatehouse/event-store";
+import { type EventStore, type NewEvent, openEventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
 import {
   ActionDescription,
@@ -28,6 +29,7 @@ import {
 } from "@gatehouse/proto";
 import pino from "pino";
 import type { GatekeeperClients } from "../src/gatekeepers.ts";
+import { type RunningKernel, startKernel } from "../src/index.ts";
 import { REVIEW_NOTIFICATIONS_STREAM, ReviewNotifier } from "../src/review-notifier.ts";
 import { Workspaces } from "../src/workspaces.ts";
 
@@ -62,6 +64,12 @@ after(() => {
 /** A store with workspace `ws` (owner ana, who asked for the `hook` webhook everywhere). */
 async function newStore(name: string, ws = WS): Promise<EventStore> {
   const store = openSqliteEventStore(join(dir, `${name}.sqlite`));
+  await seed(store, ws);
+  return store;
+}
+
+/** Creates workspace `ws` (owner ana) and ana's preferences (the `hook` webhook everywhere). */
+async function seed(store: EventStore, ws = WS): Promise<void> {
   await store.append(
     `workspace-${ws}`,
     [
@@ -86,7 +94,6 @@ async function newStore(name: string, ws = WS): Promise<EventStore> {
     ],
     "any",
   );
-  return store;
 }
 
 function start(store: EventStore): Promise<ReviewNotifier> {
@@ -251,5 +258,59 @@ test("a turn whose workspace cannot be read is skipped and logged; later turns s
   } finally {
     await notifier.close();
     await store.close();
+  }
+});
+
+test("several kernels on one PostgreSQL store: only the lock holder sends, and another takes over when it stops", async () => {
+  const pg = await startPostgresServer({ migrate: true });
+  const stores = [await openEventStore(pg.url), await openEventStore(pg.url)];
+  const kernels: RunningKernel[] = [];
+  try {
+    const store = stores[0] as EventStore;
+    await seed(store);
+    posts.length = 0;
+    const leads: number[] = [];
+    const kernelOn = (i: number) =>
+      startKernel({
+        store: stores[i] as EventStore,
+        callerTokenSecret: "x".repeat(32),
+        gatekeepers: {},
+        sandboxRunnerAddress: "127.0.0.1:1",
+        logger: pino(
+          { level: "info" },
+          { write: (line: string) => /review_notifier_started/.test(line) && leads.push(i) },
+        ),
+        notify: config,
+        notifyLeaderUrl: pg.url,
+      });
+    kernels.push(await kernelOn(0));
+    const until = async (what: string, ok: () => boolean) => {
+      const end = Date.now() + 15_000;
+      while (!ok()) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await until("kernel 0 to lead (its notifier started)", () => leads.includes(0));
+    kernels.push(await kernelOn(1));
+    await append(store, submitted("A", "a"), executed("A"));
+    await recorded(store, 1);
+    // Kernel 0 stops: kernel 1 takes the lock and resumes after A.
+    await (kernels.shift() as RunningKernel).close();
+    await until("kernel 1 to lead (its notifier started)", () => leads.includes(1));
+    await append(store, submitted("B", "b"), executed("B"));
+    const all = await recorded(store, 2);
+    assert.deepEqual(
+      all.map((r) => r.executionId),
+      ["A", "B"],
+    );
+    assert.deepEqual(
+      posts.map((p) => p.reviewUrl.split("=")[1]),
+      ["A", "B"],
+    );
+  } finally {
+    for (const k of kernels) await k.close();
+    for (const s of stores) await s.close();
+    await pg.stop();
   }
 });
