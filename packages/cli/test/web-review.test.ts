@@ -5,10 +5,12 @@
  * holds them on request, one batch carries every included action's description digest and exactly
  * those are applied; a batch with another action's digest is refused naming the action, nothing
  * approved; a group longer than the window draws only its rows near the screen and its batch still
- * names every included row. Prints how many screens the page takes at 1280x800 and 390x844.
+ * names every included row; before approval, a file overwrite shows its diff against the current
+ * file and a write into a missing directory its pre-flight warning. Prints how many screens the page
+ * takes at 1280x800 and 390x844.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Action, ActionDetail, ApiError } from "@gatehouse/gateway-contract";
@@ -263,5 +265,51 @@ test("a group longer than the window draws only the rows near the screen, and th
     ids.slice(0, -1),
     "every row but the held one, drawn or not",
   );
+  await page.context().close();
+});
+
+test("before approval, a file overwrite shows its diff against the current file and a write into a missing directory its pre-flight warning", async () => {
+  const ws = await h.workspace("mcp://files");
+  const files = join(h.dir, "files");
+  const ledger = join(files, "ledger.md");
+  writeFileSync(ledger, "# Ledger\n\nalpha\nbeta\n");
+  const result = await h.exec(
+    ws,
+    `export default async (env: any) => {
+      const over = await env.FILES.write_file({ path: ${JSON.stringify(ledger)}, content: "# Ledger\\n\\nalpha\\ngamma\\n" });
+      const lost = await env.FILES.write_file({ path: ${JSON.stringify(join(files, "nowhere", "x.md"))}, content: "x\\n" });
+      return { over: over.actionId, lost: lost.actionId };
+    }`,
+  );
+  const ids = returned<{ over: number; lost: number }>(result);
+  const page = await openApp(
+    browser,
+    base,
+    tokenOf("dev-approver"),
+    `/ws/${ws}/review?execution=${encodeURIComponent(result.executionId)}`,
+  );
+  await page.waitForSelector(rowSel(ids.lost));
+  assert.match(
+    (await page.locator(`${rowSel(ids.lost)} [data-testid="preflight-warning"]`).textContent()) ?? "",
+    /the parent directory \S*nowhere does not exist: the write would fail/,
+  );
+  const over = page.locator(rowSel(ids.over)).first();
+  assert.match(
+    (await over.locator('[data-testid="risk-reasons"]').textContent()) ?? "",
+    /destructive: replaces the existing file \S*ledger\.md/,
+  );
+  await over.locator('[data-testid="description-toggle"]').click();
+  const description = over.locator('[data-testid="review-description"]');
+  await description.waitFor();
+  const lines = async (cls: string) =>
+    (await description.locator(`.diff-line.${cls}`).allTextContents()).map((l) => l.trimEnd());
+  assert.deepEqual(await lines("diff-del"), ["-beta"], "the diff against the current content");
+  assert.deepEqual(await lines("diff-add"), ["+gamma"]);
+  assert.match(
+    (await description.locator("code.language-markdown").textContent()) ?? "",
+    /^# Ledger\n\nalpha\ngamma\n?$/,
+    "the new content as Markdown text lines",
+  );
+  assert.equal(readFileSync(ledger, "utf8"), "# Ledger\n\nalpha\nbeta\n", "nothing written before approval");
   await page.context().close();
 });
