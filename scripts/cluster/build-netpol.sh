@@ -23,10 +23,14 @@ go_env
 need_build "$ver+xtqueue+input" "$name"
 log "building $name $ver (~3 min cold)"
 patched="$SRC/$name-$ver-patched"
-if [ ! -f "$patched/.patched" ]; then
+# A copy without go.mod is an interrupted one (a cold run once left only the folders): copy again.
+if [ ! -f "$patched/.patched" ] || [ ! -f "$patched/go.mod" ]; then
   orig="$(cd "$SRC" && module_field "sigs.k8s.io/kube-network-policies@$ver" Dir)"
-  [ -d "$orig" ] || die "could not download sigs.k8s.io/kube-network-policies@$ver from the Go proxy"
-  rm -rf "$patched" && cp -r "$orig" "$patched" && chmod -R u+w "$patched"
+  [ -f "$orig/go.mod" ] || die "could not download sigs.k8s.io/kube-network-policies@$ver from the Go proxy (no go.mod in '$orig')"
+  rm -rf "$patched"
+  cp -r "$orig" "$patched"
+  chmod -R u+w "$patched"
+  [ -f "$patched/go.mod" ] || die "copying $orig to $patched left no go.mod: remove $patched and run again"
   f="$patched/pkg/networkpolicy/controller.go"
   perl -0pi -e 's/queue := &expr\.Queue\{Num: uint16\(c\.config\.QueueID\)\}\n\tif c\.config\.FailOpen \{\n\t\tqueue\.Flag = expr\.QueueFlagBypass\n\t\}/queue := xtNFQueue(uint16(c.config.QueueID), c.config.FailOpen)/g' "$f"
   perl -0pi -e 's/(\n\tif c\.config\.NetfilterBug1766Fix \{\n\t\tc\.addDNSRacersWorkaroundRules\(nft, table\))/\n\tif !c.config.AdminNetworkPolicy && !c.config.BaselineAdminNetworkPolicy {\n\t\taddHostInputRules(nft, table, queue)\n\t}\n$1/' "$f"
