@@ -104,7 +104,7 @@ async function gatehouseAt(
 ): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [BIN, ...args], {
-      env: { ...process.env, GATEHOUSE_APPROVAL_ADDRESS: at },
+      env: { ...process.env, GATEHOUSE_APPROVAL_ADDRESS: at, GATEHOUSE_USER: "dev-approver" },
       timeout: 120_000,
       maxBuffer: 256 * 1024 * 1024,
     });

@@ -60,6 +60,7 @@ test("the compiled CLI answers --version and --help without tsx", async () => {
   const help = await gatehouse(["--help"]);
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /approve \[options\] <workspace> \[ids\.\.\.\]/);
+  assert.match(help.stdout, /review \[options\] <workspace>/);
   const approve = await gatehouse(["approve", "--help"]);
   assert.equal(approve.code, 0, approve.stderr);
   assert.match(approve.stdout, /--stall-timeout <duration>/);
