@@ -228,3 +228,57 @@ test("without a terminal, review refuses and points at approve/reject", async ()
   assert.equal(res.code, 1);
   assert.match(res.stderr, /stdin is not one; from a script, decide with `gatehouse approve`/);
 });
+
+test("`a` approves this action and the rest, listing each with its summary; the held risky one stays pending", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const id = returned<Record<string, number>>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        const m = env.MEMORY;
+        const one = await m.create_entities({ entities: [{ name: "One", entityType: "t", observations: [] }] });
+        const del = await m.delete_entities({ entityNames: ["Gone"] });
+        const two = await m.create_entities({ entities: [{ name: "Two", entityType: "t", observations: [] }] });
+        const rel = await m.create_relations({ relations: [{ from: "One", to: "Two", relationType: "r" }] }, { dependsOn: [one.actionId, two.actionId] });
+        return { one: one.actionId, del: del.actionId, two: two.actionId, rel: rel.actionId };
+      }`,
+    ),
+  );
+  const t = onTerminal(["review", ws]);
+  await t.expect(new RegExp(`RISK destructive[\\s\\S]*?Approve #${id.del} \\[`), "the delete first");
+  t.send("n");
+  await t.expect(new RegExp(`Approve #${id.one} \\[`), "One");
+  t.send("a");
+  await t.expect(new RegExp(`also approving #${id.two} create_entities Two`), "Two listed");
+  await t.expect(new RegExp(`also approving #${id.rel} create_relations`), "the relation listed");
+  await t.expect(/3 approve, 1 hold, 0 reject/, "the summary");
+  assert.equal(await t.exited, 0, t.out());
+  const now = await records(ws);
+  for (const k of ["one", "two", "rel"]) {
+    assert.equal(now.get(id[k]!)?.status, ActionStatus.ACTION_STATUS_APPLIED, k);
+  }
+  assert.equal(now.get(id.del!)?.status, ActionStatus.ACTION_STATUS_PENDING);
+});
+
+test("Ctrl-C in the middle of a review submits nothing", async () => {
+  const ws = await h.workspace("mcp://memory");
+  const [a, b] = returned<number[]>(
+    await h.exec(
+      ws,
+      `export default async (env: any) => {
+        const a = await env.MEMORY.create_entities({ entities: [{ name: "C1", entityType: "t", observations: [] }] });
+        const b = await env.MEMORY.create_entities({ entities: [{ name: "C2", entityType: "t", observations: [] }] });
+        return [a.actionId, b.actionId];
+      }`,
+    ),
+  ) as [number, number];
+  const t = onTerminal(["review", ws]);
+  await t.expect(new RegExp(`Approve #${a} \\[`), "the first prompt");
+  t.send("y");
+  await t.expect(new RegExp(`Approve #${b} \\[`), "the second prompt");
+  t.child.stdin?.write("\u0003");
+  assert.equal(await t.exited, 130, t.out());
+  assert.match(t.out(), /interrupted; nothing was submitted \(every action is still pending\)/);
+  const now = await records(ws);
+  for (const x of [a, b]) assert.equal(now.get(x)?.status, ActionStatus.ACTION_STATUS_PENDING);
+});
