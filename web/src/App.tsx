@@ -18,6 +18,7 @@ import { ChatPage } from "./pages/Chat.tsx";
 import { ChatsPage } from "./pages/Chats.tsx";
 import { InboxPage } from "./pages/Inbox.tsx";
 import { LogPage } from "./pages/Log.tsx";
+import { NotificationsPage } from "./pages/Notifications.tsx";
 import { ReviewPage } from "./pages/Review.tsx";
 import { RulesPage } from "./pages/Rules.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
@@ -149,6 +150,7 @@ function Shell({ token, onSignOut }: { token: string; onSignOut: (why: string) =
             <Route path="/ws/:ws/rules" element={<RulesPage />} />
             <Route path="/ws/:ws/chats" element={<ChatsPage />} />
             <Route path="/ws/:ws/chats/:chat" element={<ChatPage />} />
+            <Route path="/settings/notifications" element={<NotificationsPage />} />
             <Route path="*" element={<Navigate to="/" replace />} />
           </Routes>
           <Toasts outcomes={toasts} onDismiss={dismissToast} />

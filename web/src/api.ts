@@ -20,6 +20,8 @@ import type {
   LogResponse,
   Me,
   MembersResponse,
+  NotificationPreferencesBody,
+  NotificationPreferencesResponse,
   RejectBody,
   RemoveBindingBody,
   RemoveBindingResult,
@@ -85,6 +87,10 @@ export interface Api {
   sendMessage(workspaceId: string, chatId: string, text: string): Promise<SendMessageResult>;
   /** Stops an open turn of the person's own chat (it ends `cancelled` at its next step). */
   cancelTurn(workspaceId: string, chatId: string, turnId: string): Promise<CancelTurnResult>;
+  /** The signed-in person's notification preferences and what can be sent. */
+  notifications(): Promise<NotificationPreferencesResponse>;
+  /** Replaces them; 400 names the field (a bad address, a webhook that is not registered). */
+  setNotifications(body: NotificationPreferencesBody): Promise<NotificationPreferencesResponse>;
 }
 
 const ws = (workspaceId: string) => `/api/workspaces/${encodeURIComponent(workspaceId)}`;
@@ -151,6 +157,8 @@ export function createApi(token: string, onUnauthorized: (message: string) => vo
       request("POST", `${chat(workspaceId, chatId)}/messages`, { text }),
     cancelTurn: (workspaceId, chatId, turnId) =>
       request("POST", `${chat(workspaceId, chatId)}/turns/${encodeURIComponent(turnId)}/cancel`, {}),
+    notifications: () => request("GET", "/api/me/notifications"),
+    setNotifications: (body) => request("PUT", "/api/me/notifications", body),
   };
 }
 

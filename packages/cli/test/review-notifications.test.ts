@@ -325,3 +325,32 @@ test("an execution that wrote nothing sends nothing", async () => {
   assert.equal(mails().length, before.mails + 1);
   assert.equal(posts.length, before.posts + 1);
 });
+
+test("the Notifications page sets a person's preferences; a refusal is shown next to Save", async () => {
+  browser ??= await launchBrowser();
+  const base = stack.addresses.gateway;
+  const token = tokenOf("dev-auditor");
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(`${base}/#token=${encodeURIComponent(token)}`);
+  await page.click('[data-testid="notifications-link"]');
+  await page.waitForSelector('[data-testid="notifications-page"]');
+  await page.fill('[data-testid="notify-email"]', "not an address");
+  await page.check('[data-testid="notify-scope-email"]');
+  await page.click('[data-testid="notify-save"]');
+  await page.waitForSelector('[data-testid="notify-status"][role="alert"]');
+  assert.match(
+    (await page.textContent('[data-testid="notify-status"]')) ?? "",
+    /email must be an email address/,
+  );
+
+  await page.fill('[data-testid="notify-email"]', "bo@example.test");
+  await page.check('[data-testid="notify-hook-team-slack"]');
+  await page.click('[data-testid="notify-save"]');
+  await page.waitForSelector('[data-testid="notify-status"]:has-text("Saved.")');
+  const stored = await api<NotificationPreferencesResponse>(base, token, "GET", "/api/me/notifications");
+  assert.equal(stored.body.email, "bo@example.test");
+  assert.deepEqual(stored.body.scopes, [{ workspace: "*", email: true, webhooks: ["team-slack"] }]);
+  await page.context().close();
+  // Back to none, so the other tests' counts are unaffected by the auditor.
+  await api(base, token, "PUT", "/api/me/notifications", { scopes: [] });
+});

@@ -23,6 +23,9 @@ export function Header({ me, liveUp, onSignOut }: { me: Me; liveUp: boolean; onS
           read-only (auditor)
         </span>
       )}
+      <NavLink to="/settings/notifications" data-testid="notifications-link">
+        Notifications
+      </NavLink>
       <button type="button" onClick={onSignOut} data-testid="sign-out">
         Sign out
       </button>
