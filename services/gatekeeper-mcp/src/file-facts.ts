@@ -342,12 +342,12 @@ async function editFile(
   }
   const diff = unfence(d.text);
   const c = counts(diff);
+  // A targeted edit whose every changed line the diff shows is not pinned as destructive (as a
+  // commit's modified files are not): the tool's generic destructive risk is dropped.
   f.knowsDestructive = true;
-  f.risks.push({
-    kind: "destructive",
-    reason: `changes the existing file ${oneLine(path, 160)} (−${c.removed} +${c.added} lines)`,
-  });
-  f.details.push("The diff of these edits against the current content (the server's dry run) is below.");
+  f.details.push(
+    `The edits change ${c.removed} line(s) and add ${c.added} (the server's dry run against the current content; diff below).`,
+  );
   f.blocks.push({
     label: "Diff of the edits against the current content (untrusted; the server's dry run):",
     text: diff,

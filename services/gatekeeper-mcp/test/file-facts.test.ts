@@ -103,12 +103,13 @@ test("a new Markdown file under a normal directory has no risk, no warning, and 
   assert.equal(d.preview, "# New\n\n- one");
 });
 
-test("edit_file shows the server's dry-run diff and changes nothing", async () => {
+test("edit_file shows the server's dry-run diff, is not pinned as destructive, and changes nothing", async () => {
   const path = join(root, "docs", "ledger.md");
   const d = await stage("edit_file", { path, edits: [{ oldText: "beta", newText: "delta" }] });
   assert.match(d.description, /```diff\n[\s\S]*-beta\n\+delta\n[\s\S]*```/);
   assert.equal(d.preview, "-beta\n+delta");
-  assert.match(d.risks[0]?.reason ?? "", /changes the existing file .*ledger\.md \(−1 \+1 lines\)/);
+  assert.deepEqual(d.risks, [], "a targeted edit shown line by line is not pinned as destructive");
+  assert.match(d.description, /The edits change 1 line\(s\) and add 1 \(the server's dry run/);
   assert.equal(readFileSync(path, "utf8"), "# Ledger\n\nalpha\nbeta\n", "the dry run wrote nothing");
   const bad = await stage("edit_file", { path, edits: [{ oldText: "nowhere", newText: "x" }] });
   assert.match(bad.preflightWarnings[0] ?? "", /a dry run of these edits .* failed .*: the edit would fail/);
