@@ -130,7 +130,7 @@ export async function startKernel(options: KernelOptions): Promise<RunningKernel
   let stopNotifier: (() => Promise<void>) | undefined;
   if (options.notify) {
     const notify = options.notify;
-    const start = () => ReviewNotifier.start({ store, streams, workspaces, config: notify, logger });
+    const start = () => ReviewNotifier.start({ store, streams, workspaces, config: notify, logger, metrics });
     if (options.notifyLeaderUrl) {
       const leadership = new Leadership({
         url: options.notifyLeaderUrl,

@@ -1,4 +1,4 @@
-/** Kernel metrics (Prometheus): executions by outcome and their latency, open binding watches. */
+/** Kernel metrics (Prometheus): executions by outcome and their latency, open binding watches, review notifications. */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 
 export interface KernelMetrics {
@@ -9,6 +9,11 @@ export interface KernelMetrics {
   executionSeconds: Histogram;
   /** WatchBindings streams open now (about one per connected MCP session). */
   bindingWatches: Gauge;
+  /**
+   * Turns whose review notification was handled, by outcome: delivered (every send went out),
+   * failed (at least one send failed), no_recipient (nobody asked for one), skipped (the turn could not be read).
+   */
+  reviewNotifications: Counter<"outcome">;
 }
 
 export function createKernelMetrics(): KernelMetrics {
@@ -31,6 +36,12 @@ export function createKernelMetrics(): KernelMetrics {
     bindingWatches: new Gauge({
       name: "gatehouse_kernel_binding_watches",
       help: "WatchBindings streams open now (about one per connected MCP session)",
+      registers: [registry],
+    }),
+    reviewNotifications: new Counter({
+      name: "gatehouse_kernel_review_notifications_total",
+      help: "Turns with writes waiting whose review notification was handled, by outcome (delivered, failed, no_recipient, skipped)",
+      labelNames: ["outcome"],
       registers: [registry],
     }),
   };

@@ -33,6 +33,7 @@ import {
   TurnSuspended,
 } from "@gatehouse/proto";
 import type { Logger } from "pino";
+import type { KernelMetrics } from "./metrics.ts";
 import { preferencesOf } from "./notification-preferences.ts";
 import type { Workspaces } from "./workspaces.ts";
 
@@ -55,6 +56,8 @@ export interface ReviewNotifierOptions {
   workspaces: Workspaces;
   config: NotifyConfig;
   logger: Logger;
+  /** Counts each handled turn by outcome (absent: not counted). */
+  metrics?: Pick<KernelMetrics, "reviewNotifications">;
 }
 
 type Selection = WaitingBatch["selection"];
@@ -134,6 +137,7 @@ export class ReviewNotifier {
           // The store went away: stop here and read again from this event. Anything else concerns this one
           // turn (e.g. its workspace cannot be read): log it and go on, so one bad turn never holds up the rest.
           if (err instanceof StoreUnavailable) throw err;
+          this.options.metrics?.reviewNotifications.inc({ outcome: "skipped" });
           this.options.logger.error(
             { event: "review_notification_skipped", at: e.globalPosition, err: (err as Error).message },
             "a turn's review notification was skipped",
@@ -225,6 +229,13 @@ export class ReviewNotifier {
       "any",
     );
     this.sent.add(key);
+    const outcome =
+      result.failed.length > 0
+        ? "failed"
+        : result.emailed + result.posted.length === 0
+          ? "no_recipient"
+          : "delivered";
+    this.options.metrics?.reviewNotifications.inc({ outcome });
   }
 }
 

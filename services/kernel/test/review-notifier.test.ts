@@ -30,6 +30,7 @@ import {
 import pino from "pino";
 import type { GatekeeperClients } from "../src/gatekeepers.ts";
 import { type RunningKernel, startKernel } from "../src/index.ts";
+import { createKernelMetrics } from "../src/metrics.ts";
 import { REVIEW_NOTIFICATIONS_STREAM, ReviewNotifier } from "../src/review-notifier.ts";
 import { Workspaces } from "../src/workspaces.ts";
 
@@ -96,6 +97,8 @@ async function seed(store: EventStore, ws = WS): Promise<void> {
   );
 }
 
+const metrics = createKernelMetrics();
+
 function start(store: EventStore): Promise<ReviewNotifier> {
   return ReviewNotifier.start({
     store,
@@ -103,7 +106,14 @@ function start(store: EventStore): Promise<ReviewNotifier> {
     workspaces: new Workspaces(store, {} as GatekeeperClients),
     config,
     logger,
+    metrics,
   });
+}
+
+/** gatehouse_kernel_review_notifications_total{outcome}. */
+async function counted(outcome: string): Promise<number> {
+  const m = await metrics.reviewNotifications.get();
+  return m.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
 }
 
 const submitted = (executionId: string, summary: string): NewEvent => ({
@@ -150,6 +160,7 @@ test("a built-in agent turn is one notification when it ends, not one per step; 
   const notifier = await start(store);
   try {
     posts.length = 0;
+    const delivered = await counted("delivered");
     await append(store, toolCalled("T", "T.1.1"), submitted("T.1.1", "a"), submitted("T.1.1", "b"));
     await append(store, executed("T.1.1"), toolCalled("T", "T.2.1"), submitted("T.2.1", "c"));
     await append(store, executed("T.2.1"), turnEnded("T"));
@@ -158,6 +169,7 @@ test("a built-in agent turn is one notification when it ends, not one per step; 
     assert.equal(turn?.turnId, "T");
     assert.equal(turn?.pending, 3);
     assert.equal(plain?.executionId, "X");
+    assert.equal(await counted("delivered"), delivered + 2);
     assert.deepEqual(
       posts.map((p) => [p.reviewUrl, p.pending, p.summaries]),
       [
@@ -246,6 +258,7 @@ test("a turn whose workspace cannot be read is skipped and logged; later turns s
   const notifier = await start(store);
   try {
     posts.length = 0;
+    const skipped = await counted("skipped");
     // A stream that looks like a workspace's but has no WorkspaceCreated.
     await store.append("workspace-broken", [submitted("Z", "z"), executed("Z")], "no_stream");
     await append(store, submitted("OK", "ok"), executed("OK"));
@@ -255,6 +268,7 @@ test("a turn whose workspace cannot be read is skipped and logged; later turns s
       ["OK"],
     );
     assert.equal(posts.length, 1);
+    assert.equal(await counted("skipped"), skipped + 1);
   } finally {
     await notifier.close();
     await store.close();
