@@ -3,7 +3,8 @@ import type { ActionRecord } from "@gatehouse/proto";
 import { statusName, terminalSafe } from "./output.ts";
 
 /**
- * The full description of `action` as lines of text: summary, status, binding, kind, risks first
+ * The full description of `action` as lines of text: summary, status, binding, execution (the
+ * `gatehouse review --turn` id), kind, risks first
  * ("kind: reason"), pre-flight warnings, fields, then the Markdown description as text (multi-line
  * text kept as lines, never escaped), dependencies and dependents (`all` is the workspace's action
  * log, to find dependents), and the description digest. Every agent-written string passes through
@@ -22,6 +23,7 @@ export function showText(
   out.push(`#${action.id} ${t(d?.summary || d?.title || "")}`);
   out.push(`status: ${statusName(action.status)}`);
   out.push(`binding: ${t(action.binding)}`);
+  if (action.executionId) out.push(`execution: ${t(action.executionId)}`);
   if (d?.actionKind) out.push(`kind: ${t(JSON.stringify(d.actionKind))}`);
   for (const r of d?.risks ?? []) out.push(`RISK ${t(r.kind)}: ${t(r.reason)}`);
   for (const w of d?.preflightWarnings ?? []) out.push(`warning: ${t(w)}`);

@@ -58,3 +58,9 @@ test("show prints multi-line text as lines, invisible characters as tokens, risk
   assert.match(text, /^dependents: #2$/m);
   assert.match(text, /^description digest: sha256:abc$/m);
 });
+
+test("show names the action's execution (what `gatehouse review --turn` takes), and no line for none", () => {
+  const a = { ...record(3, [], ""), executionId: "ex-9" };
+  assert.match(showText(a, [a]), /^execution: ex-9$/m);
+  assert.doesNotMatch(showText(record(4, [], ""), []), /^execution:/m);
+});

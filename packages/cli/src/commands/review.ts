@@ -219,7 +219,10 @@ export function registerReviewCommand(program: Command, globals: () => GlobalOpt
     .description(
       "walk the pending actions on the terminal like `git add -p`, risky ones first, each in full: y approve, n hold, r reject, d view text, a approve the rest, q stop; then submit one decision whose approvals are bound to the descriptions shown",
     )
-    .option("--turn <id>", "only the actions of this execution (ExecuteResult.execution_id) or agent turn")
+    .option(
+      "--turn <id>",
+      "only the actions of this execution or built-in agent turn (the execution line of `gatehouse show`, executionId in `exec --json`)",
+    )
     .option("--by <person>", 'who decides, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .option(
       "--stall-timeout <duration>",
