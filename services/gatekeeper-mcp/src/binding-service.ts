@@ -200,7 +200,7 @@ export class BindingService {
         fields: facts.fields,
         risks,
         preflightWarnings: file?.preflightWarnings ?? [],
-        preview: file?.preview ?? facts.preview,
+        preview: facts.preview,
       },
       JSON.stringify(payload),
     );

@@ -43,8 +43,6 @@ export interface FileFacts {
   details: string[];
   /** Untrusted blocks for the description, e.g. the diff against the current content. */
   blocks: UntrustedBlock[];
-  /** Replaces the generic preview when set (an edit's first changed lines). */
-  preview?: string;
 }
 
 /** Options of `describeFileCall`. */
@@ -161,17 +159,6 @@ export function fileDiff(path: string, before: string, after: string): string {
     context: 3,
     headerOptions: FILE_HEADERS_ONLY,
   }).replace(/\n$/, "");
-}
-
-/** The first ≤3 changed lines (+/-) of a unified diff, ≤300 characters: an edit's preview. */
-export function changedLines(diff: string): string {
-  const lines = diff
-    .split("\n")
-    .filter((l) => /^[+-]/.test(l) && !/^(\+\+\+|---) /.test(l))
-    .slice(0, 3)
-    .join("\n");
-  const chars = [...lines];
-  return chars.length > 300 ? `${chars.slice(0, 299).join("")}…` : lines;
 }
 
 function counts(diff: string): { added: number; removed: number } {
@@ -355,7 +342,6 @@ async function editFile(
     name: "Diff",
     maxBytes: DIFF_BLOCK_BYTES,
   });
-  f.preview = changedLines(diff);
   return f;
 }
 

@@ -107,7 +107,7 @@ test("edit_file shows the server's dry-run diff, is not pinned as destructive, a
   const path = join(root, "docs", "ledger.md");
   const d = await stage("edit_file", { path, edits: [{ oldText: "beta", newText: "delta" }] });
   assert.match(d.description, /```diff\n[\s\S]*-beta\n\+delta\n[\s\S]*```/);
-  assert.equal(d.preview, "-beta\n+delta");
+  assert.equal(d.preview, "", "one-line edits have no main text: the diff is in the description");
   assert.deepEqual(d.risks, [], "a targeted edit shown line by line is not pinned as destructive");
   assert.match(d.description, /The edits change 1 line\(s\) and add 1 \(the server's dry run/);
   assert.equal(readFileSync(path, "utf8"), "# Ledger\n\nalpha\nbeta\n", "the dry run wrote nothing");
