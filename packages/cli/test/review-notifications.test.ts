@@ -5,7 +5,10 @@
  * preferences through the gateway (GET/PUT /api/me/notifications); an execution that stages several
  * writes yields exactly one email and one webhook post, each with the link to that turn's review page;
  * a second turn yields a second; after the stack restarts on the same data, nothing is sent again. The
- * emailed link, opened in Chromium, asks for a sign-in and then shows that turn's review page.
+ * emailed link, opened in Chromium, asks for a sign-in and then shows that turn's review page. A turn of
+ * the built-in agent (driven by the FAKE OpenAI-compatible model of @gatehouse/agent-core/testing, as
+ * no real model can be reached here) whose step stages two writes, which wait for people, is one
+ * notification as the turn suspends, linking `?turn=`.
  */
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -14,6 +17,7 @@ import { createServer, type Server } from "node:http";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import type { ApiError, NotificationPreferencesResponse } from "@gatehouse/gateway-contract";
 import { REVIEW_NOTIFICATIONS_STREAM } from "@gatehouse/kernel";
 import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
@@ -45,6 +49,7 @@ let gatewayPort = 0;
 let stack: DevStack;
 let kernel: KernelClient;
 let browser: Browser | undefined;
+let fake: FakeOpenAiServer;
 
 interface Mail {
   rcpt_tos: string[];
@@ -80,7 +85,16 @@ async function until<T>(what: string, probe: () => T | undefined | Promise<T | u
 }
 
 async function start(): Promise<void> {
-  stack = await startDevStack({ dataDir: dir, ports: { gateway: gatewayPort }, notify });
+  stack = await startDevStack({
+    dataDir: dir,
+    ports: { gateway: gatewayPort },
+    notify,
+    agent: {
+      deployment: { provider: "openai-compatible", model: "fake-coder", baseUrl: fake.baseUrl },
+      workspaces: new Map(),
+      limits: { maxSteps: 5, maxTokens: 100_000, maxResultBytes: 16_384, modelAttempts: 3 },
+    },
+  });
   kernel = new KernelClient(stack.addresses.kernel, credentials.createInsecure());
 }
 
@@ -125,6 +139,7 @@ async function stageWrites(ws: string, names: string[]): Promise<string> {
 }
 
 before(async () => {
+  fake = await startFakeOpenAiServer();
   const smtpPort = await freePort();
   smtp = spawn(python, [SMTP_SINK, mailbox, String(smtpPort)], { stdio: ["pipe", "pipe", "inherit"] });
   await new Promise<void>((resolve, reject) => {
@@ -166,6 +181,7 @@ after(async () => {
   await stop();
   smtp?.stdin?.end();
   receiver?.close();
+  await fake?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -353,4 +369,56 @@ test("the Notifications page sets a person's preferences; a refusal is shown nex
   await page.context().close();
   // Back to none, so the other tests' counts are unaffected by the auditor.
   await api(base, token, "PUT", "/api/me/notifications", { scopes: [] });
+});
+
+test("a built-in agent turn is one notification linking ?turn=: its step's writes wait for people, so it is sent as the turn suspends", async () => {
+  await prefer("ana@example.test", ["ops-json"]);
+  const ws = (
+    await unary(kernel, kernel.createWorkspace, { name: "agent", owner: DEV_OWNER, members: DEV_MEMBERS })
+  ).id;
+  await unary(kernel, kernel.introduceResource, { workspaceId: ws, url: "mcp://memory", name: "" });
+  const before = { mails: mails().length, posts: posts.length, recorded: (await recorded()).length };
+  const code = `export default async (env: any) => {
+  for (const name of ["Hal", "Ida"])
+    await env.MEMORY.create_entities({ entities: [{ name, entityType: "person", observations: [] }] });
+}`;
+  fake.push(
+    { kind: "tool_calls", calls: [{ name: "executeCode", arguments: JSON.stringify({ code }) }] },
+    { kind: "text", text: "Added Hal and Ida." },
+  );
+  const turnId = "turn-notify-1";
+  await stack.agent.startChat({ workspaceId: ws, chatId: "chat-notify", person: DEV_OWNER });
+  await stack.agent.sendMessage({
+    workspaceId: ws,
+    chatId: "chat-notify",
+    turnId,
+    text: "Add Hal and Ida",
+    person: DEV_OWNER,
+  });
+  await until(
+    "the turn's notification",
+    async () => ((await recorded()).length === before.recorded + 1 ? true : undefined),
+    240_000,
+  );
+  const last = (await recorded()).at(-1) as unknown as {
+    turnId: string;
+    executionId: string;
+    pending: number;
+  };
+  assert.equal(last.turnId, turnId);
+  assert.ok(!last.executionId, "a turn, not one of its executions");
+  assert.equal(last.pending, 2);
+  const events = await stack.store.readStream(`workspace-${ws}`);
+  assert.ok(
+    events.some((e) => e.type === "TurnSuspended"),
+    "the turn waits for people",
+  );
+  await until("the email", () => (mails().length === before.mails + 1 ? true : undefined));
+  assert.ok(plain(mails().at(-1) as Mail).includes(`/#/ws/${ws}/review?turn=${turnId}`));
+  assert.equal(posts.length, before.posts + 1, "one post for the turn, not one per write");
+  assert.equal(
+    posts.at(-1)?.body.reviewUrl,
+    `http://127.0.0.1:${gatewayPort}/#/ws/${ws}/review?turn=${turnId}`,
+  );
+  assert.equal(posts.at(-1)?.body.pending, 2);
 });
