@@ -50,11 +50,19 @@ describe("escaping", () => {
   });
 });
 
+/** The parts of a Slack block these tests read. */
+type SlackBlock = { text: { text: string }; elements: { url: string }[] };
+/** The parts of a Teams attachment these tests read. */
+type TeamsAttachment = {
+  contentType: string;
+  content: { type: string; actions: unknown; body: unknown };
+};
+
 describe("Slack message", () => {
   it("has a fallback text, escaped summaries and a Review button with the deep link", () => {
     const msg = slackMessage(batch(), "https://gh.example") as {
       text: string;
-      blocks: Record<string, any>[];
+      blocks: SlackBlock[];
     };
     assert.match(
       msg.text,
@@ -63,13 +71,12 @@ describe("Slack message", () => {
     const all = JSON.stringify(msg.blocks);
     assert.ok(!all.includes("<!channel>") && !all.includes("<script>"), all);
     assert.ok(all.includes("&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;"));
-    assert.equal(msg.blocks.at(-1)?.elements[0].url, reviewUrl("https://gh.example", batch()));
-    assert.match(msg.blocks[0]?.text.text, /1 risky/);
+    assert.equal(msg.blocks.at(-1)?.elements[0]?.url, reviewUrl("https://gh.example", batch()));
+    assert.match(msg.blocks[0]?.text.text ?? "", /1 risky/);
   });
   it("shows at most 10 summaries and counts the rest", () => {
     const many = batch({ pending: 25, summaries: Array.from({ length: 25 }, (_, i) => `write ${i}`) });
-    const text = (slackMessage(many, "http://x") as { blocks: Record<string, any>[] }).blocks[1]?.text
-      .text as string;
+    const text = (slackMessage(many, "http://x") as { blocks: SlackBlock[] }).blocks[1]?.text.text as string;
     assert.equal(text.split("\n").filter((l) => l.startsWith("• ")).length, 10);
     assert.match(text, /and 15 more/);
   });
@@ -79,10 +86,11 @@ describe("Teams message", () => {
   it("is a message with one Adaptive Card whose Open URL action is the deep link and whose text is escaped", () => {
     const msg = teamsMessage(batch(), "https://gh.example") as {
       type: string;
-      attachments: Record<string, any>[];
+      attachments: TeamsAttachment[];
     };
     assert.equal(msg.type, "message");
-    const card = msg.attachments[0] ?? {};
+    const card = msg.attachments[0];
+    assert.ok(card, "one attachment");
     assert.equal(card.contentType, "application/vnd.microsoft.card.adaptive");
     assert.equal(card.content.type, "AdaptiveCard");
     assert.deepEqual(card.content.actions, [
