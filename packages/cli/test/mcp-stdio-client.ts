@@ -34,6 +34,8 @@ export async function connectStdio(h: Harness, ws: string): Promise<StdioSession
       ...(process.env as Record<string, string>),
       GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
       GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
+      // The person the session acts for: gatehouse mcp refuses without one (CI has no USER).
+      GATEHOUSE_USER: "dev-approver",
     },
     stderr: "pipe",
   });

@@ -413,6 +413,8 @@ const cliEnv = () => ({
   ...process.env,
   GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
   GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
+  // The person the session acts for: gatehouse mcp refuses without one (CI has no USER).
+  GATEHOUSE_USER: "dev-approver",
 });
 
 /** Runs the real CLI once; resolves its exit code and output. */

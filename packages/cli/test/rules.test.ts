@@ -56,6 +56,8 @@ async function gatehouse(...args: string[]): Promise<{ code: number; stderr: str
         ...process.env,
         GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
         GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
+        // The person the rule change is recorded for: rule refuses without one (CI has no USER).
+        GATEHOUSE_USER: "dev-approver",
       },
       timeout: 120_000,
     });
