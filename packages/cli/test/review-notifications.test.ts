@@ -22,7 +22,7 @@ import type { ApiError, NotificationPreferencesResponse } from "@gatehouse/gatew
 import { REVIEW_NOTIFICATIONS_STREAM } from "@gatehouse/kernel";
 import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
 import { KernelClient } from "@gatehouse/proto";
-import { freePort } from "@gatehouse/service-kit";
+import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser } from "playwright-core";
 import { type DevStack, startDevStack } from "../src/dev-stack.ts";
@@ -72,16 +72,6 @@ function plain(mail: Mail): string {
   return mail.data
     .replace(/=\r?\n/g, "")
     .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-}
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, ms = 60_000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function start(): Promise<void> {
@@ -250,10 +240,10 @@ test("one turn staging several writes is one email and one post linking its revi
   const linkOf = (execution: string) => `${base}/#/ws/${ws}/review?execution=${execution}`;
 
   const first = await stageWrites(ws, ["Ada", "Bob", "Cy"]);
-  await until("the first notification recorded", async () =>
+  await waitUntil("the first notification recorded", async () =>
     (await recorded()).length === 1 ? true : undefined,
   );
-  const mail = await until("the first email", () => (mails().length >= 1 ? mails()[0] : undefined));
+  const mail = await waitUntil("the first email", () => (mails().length >= 1 ? mails()[0] : undefined));
   assert.deepEqual(mail.rcpt_tos, ["ana@example.test"]);
   assert.match(mail.data, new RegExp(`^Subject: 3 writes wait for your review in ${ws}$`, "m"));
   assert.ok(plain(mail).includes(linkOf(first)), plain(mail));
@@ -265,10 +255,10 @@ test("one turn staging several writes is one email and one post linking its revi
   assert.equal(mails().length, 1, "one turn, one email");
 
   const second = await stageWrites(ws, ["Dee", "Eve"]);
-  await until("the second notification recorded", async () =>
+  await waitUntil("the second notification recorded", async () =>
     (await recorded()).length === 2 ? true : undefined,
   );
-  await until("the second email", () => (mails().length >= 2 ? true : undefined));
+  await waitUntil("the second email", () => (mails().length >= 2 ? true : undefined));
   assert.equal(mails().length, 2);
   assert.ok(plain(mails()[1] as Mail).includes(linkOf(second)));
   assert.equal(posts.length, 2);
@@ -299,10 +289,10 @@ test("one turn staging several writes is one email and one post linking its revi
   await stop();
   await start();
   const third = await stageWrites(ws, ["Fay"]);
-  await until("the third notification recorded", async () =>
+  await waitUntil("the third notification recorded", async () =>
     (await recorded()).length === 3 ? true : undefined,
   );
-  await until("the third email", () => (mails().length >= 3 ? true : undefined));
+  await waitUntil("the third email", () => (mails().length >= 3 ? true : undefined));
   // Delivered in order: anything resent after the restart would have come before the third.
   assert.equal(mails().length, 3);
   assert.equal(posts.length, 3);
@@ -334,7 +324,7 @@ test("an execution that wrote nothing sends nothing", async () => {
   assert.ok(r.ok);
   // A later turn with a write is the sync point: the notifier handles events in order.
   const marker = await stageWrites(ws, ["Gus"]);
-  await until("the marker's notification", async () =>
+  await waitUntil("the marker's notification", async () =>
     (await recorded()).length === before.recorded + 1 ? true : undefined,
   );
   assert.equal((await recorded()).at(-1)?.executionId, marker);
@@ -395,10 +385,10 @@ test("a built-in agent turn is one notification linking ?turn=: its step's write
     text: "Add Hal and Ida",
     person: DEV_OWNER,
   });
-  await until(
+  await waitUntil(
     "the turn's notification",
     async () => ((await recorded()).length === before.recorded + 1 ? true : undefined),
-    240_000,
+    { timeoutMs: 240_000 },
   );
   const last = (await recorded()).at(-1) as unknown as {
     turnId: string;
@@ -413,7 +403,7 @@ test("a built-in agent turn is one notification linking ?turn=: its step's write
     events.some((e) => e.type === "TurnSuspended"),
     "the turn waits for people",
   );
-  await until("the email", () => (mails().length === before.mails + 1 ? true : undefined));
+  await waitUntil("the email", () => (mails().length === before.mails + 1 ? true : undefined));
   assert.ok(plain(mails().at(-1) as Mail).includes(`/#/ws/${ws}/review?turn=${turnId}`));
   assert.equal(posts.length, before.posts + 1, "one post for the turn, not one per write");
   assert.equal(

@@ -14,6 +14,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Action, ActionDetail, ApiError } from "@gatehouse/gateway-contract";
+import { waitUntil } from "@gatehouse/service-kit";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
 import { api } from "./gateway-client.ts";
@@ -54,15 +55,6 @@ async function action(ws: string, id: number): Promise<Action> {
   );
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.action;
-}
-
-/** Waits until `check` holds (polling every 100 ms, at most `timeoutMs`). */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 const screens = (page: Page) =>
@@ -161,7 +153,7 @@ test("reviewing one execution's mixed writes: risk first, hold with dependents, 
   }
   await page.waitForSelector('[data-testid="review-status"]:has-text("Approved 3")');
 
-  await until("the included writes are applied", async () => {
+  await waitUntil("the included writes are applied", async () => {
     for (const id of included) if ((await action(ws, id)).status !== "applied") return false;
     return true;
   });

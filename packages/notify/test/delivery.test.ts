@@ -5,6 +5,7 @@ import { createServer, type Server } from "node:http";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { freePort, waitUntil } from "@gatehouse/service-kit";
 import {
   dispatchWaitingBatch,
   loadNotifyConfig,
@@ -37,25 +38,6 @@ const batch: WaitingBatch = {
   risky: 0,
   summaries: ["Write notes.md (3 lines)", "Edit <b>main.ts</b>"],
 };
-
-/** A port free right now on 127.0.0.1 (aiosmtpd needs a fixed port to check it is listening). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
-  const { port } = probe.address() as { port: number };
-  await new Promise((r) => probe.close(r));
-  return port;
-}
-
-async function until<T>(what: string, probe: () => T | undefined, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function mails(): { rcpt_tos: string[]; data: string }[] {
   try {
@@ -119,7 +101,7 @@ function config(): NotifyConfig {
 describe("delivery to real receivers", () => {
   it("an email reaches a real SMTP server with the subject and the review link", async () => {
     await sendEmail(["ana@example.test"], batch, config());
-    const mail = await until("one email", () => (mails().length === 1 ? mails()[0] : undefined));
+    const mail = await waitUntil("one email", () => (mails().length === 1 ? mails()[0] : undefined));
     assert.deepEqual(mail.rcpt_tos, ["ana@example.test"]);
     assert.match(mail.data, /^Subject: 2 writes wait for your review in ops$/m);
     // The body is quoted-printable: undo soft line breaks and =XX escapes before looking for the link.
@@ -174,7 +156,7 @@ describe("dispatching a waiting batch by preferences", () => {
       quiet,
     );
     assert.deepEqual(result, { emailed: 1, posted: ["team-slack"], failed: [] });
-    const mail = await until("the email", () =>
+    const mail = await waitUntil("the email", () =>
       mails().length === before.mails + 1 ? mails().at(-1) : undefined,
     );
     assert.deepEqual(mail.rcpt_tos, ["on@example.test"]);

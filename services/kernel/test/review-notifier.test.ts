@@ -27,6 +27,7 @@ import {
   TurnSuspended,
   WorkspaceCreated,
 } from "@gatehouse/proto";
+import { waitUntil } from "@gatehouse/service-kit";
 import pino from "pino";
 import type { GatekeeperClients } from "../src/gatekeepers.ts";
 import { type RunningKernel, startKernel } from "../src/index.ts";
@@ -146,13 +147,11 @@ async function append(store: EventStore, ...events: NewEvent[]): Promise<void> {
 
 /** Waits until `n` notifications are recorded; returns them. */
 async function recorded(store: EventStore, n: number) {
-  const end = Date.now() + 10_000;
-  for (;;) {
-    const events = await store.readStream(REVIEW_NOTIFICATIONS_STREAM).catch(() => []);
-    if (events.length >= n) return events.map((e) => e.data as Record<string, unknown>);
-    if (Date.now() > end) throw new Error(`timed out waiting for ${n} notifications (${events.length})`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  const events = await waitUntil(`${n} notifications recorded`, async () => {
+    const all = await store.readStream(REVIEW_NOTIFICATIONS_STREAM).catch(() => []);
+    return all.length >= n ? all : undefined;
+  });
+  return events.map((e) => e.data as Record<string, unknown>);
 }
 
 test("a built-in agent turn is one notification when it ends, not one per step; a plain execution is one when it ends", async () => {
@@ -298,20 +297,13 @@ test("several kernels on one PostgreSQL store: only the lock holder sends, and a
         notifyLeaderUrl: pg.url,
       });
     kernels.push(await kernelOn(0));
-    const until = async (what: string, ok: () => boolean) => {
-      const end = Date.now() + 15_000;
-      while (!ok()) {
-        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    await until("kernel 0 to lead (its notifier started)", () => leads.includes(0));
+    await waitUntil("kernel 0 to lead (its notifier started)", () => leads.includes(0));
     kernels.push(await kernelOn(1));
     await append(store, submitted("A", "a"), executed("A"));
     await recorded(store, 1);
     // Kernel 0 stops: kernel 1 takes the lock and resumes after A.
     await (kernels.shift() as RunningKernel).close();
-    await until("kernel 1 to lead (its notifier started)", () => leads.includes(1));
+    await waitUntil("kernel 1 to lead (its notifier started)", () => leads.includes(1));
     await append(store, submitted("B", "b"), executed("B"));
     const all = await recorded(store, 2);
     assert.deepEqual(
