@@ -88,6 +88,9 @@ ls "$GATEHOUSE_DATA_DIR/files"
 [ ! -e "$GATEHOUSE_DATA_DIR/files/notes.md" ] && echo "files/notes.md: not written (held for approval)"
 [ ! -s "$GATEHOUSE_DATA_DIR/memory.jsonl" ] && echo "memory graph: empty (held for approval)"
 
+# Decisions name a person; a shell without USER (a container, CI) records the demo's own approver.
+export GATEHOUSE_USER="${GATEHOUSE_USER:-${USER:-demo-approver}}"
+
 step "approve the relation with the entities it needs, and the notes file; reject the draft"
 gh approve "$ws" "$relation" --with-deps
 gh approve "$ws" "$notes"

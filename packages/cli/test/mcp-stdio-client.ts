@@ -34,8 +34,9 @@ export async function connectStdio(h: Harness, ws: string): Promise<StdioSession
       ...(process.env as Record<string, string>),
       GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
       GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
-      // The person the session acts for: gatehouse mcp refuses without one (CI has no USER).
-      GATEHOUSE_USER: "dev-approver",
+      // The person the session acts for (a test may set its own): gatehouse mcp refuses without one,
+      // and CI has no USER.
+      GATEHOUSE_USER: process.env.GATEHOUSE_USER || "dev-approver",
     },
     stderr: "pipe",
   });
