@@ -28,6 +28,7 @@ import {
   deadlineOf,
   endWithError,
   logCallerGone,
+  notSentAsFailure,
   reportWhileRunning,
 } from "./apply-stream.ts";
 import { InvalidRequest } from "./errors.ts";
@@ -112,7 +113,9 @@ export interface RunUnits {
  * - With `units`, consecutive actions it groups are performed by `units.apply` in one go: `running`
  *   for each (the first at once, the others when `starting` names them; repeated for the first
  *   without an outcome), then their outcomes in order.
- * - `fn` throwing ends the stream with `toServiceError(err)`; the counter gets its status, as in
+ * - `fn` (or `units.apply`) throwing `NotSent` (nothing reached the system) is the outcome
+ *   `{ok: false, error}` of the action (of a unit: its first action), and the run ends there.
+ * - `fn` throwing anything else ends the stream with `toServiceError(err)`; the counter gets its status, as in
  *   `applyStreamHandler`.
  * - The caller leaving: the action (or unit) in flight goes on to its end (`apply.caller_left`
  *   logged with its id and how many were not started, then `apply.caller_gone` with its `ok`); no
@@ -189,7 +192,7 @@ export function applyRunHandler(
           (running) => send(unit[answered]?.actionId ?? inFlight!, { $case: "running", running }),
           progressEveryMs,
           async () => {
-            if (size === 1 || !units) return [await fn(unit[0]!, { deadline })];
+            if (size === 1 || !units) return [await notSentAsFailure(fn(unit[0]!, { deadline }))];
             const announced = new Set([unit[0]!.actionId]);
             const starting = (ids: number[]) => {
               for (const { actionId } of unit) {
@@ -201,7 +204,10 @@ export function applyRunHandler(
                 });
               }
             };
-            return units.apply(unit, { deadline, starting });
+            // Not sent: the unit's first action failed, and nothing after it was performed.
+            return units
+              .apply(unit, { deadline, starting })
+              .catch((err: unknown) => notSentAsFailure(Promise.reject(err)).then((o) => [o]));
           },
         );
         inFlight = undefined;

@@ -26,6 +26,7 @@ import {
   type ServiceError,
   status,
 } from "@grpc/grpc-js";
+import { NotSent } from "./apply-outcome.ts";
 import { toServiceError } from "./grpc-status.ts";
 import { logUnexpectedError, type UnaryDeps, type UnaryLogger } from "./unary.ts";
 
@@ -52,7 +53,9 @@ export interface ApplyLogger extends UnaryLogger {
  * - Sends `{running: {elapsedMs: 0, nextWithinMs}}` at once, then again every `progressEveryMs`
  *   until `fn` settles.
  * - `fn` resolving sends `{outcome}` and ends the stream; the counter gets `code: "OK"`.
- * - `fn` throwing ends the stream with `toServiceError(err)` (a `GatekeeperError` keeps its message
+ * - `fn` throwing `NotSent` (apply-outcome.ts: nothing reached the system) sends the outcome
+ *   `{ok: false, error}`, recorded "failed".
+ * - `fn` throwing anything else ends the stream with `toServiceError(err)` (a `GatekeeperError` keeps its message
  *   and status; anything else is INTERNAL and logged without its message, as `unaryHandler` does).
  *   Use a refusal status (INVALID_ARGUMENT, PERMISSION_DENIED, ...) only before the external call.
  *
@@ -85,7 +88,7 @@ export function applyStreamHandler(
         if (!gone && !call.cancelled) call.write({ event: { $case: "running", running } });
       },
       progressEveryMs,
-      () => fn(call.request, { deadline }),
+      () => notSentAsFailure(fn(call.request, { deadline })),
     ).then(
       (outcome) => {
         settled = true;
@@ -126,6 +129,18 @@ export async function reportWhileRunning<T>(
   } finally {
     clearInterval(timer);
   }
+}
+
+/**
+ * `apply` settled the way the apply protocol records it: a `NotSent` rejection (the request
+ * provably never reached the system) becomes the outcome `{ok: false, error: its message}`, so the
+ * action is recorded "failed"; any other rejection passes through (lost unless it is a refusal).
+ */
+export function notSentAsFailure(apply: Promise<ApplyActionResponse>): Promise<ApplyActionResponse> {
+  return apply.catch((err: unknown) => {
+    if (err instanceof NotSent) return { ok: false, resultJson: "", error: err.message };
+    throw err;
+  });
 }
 
 /** The caller's deadline of a server call, epoch ms; `Infinity` when it set none. */

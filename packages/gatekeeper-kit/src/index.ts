@@ -17,18 +17,32 @@
  *   the read, so a reply never ends an execution with a MessageSizeError.
  * - `.d.ts` delivery: `sanitizeDocText`, `docComment`, `assembleInterface`, `methodKey`, `uniqueIdent`.
  * - Errors: `GatekeeperError` and the shared subclasses; `toServiceError` maps them to gRPC.
+ * - Apply outcomes (apply-outcome.ts): not sent (`NotSent`, recorded failed), sent with the answer
+ *   lost (`AnswerLost`, outcome unknown), answered; `classifyTransportError` and `faultMessage`
+ *   turn a transport error into one of them with a message naming the endpoint and the cause.
  * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
  *   unexpected errors; `applyStreamHandler(deps, fn)` serves the streaming ApplyAction (`running`
  *   while the apply is in flight, then the outcome); `applyRunHandler(deps, fn)` serves the batch
  *   ApplyActions through the same per-action `fn` (in order, stops at the first failure).
  */
+export {
+  AnswerLost,
+  applyFault,
+  classifyTransportError,
+  endpointOrigin,
+  faultMessage,
+  NotSent,
+  type TransportCause,
+  type TransportFault,
+} from "./apply-outcome.ts";
 export { APPLY_MAX_MS_METADATA, applyRunHandler, checkRun, type RunUnits } from "./apply-run.ts";
 export {
   APPLY_PROGRESS_EVERY_MS,
   type ApplyContext,
   type ApplyLogger,
   applyStreamHandler,
+  notSentAsFailure,
   readApplyOutcome,
 } from "./apply-stream.ts";
 export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
