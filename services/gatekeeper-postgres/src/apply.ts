@@ -17,12 +17,21 @@
  * The marker table is created on first use (`CREATE SCHEMA IF NOT EXISTS gatehouse; CREATE TABLE
  * IF NOT EXISTS …`); when the write role may not create it, the error gives the administrator the
  * SQL to run once (MARKER_DDL).
+ *
+ * Outcomes when the connection fails (apply-faults.ts has the full mapping): before any statement
+ * (refused, DNS, TLS, login, connect timeout) → "failed", not sent; broken before COMMIT was sent
+ * → "failed", as PostgreSQL rolls the open transaction back; broken or timed out after COMMIT was
+ * sent → the marker is read on a new connection: present → applied, else "outcome unknown"
+ * (`AnswerLost`). The caller's deadline (less a margin to answer in) bounds every wait: a
+ * connection still waiting then is destroyed.
  */
+import { AnswerLost, type ApplyContext, NotSent } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { beforeCommitFault, commitLostFault, connectFault, serverOrigin } from "./apply-faults.ts";
 import { checkSql, type OpenedResource, openResource, settingsOf } from "./binding.ts";
-import { inTransaction, isConnectionError } from "./db.ts";
+import { inTransaction, isConnectionError, txFailureOf } from "./db.ts";
 import { DatabaseUnavailable, GatekeeperError, InvalidRequest, QueryFailed } from "./errors.ts";
 import type { Pools } from "./pools.ts";
 import type { RegistryConfig } from "./registry.ts";
@@ -152,29 +161,57 @@ async function applyWrite(c: pg.PoolClient, opened: OpenedResource, p: WritePayl
   return result;
 }
 
+/** Longest wait for the marker after a COMMIT's answer was lost, ms. */
+export const RECONCILE_MS = 5000;
+
+/**
+ * The moment an apply stops waiting, epoch ms: the caller's deadline less a margin (a tenth of
+ * the time left, at most 1 s) so the outcome reaches the caller before it gives up.
+ */
+function stopAt(deadline: number): number {
+  if (!Number.isFinite(deadline)) return Infinity;
+  return deadline - Math.min(1000, Math.max(0, (deadline - Date.now()) / 10));
+}
+
 /**
  * Applies one staged action exactly once (module comment).
- * @returns ok with result_json (AppliedResult), or not ok with the reason; a failed apply drops the
- *   write and its dependents from the overlay.
+ * @param ctx the caller's deadline (epoch ms, `Infinity` for none), which bounds every wait.
+ * @returns ok with result_json (AppliedResult), or not ok with the reason (a refusal, the server's
+ *   error, or a write provably not applied); a failed apply drops the write and its dependents
+ *   from the overlay.
+ * @throws NotSent (no statement sent: the kit records it as failed), AnswerLost (COMMIT sent and
+ *   no answer: outcome unknown), or an unexpected error (outcome unknown).
  */
-export async function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<ApplyActionResponse> {
+export async function applyAction(
+  req: ApplyActionRequest,
+  deps: ApplyDeps,
+  ctx: ApplyContext = { deadline: Infinity },
+): Promise<ApplyActionResponse> {
   const state = deps.state.binding(req.workspaceId, req.binding);
+  const until = stopAt(ctx.deadline);
+  const actionId = Number(req.actionId);
+  const what = `applying action ${actionId}`;
   try {
     const opened = openResource(req.url, deps.registry);
     const payload = parsePayload(req.payloadJson);
-    const pool = await deps.pools.pool(
-      opened.resource.name,
-      opened.server,
-      opened.resource.database,
-      "write",
-    );
-    await ensureMarker(pool);
-    const actionId = Number(req.actionId);
+    const origin = serverOrigin(opened.server);
+    let pool: pg.Pool;
+    try {
+      pool = await deps.pools.pool(opened.resource.name, opened.server, opened.resource.database, "write");
+      await ensureMarker(pool);
+    } catch (e) {
+      // Before the write's transaction: nothing of it was sent.
+      if (e instanceof DatabaseUnavailable)
+        throw new NotSent(`${what} at ${origin} was not sent: ${e.message}`);
+      if (e instanceof GatekeeperError && !isConnectionError(e)) throw e;
+      throw connectFault(what, origin, e);
+    }
+    const marker = { workspaceId: req.workspaceId, actionId };
     const run = () =>
       inTransaction(
         pool,
         settingsOf(opened),
-        { readOnly: false, commit: true, what: `action ${actionId}` },
+        { readOnly: false, commit: true, what: `action ${actionId}`, deadline: until },
         async (c) => {
           const done = await readMarker(c, req.workspaceId, actionId);
           if (done !== undefined) return { resultJson: done, already: true };
@@ -190,33 +227,79 @@ export async function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Pro
           return { resultJson, already: false };
         },
       );
-    let out: { resultJson: string; already: boolean };
+    let out: { resultJson: string; already: boolean; reconciled?: true };
     try {
       out = await run();
     } catch (e) {
-      if (!(e instanceof QueryFailed && /: 23505 /.test(e.message))) throw e;
-      // A concurrent apply of the same action committed first.
-      const done = await readMarker(pool, req.workspaceId, actionId);
-      if (done === undefined) throw e;
-      out = { resultJson: done, already: true };
+      const f = txFailureOf(e);
+      if (f?.phase === "connect") throw connectFault(what, origin, f.raw);
+      if (f && (f.timedOut || isConnectionError(f.raw))) {
+        if (f.phase === "statements") throw beforeCommitFault(what, origin, f);
+        const found = await reconcile(pool, opened, marker, until);
+        if (found === undefined) throw commitLostFault(what, origin, f, marker);
+        out = { resultJson: found, already: false, reconciled: true };
+      } else {
+        if (!(e instanceof QueryFailed && /: 23505 /.test(e.message))) throw e;
+        // A concurrent apply of the same action committed first: the action is applied.
+        const done = await readMarker(pool, req.workspaceId, actionId).catch(() => undefined);
+        if (done === undefined) {
+          throw new AnswerLost(
+            `${what} at ${origin}: another apply of this action committed first and its marker row could not be read, so its result is unknown; check gatehouse.applied_actions for workspace_id '${req.workspaceId}', action_id ${actionId}`,
+          );
+        }
+        out = { resultJson: done, already: true };
+      }
     }
     deps.afterCommit?.(actionId);
     state.overlay.settle(req.localId);
     deps.logger.info(
-      { event: out.already ? "apply.already_applied" : "apply.committed", actionId, binding: req.binding },
-      out.already ? "action was applied before; nothing changed" : "action applied",
+      {
+        event: out.reconciled
+          ? "apply.reconciled"
+          : out.already
+            ? "apply.already_applied"
+            : "apply.committed",
+        actionId,
+        binding: req.binding,
+      },
+      out.reconciled
+        ? "the COMMIT's answer was lost; the marker row shows the action applied"
+        : out.already
+          ? "action was applied before; nothing changed"
+          : "action applied",
     );
     return { ok: true, resultJson: out.resultJson, error: "" };
   } catch (e) {
-    // Connection lost: the commit may or may not have happened. UNAVAILABLE lets the caller retry;
-    // the marker makes the retry safe.
-    if (e instanceof DatabaseUnavailable || isConnectionError(e)) throw e;
+    // NotSent is recorded "failed" by the kit; AnswerLost and anything unexpected "outcome unknown".
     if (!(e instanceof GatekeeperError)) throw e;
+    if (e.code === "unavailable") {
+      deps.logger.warn({ event: "apply.outcome_unknown", actionId, err: e.message }, "apply outcome unknown");
+      throw e;
+    }
     const dropped = dropWrite(state, req.localId, "failed to apply");
-    deps.logger.warn(
-      { event: "apply.failed", actionId: Number(req.actionId), dropped, err: (e as Error).message },
-      "apply failed",
-    );
-    return { ok: false, resultJson: "", error: (e as Error).message };
+    deps.logger.warn({ event: "apply.failed", actionId, dropped, err: e.message }, "apply failed");
+    if (e instanceof NotSent) throw e;
+    return { ok: false, resultJson: "", error: e.message };
   }
+}
+
+/**
+ * After a COMMIT's answer was lost: the action's marker row, read on a new connection within
+ * RECONCILE_MS and before `until`, or undefined when it is absent (the commit may still be under
+ * way on the old connection, so absent proves nothing) or cannot be read.
+ */
+async function reconcile(
+  pool: pg.Pool,
+  opened: OpenedResource,
+  marker: { workspaceId: string; actionId: number },
+  until: number,
+): Promise<string | undefined> {
+  const deadline = Math.min(until, Date.now() + RECONCILE_MS);
+  if (deadline - Date.now() < 100) return undefined;
+  return inTransaction(
+    pool,
+    settingsOf(opened),
+    { readOnly: true, commit: false, what: "reading the apply marker", deadline },
+    (c) => readMarker(c, marker.workspaceId, marker.actionId),
+  ).catch(() => undefined);
 }

@@ -84,21 +84,68 @@ export function mapPgError(e: unknown, what: string, timeoutMs: number): Error {
 }
 
 /**
+ * How far a transaction got when it failed, which decides an apply's outcome (apply.ts):
+ * - `connect`: checking out or opening the connection (TCP, TLS, login); no statement was sent;
+ * - `statements`: BEGIN, the settings and `fn`'s statements; COMMIT was not sent, so nothing of
+ *   the transaction can ever commit (the server rolls back an open transaction when its
+ *   connection ends);
+ * - `commit`: COMMIT was handed to the connection; the server may have committed.
+ */
+export type TxPhase = "connect" | "statements" | "commit";
+
+/** What `inTransaction` knew about an error it threw: the phase and the driver's own error. */
+export interface TxFailure {
+  phase: TxPhase;
+  /** The error as the driver or the pool raised it (its `code`, `message`), before mapping. */
+  raw: unknown;
+  /** True when the transaction's `deadline` passed and the connection was destroyed for it. */
+  timedOut: boolean;
+}
+
+const failures = new WeakMap<object, TxFailure>();
+
+/** The phase and raw error of an error `inTransaction` threw; undefined for any other value. */
+export function txFailureOf(e: unknown): TxFailure | undefined {
+  return typeof e === "object" && e !== null ? failures.get(e) : undefined;
+}
+
+/** `e` (a mapped error) remembered with its failure; returns `e`. */
+function withFailure<E>(e: E, failure: TxFailure): E {
+  if (typeof e === "object" && e !== null) failures.set(e, failure);
+  return e;
+}
+
+/** Ends a client's connection at once, failing its query in flight ("Connection terminated"). */
+function destroyConnection(client: pg.PoolClient): void {
+  client.connection.stream.destroy();
+}
+
+/**
  * Checks out a client, runs `fn` in a transaction with `settings`, and ends it: ROLLBACK unless
  * `commit` (a simulation never commits). A client whose connection broke is discarded, not reused.
- * @throws the mapped error of whatever failed (`what` names the statement).
+ *
+ * With `deadline` (epoch ms): a checkout still waiting then fails as a connect timeout, and a
+ * statement or COMMIT still waiting for its answer then has its connection destroyed (the server
+ * is not waited for: a stalled network would hold the apply to its caller's maximum).
+ *
+ * @throws the mapped error of whatever failed (`what` names the statement); `txFailureOf(err)`
+ *   tells the phase it failed in, the driver's own error and whether the deadline passed.
  */
 export async function inTransaction<T>(
   pool: pg.Pool,
   settings: TxSettings,
-  mode: { readOnly: boolean; commit: boolean; what: string },
+  mode: { readOnly: boolean; commit: boolean; what: string; deadline?: number },
   fn: (c: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
+  const deadline = mode.deadline ?? Infinity;
+  let phase: TxPhase = "connect";
+  let timedOut = false;
   let client: pg.PoolClient;
   try {
-    client = await pool.connect();
+    client = await withDeadline(pool.connect(), deadline, (late) => late.release(true));
   } catch (e) {
-    throw mapPgError(e, mode.what, settings.statementTimeoutMs);
+    timedOut = e instanceof DeadlinePassed;
+    throw withFailure(mapPgError(e, mode.what, settings.statementTimeoutMs), { phase, raw: e, timedOut });
   }
   let broken: Error | undefined;
   // A connection that dies while checked out emits `error` on the client (e.g. ECONNRESET on a
@@ -107,7 +154,17 @@ export async function inTransaction<T>(
     broken ??= e;
   };
   client.on("error", onError);
+  const timer = Number.isFinite(deadline)
+    ? setTimeout(
+        () => {
+          timedOut = true;
+          destroyConnection(client);
+        },
+        Math.max(0, deadline - Date.now()),
+      )
+    : undefined;
   try {
+    phase = "statements";
     await client.query(mode.readOnly ? "BEGIN READ ONLY" : "BEGIN");
     await client.query(
       "SELECT set_config('statement_timeout', $1, true), set_config('search_path', $2, true)",
@@ -117,17 +174,53 @@ export async function inTransaction<T>(
       ],
     );
     const out = await fn(client);
+    if (mode.commit) phase = "commit";
     await client.query(mode.commit ? "COMMIT" : "ROLLBACK");
     return out;
   } catch (e) {
-    if (isConnectionError(e)) broken = e as Error;
-    else await client.query("ROLLBACK").catch((r: unknown) => (broken = r as Error));
-    throw mapPgError(e, mode.what, settings.statementTimeoutMs);
+    if (isConnectionError(e) || timedOut) broken = e as Error;
+    else if (phase !== "commit") await client.query("ROLLBACK").catch((r: unknown) => (broken = r as Error));
+    throw withFailure(mapPgError(e, mode.what, settings.statementTimeoutMs), { phase, raw: e, timedOut });
   } finally {
+    clearTimeout(timer);
     // A broken client is destroyed and keeps its listener; a healthy one goes back to the pool without it.
-    if (!broken) client.off("error", onError);
-    client.release(broken ?? undefined);
+    if (!broken && !timedOut) client.off("error", onError);
+    client.release(broken ?? (timedOut ? new Error("destroyed at the apply's deadline") : undefined));
   }
+}
+
+/** The rejection of `withDeadline` when the deadline came first. */
+class DeadlinePassed extends Error {
+  override name = "DeadlinePassed";
+}
+
+/**
+ * `p`, or a rejection with DeadlinePassed at `deadline` (epoch ms); a value `p` resolves with
+ * after that goes to `late` (e.g. a late client back to the pool).
+ */
+function withDeadline<T>(p: Promise<T>, deadline: number, late: (v: T) => void): Promise<T> {
+  if (!Number.isFinite(deadline)) return p;
+  return new Promise<T>((resolve, reject) => {
+    let done = false;
+    const timer = setTimeout(
+      () => {
+        done = true;
+        reject(new DeadlinePassed("the connection was not open by the apply's deadline"));
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        if (done) late(v);
+        else resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        if (!done) reject(e);
+      },
+    );
+  });
 }
 
 /**

@@ -61,6 +61,17 @@ export class DatabaseUnavailable extends GatekeeperError {
   readonly code = "unavailable" as const;
 }
 
+/**
+ * An approved write provably did not take effect although some of its transaction reached the
+ * server: the connection ended (or the apply's deadline destroyed it) before COMMIT was sent, and
+ * PostgreSQL rolls back a transaction whose connection ends without COMMIT. An apply reports it as
+ * the outcome "failed" (apply.ts); the message names the server's origin and the cause.
+ */
+export class NotApplied extends GatekeeperError {
+  override name = "NotApplied";
+  readonly code = "failed_precondition" as const;
+}
+
 /** A table or column the caller named does not exist in the binding's scope. */
 export class NotFound extends GatekeeperError {
   override name = "NotFound";

@@ -50,6 +50,8 @@ export class Pools {
       max: 10,
       idleTimeoutMillis: 30_000,
       connectionTimeoutMillis: 10_000,
+      // TCP keepalive: a connection whose peer vanished without a FIN or RST is found dead eventually.
+      keepAlive: true,
     });
     // A backend that dies while idle in the pool must not crash the process; the next checkout reconnects.
     pool.on("error", (e) =>

@@ -123,8 +123,8 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
         },
       });
     },
-    applyAction: applyStreamHandler(deps, (req) => applyAction(req, applyDeps)),
-    applyActions: applyRunHandler(deps, (req) => applyAction(req, applyDeps)),
+    applyAction: applyStreamHandler(deps, (req, ctx) => applyAction(req, applyDeps, ctx)),
+    applyActions: applyRunHandler(deps, (req, ctx) => applyAction(req, applyDeps, ctx)),
     actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
       const dropped = dropWrite(
         deps.state.binding(req.workspaceId, req.binding),

@@ -161,15 +161,19 @@ export async function startHarness(
     limits?: Partial<Limits>;
     registry?: Partial<ServerInput>;
     approval?: FakeApprovalQueue;
+    /** The port the registry names for server `shop` (default: the database's; a proxy's, a closed one). */
+    serverPort?: number;
+    /** The password variables the registry reads (default ENV). */
+    env?: NodeJS.ProcessEnv;
   } = {},
 ): Promise<Harness> {
   const approval = opts.approval ?? (await new FakeApprovalQueue({ binding: "DB" }).start());
   const gk = await startPostgresGatekeeper({
-    registry: registryFor(db, opts.registry),
+    registry: createRegistry(shopRegistryInput(opts.serverPort ?? db.port, opts.registry)),
     approvalAddress: `127.0.0.1:${approval.port}`,
     host: "127.0.0.1",
     port: 0,
-    env: ENV,
+    env: opts.env ?? ENV,
     ...(opts.limits ? { limits: opts.limits } : {}),
     logger: pino({ level: process.env.TEST_LOG ?? "silent" }),
   });
