@@ -1,5 +1,5 @@
 /** Rendering for people (tables) and scripts (`--json`). */
-import { showInvisible } from "@gatehouse/gateway-contract/invisible";
+import { showInvisible, visibleLine } from "@gatehouse/gateway-contract/invisible";
 import {
   type ActionRecord,
   actionStatusToJSON,
@@ -49,10 +49,13 @@ function oneLine(s: string): string {
   return s.replace(/\s+/g, " ");
 }
 
-/** One table cell: invisible characters as tokens first (so widths are right), one line, at most `n` characters. */
+/**
+ * One table cell (`visibleLine`): every script kept, invisible characters as tokens (so widths are
+ * right), one line, at most `n` user-perceived characters (grapheme clusters; a cut never splits an
+ * accented letter, an emoji or a token).
+ */
 function cut(s: string, n: number): string {
-  const one = oneLine(terminalSafe(s));
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+  return visibleLine(oneLine(s), n);
 }
 
 /** A short cell that is not cut (ids, names): invisible characters as tokens, one line. */

@@ -35,7 +35,7 @@ export interface UntrustedBlock {
 export interface DescriptionInput {
   /** One trusted line starting the description, e.g. "Commit 2 files to `main`.". */
   headline: string;
-  /** Trusted lines after the headline (may be empty). Keep names inline-safe (`inlineSafe`). */
+  /** Trusted lines after the headline (may be empty). Names in them go through `inlineSafe` (inline-text.ts). */
   details?: string[];
   blocks: UntrustedBlock[];
   /** Upper bound of the whole description in UTF-8 bytes; default: no bound beyond the blocks'. */
@@ -54,15 +54,6 @@ export interface BoundedDescription {
 /** The default warning shown when a block was cut. */
 export const CUT_WARNING =
   "**Warning: this description was cut to fit its size budget; the full content is larger.**";
-
-/**
- * Keeps a name (tool, file, branch) that appears OUTSIDE a fence to a harmless character set:
- * anything but `A-Za-z0-9_.-:/` and the plain space becomes "?" (no Markdown syntax, no line
- * breaks), and at most `maxChars` (default 128) characters.
- */
-export function inlineSafe(text: string, maxChars = 128): string {
-  return text.replace(/[^A-Za-z0-9_.\-:/ ]/g, "?").slice(0, maxChars);
-}
 
 function render(input: DescriptionInput, budgets: number[], hidden: string[]): BoundedDescription {
   const fenced = input.blocks.map((b, i) => fenceUntrusted(b.text, budgets[i]!, b.lang ?? "text"));

@@ -6,7 +6,9 @@
  * - Approval: `connectApprovalQueue` (caller token on every call), `observePage` (each page
  *   recorded before it is returned; a failed fetch records nothing), `pageOf`.
  * - Descriptions: `buildDescription` (byte budgets, fenced untrusted text, descriptionIsComplete),
- *   `fenceUntrusted`, `truncateUtf8`, `inlineSafe`; a warning naming values that hold invisible or
+ *   `fenceUntrusted`, `truncateUtf8`; names and one-line texts in every script, invisible
+ *   characters as `⟨U+XXXX⟩` tokens, bounded by grapheme (`oneLine` for titles and summaries,
+ *   `inlineSafe` in Markdown prose, `codeSpan`); a warning naming values that hold invisible or
  *   direction-control characters (`invisibleValues`, `invisibleNote`).
  * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
  *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
@@ -54,7 +56,6 @@ export {
   buildDescription,
   CUT_WARNING,
   type DescriptionInput,
-  inlineSafe,
   type UntrustedBlock,
 } from "./describe.ts";
 export {
@@ -86,6 +87,7 @@ export {
 } from "./frame-budget.ts";
 export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
 export { toServiceError } from "./grpc-status.ts";
+export { codeSpan, INLINE_MAX_GRAPHEMES, inlineSafe, oneLine } from "./inline-text.ts";
 export { type InvisibleValue, invisibleNote, invisibleValues } from "./invisible-note.ts";
 export {
   ActionJournal,

@@ -8,12 +8,8 @@
  * Values are named by the block (its `name`, else its label up to the first "(" or ":") and, for
  * JSON blocks, the path of the string or key inside the JSON (`Arguments \`edits[0].path\``).
  */
-import {
-  codePointLabel,
-  findInvisible,
-  invisibleName,
-  showInvisible,
-} from "@gatehouse/gateway-contract/invisible";
+import { codePointLabel, findInvisible, invisibleName } from "@gatehouse/gateway-contract/invisible";
+import { codeSpan } from "./inline-text.ts";
 
 /** One value that holds invisible characters. */
 export interface InvisibleValue {
@@ -27,6 +23,7 @@ export interface InvisibleValue {
 export const NOTE_MAX_VALUES = 8;
 /** At most this many distinct code points are named per value (then "and N more"). */
 export const NOTE_MAX_CODE_POINTS = 6;
+/** A JSON path in the note is cut to this many grapheme clusters. */
 const PATH_MAX_CHARS = 80;
 
 /** The name of a block in the note: its `name`, else its label cut at the first "(" or ":". */
@@ -37,13 +34,6 @@ export function blockName(block: { label: string; name?: string }): string {
 
 function distinct(text: string): number[] {
   return [...new Set(findInvisible(text).map((c) => c.codePoint))];
-}
-
-/** A JSON path made safe inside a Markdown code span: tokens for invisible characters, no backticks or line breaks, bounded. */
-function codeSpan(path: string): string {
-  const shown = showInvisible(path).replace(/`/g, "?").replace(/\s+/g, " ");
-  const cut = [...shown];
-  return `\`${cut.length > PATH_MAX_CHARS ? `${cut.slice(0, PATH_MAX_CHARS - 1).join("")}…` : shown}\``;
 }
 
 function walk(value: unknown, path: string, out: Array<{ path: string; codePoints: number[] }>): void {
@@ -87,7 +77,7 @@ export function invisibleValues(block: {
       const found: Array<{ path: string; codePoints: number[] }> = [];
       walk(parsed, "", found);
       return found.map((f) => ({
-        where: f.path ? `${name} ${codeSpan(f.path)}` : name,
+        where: f.path ? `${name} ${codeSpan(f.path, PATH_MAX_CHARS)}` : name,
         codePoints: f.codePoints,
       }));
     }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { buildDescription, CUT_WARNING, inlineSafe } from "../src/describe.ts";
+import { buildDescription, CUT_WARNING } from "../src/describe.ts";
 import { CUT_MARKER, fenceUntrusted, truncateUtf8 } from "../src/fence.ts";
 
 test("the fence is longer than any backtick run inside the untrusted text", () => {
@@ -63,16 +63,6 @@ test("a totalBytes too small for the trusted text is a clear RangeError", () => 
   assert.throws(
     () => buildDescription({ headline: "h".repeat(200), blocks: [], totalBytes: 100 }),
     /totalBytes 100 cannot hold the trusted text/,
-  );
-});
-
-test("names shown outside fences cannot inject Markdown", () => {
-  assert.equal(inlineSafe("x`](http://evil)"), "x???http://evil?");
-  assert.equal(inlineSafe("a".repeat(300)).length, 128);
-  assert.equal(
-    inlineSafe("Edit the guide\n# heading\t*x*"),
-    "Edit the guide?? heading??x?",
-    "spaces stay; line breaks do not",
   );
 });
 
@@ -152,7 +142,7 @@ test("the warning names a hostile JSON key safely and stays bounded; totalBytes 
   assert.ok(Buffer.byteLength(d.description) <= 4 * 1024);
   assert.equal(d.descriptionIsComplete, false, "the arguments were cut to fit");
   const trusted = d.description.slice(0, d.description.indexOf("```"));
-  assert.ok(trusted.includes("- ⚠ Arguments `k0⟨U+202E⟩?](x) # h (the key)` contains"), trusted);
+  assert.ok(trusted.includes("- ⚠ Arguments ``k0⟨U+202E⟩`](x) # h (the key)`` contains"), trusted);
   assert.ok(trusted.includes(", and 24 more"), "at most six code points are named per value");
   assert.ok(trusted.includes("- … and 72 more value(s)"), "at most eight values are listed");
   assert.ok(!/\u202E/.test(trusted), "no raw direction control in the trusted text");

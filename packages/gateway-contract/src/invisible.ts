@@ -15,6 +15,8 @@
  * - blank letters that render as nothing: U+034F, U+115F, U+1160, U+3164, U+FFA0, U+180B–U+180F;
  * - variation selectors (U+FE00–U+FE0F, U+E0100–U+E01EF), which can carry hidden data — except one
  *   emoji/text presentation selector (U+FE0E, U+FE0F) right after a visible character, as in "❤️";
+ * - the zero-width joiner U+200D, except inside an emoji ZWJ sequence (between two pictographic
+ *   characters, as in "👩‍💻"), where it is part of the one emoji a person sees;
  * - lone UTF-16 surrogates (they show as "�" and are not the bytes that apply).
  *
  * Pure and dependency-free, so the browser bundle, the CLI and the gatekeeper kit share it.
@@ -80,6 +82,9 @@ const ALWAYS =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u115f\u1160\u2028\u2029\u3164\uffa0]|\u034f|[\u180b-\u180f]|\p{Cf}|\p{Cs}/u;
 const VARIATION = /[\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+/** What may stand between a pictograph and the ZWJ of an emoji sequence: skin tones, VS16. */
+const EMOJI_TAIL = /[\u{1f3fb}-\u{1f3ff}\ufe0f]/u;
 /**
  * Any character of ALWAYS or VARIATION: a text without one has nothing to show, which one regex
  * scan decides (a CLI table of 5,000 rows is a megabyte; walking it character by character took
@@ -117,13 +122,21 @@ export function findInvisible(text: string): InvisibleChar[] {
   if (!ANY_CANDIDATE.test(text)) return found;
   let index = 0;
   let previousVisible = false;
+  // Whether the text so far ends in a pictograph (maybe with skin tone or VS16): a ZWJ there that
+  // is followed by another pictograph joins an emoji.
+  let inEmoji = false;
   // for…of walks code points; a lone surrogate comes out as itself.
   for (const char of text) {
     const codePoint = char.codePointAt(0) ?? 0;
     let hidden = ALWAYS.test(char);
+    if (hidden && codePoint === 0x200d && inEmoji) {
+      const next = text.codePointAt(index + 1);
+      hidden = next === undefined || !PICTOGRAPHIC.test(String.fromCodePoint(next));
+    }
     if (!hidden && VARIATION.test(char)) {
       hidden = !(previousVisible && (codePoint === 0xfe0e || codePoint === 0xfe0f));
     }
+    inEmoji = PICTOGRAPHIC.test(char) || (inEmoji && !hidden && EMOJI_TAIL.test(char));
     if (hidden) {
       found.push({
         index,
@@ -168,4 +181,64 @@ export function showInvisible(text: string): string {
   return splitInvisible(text)
     .map((p) => (typeof p === "string" ? p : p.token))
     .join("");
+}
+
+/** A cluster of more code points than this (a letter under hundreds of combining marks) is cut. */
+export const MAX_CLUSTER_CODE_POINTS = 16;
+
+let segmenter: Intl.Segmenter | undefined;
+
+/**
+ * The user-perceived characters (extended grapheme clusters, `Intl.Segmenter`) of `text`: "é" as
+ * e + U+0301 is one, "👩‍💻" is one, "🇩🇪" is one.
+ */
+export function graphemes(text: string): string[] {
+  segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
+  return Array.from(segmenter.segment(text), (s) => s.segment);
+}
+
+/** A token as {@link showInvisible} writes it: one unit when a shown text is bounded again. */
+const TOKEN = /⟨U\+[0-9A-F]{4,6}⟩/u;
+/** Line breaks, tabs and spaces: a run of them is one space in a line (other spaces of every script stay). */
+const BREAKS = /[\t\n\v\f\r \u2028\u2029]+/gu;
+
+/**
+ * The units {@link visibleLine} counts: the grapheme clusters of `text`, each shown (invisible
+ * characters as tokens), a token already in `text` counting as one.
+ */
+function shownClusters(text: string): string[] {
+  const out: string[] = [];
+  for (const [i, part] of text.split(new RegExp(`(${TOKEN.source})`, "u")).entries()) {
+    if (i % 2 === 1) {
+      out.push(part);
+      continue;
+    }
+    for (const cluster of graphemes(part)) {
+      const points = Array.from(cluster);
+      out.push(
+        points.length > MAX_CLUSTER_CODE_POINTS
+          ? `${showInvisible(points.slice(0, MAX_CLUSTER_CODE_POINTS).join(""))}…`
+          : showInvisible(cluster),
+      );
+    }
+  }
+  return out;
+}
+
+/**
+ * `text` as one line a person can read as it is, for titles, summaries and names shown outside a
+ * fence: every printable character of every script kept (`Ünïcødé`, `日本語`, emoji, combining
+ * marks); each run of line breaks, tabs and spaces one plain space; each invisible character (see
+ * the module comment) its `⟨U+202E⟩` token.
+ *
+ * Bounded by user-perceived characters, not bytes or UTF-16 units: at most `maxGraphemes`
+ * grapheme clusters (`Intl.Segmenter`; an invisible character, shown as its token, counts as one),
+ * the last one "…" when cut; a cut never splits a cluster or a token. A cluster of more than
+ * {@link MAX_CLUSTER_CODE_POINTS} code points (stacked combining marks) keeps that many and "…".
+ * Idempotent, also when bounded. For display only: never store it in place of the text that applies.
+ */
+export function visibleLine(text: string, maxGraphemes = Number.POSITIVE_INFINITY): string {
+  const shown = shownClusters(text.replace(BREAKS, " "));
+  if (shown.length <= maxGraphemes) return shown.join("");
+  return `${shown.slice(0, Math.max(0, maxGraphemes - 1)).join("")}…`;
 }

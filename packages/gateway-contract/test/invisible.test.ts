@@ -3,9 +3,12 @@ import { test } from "node:test";
 import {
   codePointLabel,
   findInvisible,
+  graphemes,
   hasInvisible,
+  MAX_CLUSTER_CODE_POINTS,
   showInvisible,
   splitInvisible,
+  visibleLine,
 } from "../src/invisible.ts";
 
 /** [what, input, shown] */
@@ -51,6 +54,12 @@ const cases: Array<[string, string, string]> = [
     "\u2764\uFE0F 👍🏽 🇩🇪",
     "\u2764\uFE0F 👍🏽 🇩🇪",
   ],
+  [
+    "emoji ZWJ sequences stay (the joiner is part of the one emoji)",
+    "👨‍👩‍👧 👩🏽‍💻 ❤️‍🔥",
+    "👨‍👩‍👧 👩🏽‍💻 ❤️‍🔥",
+  ],
+  ["a joiner that joins no emoji", "a\u200Db 👍\u200D x\u200D👍", "a⟨U+200D⟩b 👍⟨U+200D⟩ x⟨U+200D⟩👍"],
   ["the empty string", "", ""],
 ];
 
@@ -97,4 +106,45 @@ test("every Cf character of the Basic Multilingual Plane is found", () => {
     if (/\p{Cf}/u.test(char) && !hasInvisible(char)) missed.push(codePointLabel(cp));
   }
   assert.deepEqual(missed, []);
+});
+
+/** The acceptance title of issue 33: two scripts, an RLO and a zero-width space. */
+const TITLE = "Ünïcødé 日本語 add \u202Etxt.exe\u200B file";
+
+test("visibleLine keeps every script verbatim and shows an RLO and a zero-width space as tokens", () => {
+  assert.equal(visibleLine(TITLE), "Ünïcødé 日本語 add ⟨U+202E⟩txt.exe⟨U+200B⟩ file");
+  for (const text of ["Grüße, 日本語, עברית, العربية, Ελληνικά, हिन्दी, 한국어", "👨‍👩‍👧 🇩🇪 ❤️"]) {
+    assert.equal(visibleLine(text), text);
+  }
+});
+
+test("visibleLine makes one line: line breaks, tabs and space runs are one space; other spaces of every script stay", () => {
+  assert.equal(visibleLine("a\r\n\tb  c\u2028d"), "a b c d");
+  assert.equal(visibleLine("日本\u3000語 a\u00A0b"), "日本\u3000語 a\u00A0b");
+  assert.equal(visibleLine("a\uFEFFb"), "a⟨U+FEFF⟩b", "a zero-width no-break space is not a space");
+});
+
+test("visibleLine bounds by grapheme cluster: a ZWJ emoji, a flag and a letter with combining marks count one each", () => {
+  assert.equal(graphemes("👨‍👩‍👧").length, 1);
+  assert.equal(visibleLine("👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧", 3), "👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧", "three family emoji fit in 3");
+  assert.equal(visibleLine("👨‍👩‍👧👨‍👩‍👧👨‍👩‍👧x", 3), "👨‍👩‍👧👨‍👩‍👧…", "never cut inside the family");
+  assert.equal(visibleLine("🇩🇪🇯🇵🇫🇷", 2), "🇩🇪…", "a flag is not cut into regional indicators");
+  const decomposed = "e\u0301\u0323".repeat(5);
+  assert.equal(visibleLine(decomposed, 5), decomposed, "five letters with two combining marks each fit in 5");
+  assert.equal(visibleLine(decomposed, 3), "e\u0301\u0323e\u0301\u0323…", "a cut keeps each letter's marks");
+  assert.equal(visibleLine("日本語のタイトル", 4), "日本語…");
+  assert.equal(visibleLine("short", 5), "short");
+});
+
+test("visibleLine counts an invisible character as one and never cuts inside its token; bounded again it is unchanged", () => {
+  const cut = visibleLine("ab\u202Ecd\u200Bef", 5);
+  assert.equal(cut, "ab⟨U+202E⟩c…");
+  assert.equal(visibleLine(cut, 5), cut, "idempotent when bounded");
+  assert.equal(visibleLine(visibleLine(TITLE, 12), 12), visibleLine(TITLE, 12));
+});
+
+test("visibleLine cuts a cluster stacked with hundreds of combining marks", () => {
+  const zalgo = `a${"\u0301".repeat(500)}b`;
+  const shown = visibleLine(zalgo, 10);
+  assert.equal(shown, `a${"\u0301".repeat(MAX_CLUSTER_CODE_POINTS - 1)}…b`);
 });

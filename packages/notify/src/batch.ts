@@ -2,6 +2,8 @@
  * A batch of writes that waits for review: what every notification format is built from.
  * Summaries come from gatekeepers and agents, so they are untrusted text; each format escapes them.
  */
+import { visibleLine } from "@gatehouse/gateway-contract/invisible";
+
 export interface WaitingBatch {
   /** Workspace id the pending actions belong to. */
   workspace: string;
@@ -17,14 +19,17 @@ export interface WaitingBatch {
 
 /** At most this many action summaries appear in a message; the rest are counted as "and N more". */
 export const MAX_SUMMARIES = 10;
-/** A summary longer than this many characters is cut and ends with "…". */
+/** A summary longer than this many user-perceived characters (grapheme clusters) is cut and ends with "…". */
 export const MAX_SUMMARY_CHARS = 200;
 
-/** `text` cut to `max` characters (code points), ending in "…" when cut; line breaks become spaces. */
+/**
+ * `text` as one line a person reads as it is (`visibleLine` of @gatehouse/gateway-contract): every
+ * script kept, line breaks and tabs as spaces, each invisible or direction-control character as
+ * its `⟨U+202E⟩` token (also in an email subject or a chat message, which would obey or hide it),
+ * cut to `max` grapheme clusters, ending in "…" when cut.
+ */
 export function bound(text: string, max = MAX_SUMMARY_CHARS): string {
-  const oneLine = text.replace(/[\r\n\t]+/g, " ");
-  const chars = Array.from(oneLine);
-  return chars.length <= max ? oneLine : `${chars.slice(0, max - 1).join("")}…`;
+  return visibleLine(text, max);
 }
 
 /** The summaries a message shows (bounded in count and length) and how many were left out. */

@@ -50,6 +50,34 @@ describe("escaping", () => {
   });
 });
 
+describe("titles in every script", () => {
+  const title = "Ünïcødé 日本語 add \u202Etxt.exe\u200B file";
+  const shown = "Ünïcødé 日本語 add ⟨U+202E⟩txt.exe⟨U+200B⟩ file";
+  const b = batch({ workspace: "ワーク\u202Espace", summaries: [title] });
+  it("every format keeps Ünïcødé and 日本語 and shows an RLO and a zero-width space as tokens, never raw", () => {
+    const slack = JSON.stringify(slackMessage(b, "https://gh.example"));
+    const teams = JSON.stringify(teamsMessage(b, "https://gh.example"));
+    // The generic JSON body is for machines: its workspace field is the id as it is; its summaries are for people.
+    const json = JSON.stringify(jsonMessage(b, "https://gh.example").summaries);
+    const mail = emailMessage(b, "https://gh.example");
+    for (const [format, text] of [
+      ["slack", slack],
+      ["teams", teams],
+      ["json summaries", json],
+      ["email text", mail.text],
+      ["email html", mail.html],
+    ] as const) {
+      assert.ok(text.includes(shown), `${format}: ${text}`);
+      assert.ok(!/[\u202E\u200B]/u.test(text), `${format} holds no raw invisible character`);
+    }
+    assert.equal(mail.subject, "3 writes wait for your review in ワーク⟨U+202E⟩space", "the email subject");
+  });
+  it("bounding counts grapheme clusters: an emoji ZWJ sequence or an accented letter is never cut apart", () => {
+    assert.equal(bound("👨‍👩‍👧".repeat(3), 2), "👨‍👩‍👧…");
+    assert.equal(bound("e\u0301".repeat(10), 3), "e\u0301e\u0301…");
+  });
+});
+
 /** The parts of a Slack block these tests read. */
 type SlackBlock = { text: { text: string }; elements: { url: string }[] };
 /** The parts of a Teams attachment these tests read. */

@@ -7,6 +7,7 @@ import {
   type ApprovalQueue,
   DEFAULT_MAX_FRAME_BYTES,
   inlineSafe,
+  oneLine,
   type PageDescription,
 } from "@gatehouse/gatekeeper-kit";
 import { BlobCursor } from "./blob-cursor.ts";
@@ -108,9 +109,14 @@ export class Binding {
     return this.ctx.resource.pathPrefix;
   }
 
-  /** The repository's short name, inline-safe, for descriptions. */
+  /** The repository's short name for a description's Markdown (`inlineSafe`). */
   get repoName(): string {
-    return inlineSafe(this.ctx.resource.repoPath.split("/").pop() ?? "repo");
+    return inlineSafe(this.repoTitle);
+  }
+
+  /** The repository's short name as plain text for titles (`oneLine`: every script kept). */
+  get repoTitle(): string {
+    return oneLine(this.ctx.resource.repoPath.split("/").pop() ?? "repo");
   }
 
   /** " under docs/" when the binding is narrowed by #path=, else "". */
@@ -182,13 +188,13 @@ export class Binding {
     if (entry?.write.kind === "createBranch" || (!entry && settled?.kind === "branch")) {
       const name =
         entry?.write.kind === "createBranch" ? entry.write.name : (settled as { name: string }).name;
-      if (!entry) return { ...(await this.#resolveName(name)), label: `${id} (branch ${inlineSafe(name)})` };
+      if (!entry) return { ...(await this.#resolveName(name)), label: `${id} (branch ${oneLine(name)})` };
       const view = viewOf(this.views(id), name);
       return {
         commit: view.createdAt?.commit ?? (await this.#resolveName(name)).commit,
         branch: name,
         view,
-        label: `${id} (pending branch ${inlineSafe(name)})`,
+        label: `${id} (pending branch ${oneLine(name)})`,
       };
     }
     if (entry && entry.write.kind !== "push") {
@@ -198,7 +204,7 @@ export class Binding {
         commit: base.commit,
         branch,
         view: viewOf(this.views(id), branch),
-        label: `${id} (pending on ${inlineSafe(branch)})`,
+        label: `${id} (pending on ${oneLine(branch)})`,
       };
     }
     const why =

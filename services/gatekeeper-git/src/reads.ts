@@ -8,6 +8,7 @@ import {
   cutTextsToFit,
   inlineSafe,
   observePage,
+  oneLine,
   pageOf,
   serializedBytes,
   textPageBytes,
@@ -124,8 +125,9 @@ export function filePageBytes(limits: Pick<Binding["limits"], "maxFrameBytes">):
 /** A cut text's marker (well under the kit's CUT_MARK_BYTES). */
 const CUT_NOTE = "\n(cut to fit one reply)";
 
+/** Where a read looked, for a description's Markdown: the ref's label, else its branch or commit. */
 function at(r: ResolvedRef): string {
-  return r.label ?? inlineSafe(r.branch ?? r.commit);
+  return inlineSafe(r.label ?? r.branch ?? r.commit);
 }
 
 /** Lists files (paths under the scope), `listPageSize` per page; each page is observed. */
@@ -139,7 +141,7 @@ export async function listFiles(b: Binding, args?: unknown): Promise<FilePage> {
     (s: FilePage) =>
       b.observation(
         "git.listFiles",
-        `Listed ${s.files.length} files in ${b.repoName} (page ${page})`,
+        `Listed ${s.files.length} files in ${b.repoTitle} (page ${page})`,
         `Listed ${s.files.length} file paths of ${b.repoName} at ${at(r)}${b.scopeText}, page ${page}${s.more ? " (more pages follow)" : ""}.`,
       ),
     page,
@@ -213,7 +215,7 @@ export async function readFile(b: Binding, args?: unknown): Promise<string> {
   await b.approval.authorizeObservation(b.ctx.callerToken, {
     ...b.observation(
       "git.readFile",
-      `Read ${inlineSafe(path)} from ${b.repoName}`,
+      `Read ${oneLine(path)} from ${b.repoTitle}`,
       `Read ${Buffer.byteLength(content)} bytes of ${inlineSafe(path)} at ${at(r)} in ${b.repoName}.`,
     ),
     page: 0,
@@ -246,7 +248,7 @@ export async function readFilePage(b: Binding, args?: unknown): Promise<FileChun
     (c: FileChunk) =>
       b.observation(
         "git.readFilePage",
-        `Read ${inlineSafe(path)} from ${b.repoName} (page ${page})`,
+        `Read ${oneLine(path)} from ${b.repoTitle} (page ${page})`,
         `Read ${Buffer.byteLength(c.content)} of ${c.totalBytes} bytes of ${inlineSafe(path)} at ${at(r)} in ${b.repoName}, page ${page}${c.more ? " (more pages follow)" : ""}.`,
       ),
     page,
@@ -296,7 +298,7 @@ export async function log(b: Binding, args?: unknown): Promise<LogPage> {
     (s: LogPage) =>
       b.observation(
         "git.log",
-        `Read ${s.commits.length} log entries of ${b.repoName} (page ${page})`,
+        `Read ${s.commits.length} log entries of ${b.repoTitle} (page ${page})`,
         `Read ${s.commits.length} commits of ${b.repoName} at ${at(r)}, page ${page}.`,
       ),
     page,
@@ -360,7 +362,7 @@ export async function grep(b: Binding, args?: unknown): Promise<GrepPage> {
     (s: GrepPage) =>
       b.observation(
         "git.grep",
-        `Searched ${b.repoName} (${s.matches.length} matches, page ${page})`,
+        `Searched ${b.repoTitle} (${s.matches.length} matches, page ${page})`,
         `Searched text files of ${b.repoName} at ${at(r)}${b.scopeText} for a fixed string; returned ${s.matches.length} matching lines, page ${page}.`,
       ),
     page,
@@ -473,7 +475,7 @@ export async function diff(b: Binding, args?: unknown): Promise<DiffPage> {
     (d: DiffPage) =>
       b.observation(
         "git.diff",
-        `Diffed ${b.repoName} ${inlineSafe(from.label)}..${inlineSafe(to.label)} (page ${page})`,
+        `Diffed ${b.repoTitle} ${oneLine(from.label)}..${oneLine(to.label)} (page ${page})`,
         `Read the diff of ${d.files.length} files of ${b.repoName}${b.scopeText} from ${inlineSafe(from.label)} to ${inlineSafe(to.label)}, page ${page}${d.more ? " (more pages follow)" : ""}.`,
       ),
     page,

@@ -8,7 +8,7 @@
  * Only commits can be reverted: a createBranch or push is refused (FAILED_PRECONDITION).
  * The revert is not added to the agent's overlay: it is a person's write, shown once applied.
  */
-import { inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { inlineSafe, oneLine } from "@gatehouse/gatekeeper-kit";
 import { Delivery, type PrepareRevertRequest, type PrepareRevertResponse } from "@gatehouse/proto";
 import { parseWritePayload } from "./apply.ts";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
@@ -106,7 +106,8 @@ export async function prepareRevert(
     parent: tip,
     base,
   };
-  const repoName = inlineSafe(resource.repoPath.split("/").pop() ?? "repo");
+  const repoTitle = oneLine(resource.repoPath.split("/").pop() ?? "repo");
+  const repoName = inlineSafe(repoTitle);
   const d = await describeCommit(
     { repoName, limits },
     { ...payload, changes: shown },
@@ -117,7 +118,7 @@ export async function prepareRevert(
   return {
     localId,
     description: {
-      title: `Revert ${sha.slice(0, 12)} on ${inlineSafe(staged.branch)}: ${inlineSafe(subject, 70)}`,
+      title: `Revert ${sha.slice(0, 12)} on ${oneLine(staged.branch)}: ${oneLine(subject, 70)}`,
       description: d.description,
       descriptionIsComplete: d.complete,
       delivery: Delivery.DELIVERY_SIMULATE,

@@ -5,7 +5,7 @@
  * here reads the repository or allows anything.
  */
 import { contentRisks, type ScannedText } from "@gatehouse/gatekeeper-kit";
-import { showInvisible } from "@gatehouse/gateway-contract/invisible";
+import { graphemes, visibleLine } from "@gatehouse/gateway-contract/invisible";
 import type { ActionDescription, ActionRisk } from "@gatehouse/proto";
 import type { CommitPayload } from "./state.ts";
 
@@ -20,19 +20,18 @@ const PREVIEW_CHARS = 300;
 const FIELD_CHARS = 200;
 
 /**
- * `text` as one inline-safe line for a summary, field or reason: whitespace runs (line breaks
- * included) become one space, invisible characters their ⟨U+XXXX⟩ tokens, every language's
- * characters kept; at most `maxChars` characters (the last one "…" when cut).
+ * `text` as one line for a summary, field or reason (`visibleLine`): line breaks and tabs become
+ * one space, invisible characters their ⟨U+XXXX⟩ tokens, every language's characters kept; at most
+ * `maxChars` grapheme clusters (the last one "…" when cut).
  */
 export function oneLine(text: string, maxChars = FIELD_CHARS): string {
-  const chars = [...showInvisible(text.replace(/\s+/g, " "))];
-  return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join("")}…` : chars.join("");
+  return visibleLine(text, maxChars);
 }
 
-/** The first ≤3 lines / 300 characters of `text` (characters kept, never cut inside one). */
+/** The first ≤3 lines / 300 grapheme clusters of `text` (never cut inside one). */
 export function previewOf(text: string): string {
   const lines = text.split("\n").slice(0, PREVIEW_LINES).join("\n");
-  const chars = [...lines];
+  const chars = graphemes(lines);
   return chars.length > PREVIEW_CHARS ? `${chars.slice(0, PREVIEW_CHARS - 1).join("")}…` : lines;
 }
 

@@ -9,7 +9,7 @@
  * pending tip of the branch it pushes. `egress` is set for every write that sends data to a remote
  * (any write on a remote repository, every push), so the restricted-data latch refuses it.
  */
-import { buildDescription, inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { buildDescription, inlineSafe, oneLine } from "@gatehouse/gatekeeper-kit";
 import { type ActionDescription, Delivery } from "@gatehouse/proto";
 import type { Binding, ResolvedRef } from "./binding.ts";
 import { unifiedDiff } from "./diff-text.ts";
@@ -227,7 +227,7 @@ export async function commit(b: Binding, args?: unknown): Promise<WriteResult> {
   await submit(
     b,
     {
-      title: `Commit to ${inlineSafe(branch)}: ${inlineSafe(a.message.split("\n")[0] ?? "", 80)}`,
+      title: `Commit to ${oneLine(branch)}: ${oneLine(a.message.split("\n")[0] ?? "", 80)}`,
       description: d.description,
       descriptionIsComplete: d.complete,
       dependsOn: tipDependency(r),
@@ -270,7 +270,7 @@ export async function createBranch(b: Binding, args?: unknown): Promise<WriteRes
   await submit(
     b,
     {
-      title: `Create branch ${inlineSafe(name)} in ${b.repoName}`,
+      title: `Create branch ${oneLine(name)} in ${b.repoTitle}`,
       description: `Create branch ${inlineSafe(name)} of ${b.repoName}${where} at ${start}${r.branch ? `, the tip of ${inlineSafe(r.branch)}` : ""}.`,
       descriptionIsComplete: true,
       dependsOn,
@@ -346,7 +346,7 @@ export async function push(b: Binding, args?: unknown): Promise<WriteResult> {
   await submit(
     b,
     {
-      title: `Push ${inlineSafe(branch)} of ${b.repoName} to ${inlineSafe(remote)}`,
+      title: `Push ${oneLine(branch)} of ${b.repoTitle} to ${oneLine(remote)}`,
       description: desc.description,
       descriptionIsComplete: desc.descriptionIsComplete,
       dependsOn: tipDependency(r),

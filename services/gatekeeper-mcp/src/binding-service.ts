@@ -15,7 +15,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { ApprovalQueue } from "@gatehouse/gatekeeper-kit";
-import { truncateUtf8 } from "@gatehouse/gatekeeper-kit";
+import { codeSpan, oneLine, truncateUtf8 } from "@gatehouse/gatekeeper-kit";
 import { ActionStatus, Delivery } from "@gatehouse/proto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
@@ -289,8 +289,8 @@ export class BindingService {
         const tag = rec.description?.actionKind?.tag ?? "mcp.tool";
         const tool = tag.startsWith("mcp.tool.") ? tag.slice("mcp.tool.".length) : tag;
         await this.#approval.authorizeObservation(this.#ctx.callerToken, {
-          title: `Read the result of action ${id} on ${this.#ctx.resource.serverName}`,
-          description: `Collected the result of applied action ${id} (${tag}).`,
+          title: `Read the result of action ${id} on ${oneLine(this.#ctx.resource.serverName)}`,
+          description: `Collected the result of applied action ${id} (${codeSpan(tag)}).`,
           containsRestrictedData: this.#restricted(tool),
           kind: `${tag}.result`,
           page: 0,

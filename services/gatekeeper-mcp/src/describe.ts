@@ -12,10 +12,11 @@
  */
 import {
   buildDescription,
+  codeSpan,
   fenceUntrusted,
-  inlineSafe,
   invisibleNote,
   invisibleValues,
+  oneLine,
   type UntrustedBlock,
 } from "@gatehouse/gatekeeper-kit";
 
@@ -50,9 +51,6 @@ export interface DescriptionExtra {
   /** Untrusted blocks after the text arguments, e.g. a diff against the current content. */
   blocks?: UntrustedBlock[];
 }
-
-// Tool and server names appear outside fences: keep them to a harmless character set.
-const safeInline = (text: string) => inlineSafe(text);
 
 const LANG_BY_EXTENSION: Record<string, string> = {
   md: "markdown",
@@ -126,9 +124,9 @@ function shapeOf(text: string): string {
   return `${lines} ${lines === 1 ? "line" : "lines"}, ${bytes} bytes, ${text.endsWith("\n") ? "ends with a line break" : "no line break at the end"}`;
 }
 
-/** A JSON path as a code span for a trusted label: `A-Za-z0-9_.-:/[]` and space kept, others "?", ≤80 chars. */
+/** A JSON path as a code span for a trusted label (every script kept, invisible characters as tokens, ≤80 graphemes). */
 function pathSpan(at: string): string {
-  return `\`${at.replace(/[^A-Za-z0-9_.\-:/ [\]]/g, "?").slice(0, 80)}\``;
+  return codeSpan(at, 80);
 }
 
 /**
@@ -151,7 +149,7 @@ export function describeToolCall(
   const perText = Math.max(1024, Math.floor(budget.textBytes / Math.max(1, texts.length)));
   const moved = texts.map((t) => pathSpan(t.at)).join(", ");
   const built = buildDescription({
-    headline: `Call MCP tool \`${safeInline(tool)}\` on server \`${safeInline(serverName)}\`.`,
+    headline: `Call MCP tool ${codeSpan(tool)} on server ${codeSpan(serverName)}.`,
     cutWarning: "**Warning: this description was cut to fit its size budget; the full call is larger.**",
     details: extra.details,
     blocks: [
@@ -182,7 +180,7 @@ export function describeToolCall(
       ...(extra.blocks ?? []),
     ],
   });
-  return { title: `Call ${safeInline(tool)} on ${safeInline(serverName)}`, ...built };
+  return { title: `Call ${oneLine(tool)} on ${oneLine(serverName)}`, ...built };
 }
 
 /**
@@ -200,9 +198,9 @@ export function describeRead(
   const argsBlock = fenceUntrusted(argsText, budget.argumentsBytes, "json");
   const hidden = invisibleNote(invisibleValues({ label: "Arguments", text: argsText, lang: "json" }));
   return {
-    title: `Read ${safeInline(tool)} on ${safeInline(serverName)}`,
+    title: `Read ${oneLine(tool)} on ${oneLine(serverName)}`,
     description: [
-      `Read MCP tool \`${safeInline(tool)}\` on server \`${safeInline(serverName)}\`.`,
+      `Read MCP tool ${codeSpan(tool)} on server ${codeSpan(serverName)}.`,
       "",
       ...(hidden.length > 0 ? [...hidden, ""] : []),
       "Arguments (untrusted):",

@@ -7,7 +7,7 @@
  * nothing and answers FAILED_PRECONDITION; the way back is the agent making the compensating
  * call, which becomes a pending action approved like any other write.
  */
-import { inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { oneLine } from "@gatehouse/gatekeeper-kit";
 import type { PrepareRevertRequest, PrepareRevertResponse } from "@gatehouse/proto";
 import { parseStagedPayload } from "./apply.ts";
 import { InvalidRequest, RevertUnsupported } from "./errors.ts";
@@ -28,7 +28,7 @@ export async function prepareRevert(req: PrepareRevertRequest): Promise<PrepareR
   }
   const { tool } = parseStagedPayload(req.payloadJson);
   throw new RevertUnsupported(
-    `action ${req.actionId} (${inlineSafe(tool)} on ${req.binding}) cannot be reverted: an MCP tool call has no generic inverse. ` +
+    `action ${req.actionId} (${oneLine(tool)} on ${oneLine(req.binding)}) cannot be reverted: an MCP tool call has no generic inverse. ` +
       "Ask the agent to make the compensating call (the tool that undoes it); that call is submitted for approval like any write.",
   );
 }

@@ -4,7 +4,7 @@
  * of the main text argument. Generic over any tool; no reads of the bound server.
  */
 
-import { contentRisks } from "@gatehouse/gatekeeper-kit";
+import { contentRisks, oneLine as kitOneLine } from "@gatehouse/gatekeeper-kit";
 import type { ActionField, ActionRisk } from "@gatehouse/proto";
 
 /** Argument names that identify what a call acts on, in order of preference. */
@@ -19,14 +19,12 @@ export interface ReviewFacts {
   preview: string;
 }
 
-/** One line ≤ max chars: control, format and separator characters shown as ⟨U+XXXX⟩ tokens. */
+/**
+ * One line of at most `max` grapheme clusters (the kit's `oneLine`): every script kept, line
+ * breaks and tabs as spaces, invisible and direction-control characters as ⟨U+XXXX⟩ tokens.
+ */
 export function oneLine(text: string, max = 200): string {
-  const shown = text.replace(
-    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
-    (c) => `⟨U+${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, "0")}⟩`,
-  );
-  const chars = [...shown];
-  return chars.length <= max ? shown : `${chars.slice(0, max - 1).join("")}…`;
+  return kitOneLine(text, max);
 }
 
 function lineCount(s: string): number {

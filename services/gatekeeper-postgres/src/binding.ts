@@ -3,7 +3,7 @@
  * the simulation state, limits, and the checks every statement passes before it reaches the
  * database (the scope check, parameter shapes, the gatekeeper's reserved schema).
  */
-import { type ApprovalQueue, inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { type ApprovalQueue, oneLine } from "@gatehouse/gatekeeper-kit";
 import { parseSync } from "libpg-query";
 import type pg from "pg";
 import type { TxSettings } from "./db.ts";
@@ -119,10 +119,13 @@ export class Binding {
     return this.pools.pool(this.resource.name, this.opened.server, this.resource.database, role);
   }
 
-  /** `crm/sales` plus the scope, for titles and descriptions (inline-safe). */
+  /**
+   * `crm/sales` plus the scope as plain text (`oneLine`: every script kept, invisible characters
+   * as tokens, ≤200 grapheme clusters); pass text holding it through `oneLine` for Markdown.
+   */
   get label(): string {
     const f = formatScopeFragment(this.resource.scope);
-    return inlineSafe(`${this.resource.name}/${this.resource.database}${f ? `#${f}` : ""}`, 200);
+    return oneLine(`${this.resource.name}/${this.resource.database}${f ? `#${f}` : ""}`, 200);
   }
 
   /**

@@ -12,7 +12,9 @@
 import {
   buildDescription,
   checkReplyFits,
+  inlineSafe,
   observePage,
+  oneLine,
   type PageDescription,
   replyBudget,
   serializedBytes,
@@ -60,13 +62,13 @@ function describeRead(
   restricted: boolean,
 ): PageDescription {
   const d = buildDescription({
-    headline,
-    details: [`Resource: postgres://${b.label}`],
+    headline: inlineSafe(headline, 400),
+    details: [`Resource: ${inlineSafe(`postgres://${b.label}`, 300)}`],
     blocks:
       sql === undefined ? [] : [{ label: "Statement (untrusted):", text: sql, lang: "sql", maxBytes: 4096 }],
   });
   return {
-    title: headline.slice(0, 200),
+    title: oneLine(headline, 200),
     description: d.description,
     containsRestrictedData: restricted,
     kind: "postgres.read",

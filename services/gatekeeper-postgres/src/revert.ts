@@ -7,7 +7,7 @@
  * Refused (FAILED_PRECONDITION) when the apply captured no images: DDL, a table without a primary
  * key, an UPDATE of a key column, INSERT … ON CONFLICT, or images over MAX_RESULT_BYTES.
  */
-import { inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { oneLine } from "@gatehouse/gatekeeper-kit";
 import { Delivery, type PrepareRevertRequest, type PrepareRevertResponse } from "@gatehouse/proto";
 import { type AppliedResult, parsePayload } from "./apply.ts";
 import { openResource } from "./binding.ts";
@@ -53,7 +53,7 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
   };
   const inverse: RowImage[] = payload.rows.map((r) => ({ before: r.after, after: r.before }));
   const table = `${staged.target.schema}.${staged.target.table}`;
-  const label = inlineSafe(`${opened.resource.name}/${opened.resource.database}`);
+  const label = oneLine(`${opened.resource.name}/${opened.resource.database}`);
   const d = describeWrite(
     label,
     {
@@ -69,7 +69,7 @@ export function prepareRevert(req: PrepareRevertRequest, deps: RevertDeps): Prep
   return {
     localId,
     description: {
-      title: `Revert action ${req.actionId} on ${inlineSafe(table, 120)} (${payload.rows.length} row(s))`,
+      title: `Revert action ${req.actionId} on ${oneLine(table, 120)} (${payload.rows.length} row(s))`,
       description: `Revert action ${req.actionId}: each row goes back to its state before it, only if it still holds what the action wrote.\n\n${d.description}`,
       descriptionIsComplete: d.complete,
       delivery: Delivery.DELIVERY_SIMULATE,

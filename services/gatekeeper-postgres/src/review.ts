@@ -11,7 +11,7 @@
  * and string parameters) or, for a schema change, over the statement itself.
  */
 import { contentRisks, type ScannedText } from "@gatehouse/gatekeeper-kit";
-import { showInvisible } from "@gatehouse/gateway-contract/invisible";
+import { graphemes, visibleLine } from "@gatehouse/gateway-contract/invisible";
 import type { ActionDescription, ActionField, ActionRisk } from "@gatehouse/proto";
 import { parseSync } from "libpg-query";
 import type { CapturedChange } from "./row-images.ts";
@@ -28,18 +28,18 @@ export const MANY_ROWS = 10;
 const FIELD_CHARS = 200;
 
 /**
- * `text` as one inline-safe line: whitespace runs become one space, invisible characters their
- * ⟨U+XXXX⟩ tokens, every language's characters kept; at most `maxChars` characters ("…" when cut).
+ * `text` as one line (`visibleLine`): line breaks and tabs become one space, invisible characters
+ * their ⟨U+XXXX⟩ tokens, every language's characters kept; at most `maxChars` grapheme clusters
+ * ("…" when cut).
  */
 export function oneLine(text: string, maxChars = FIELD_CHARS): string {
-  const chars = [...showInvisible(text.replace(/\s+/g, " "))];
-  return chars.length > maxChars ? `${chars.slice(0, maxChars - 1).join("")}…` : chars.join("");
+  return visibleLine(text, maxChars);
 }
 
-/** The first ≤3 lines / 300 characters of `text`. */
+/** The first ≤3 lines / 300 grapheme clusters of `text`. */
 export function previewOf(text: string): string {
   const lines = text.trim().split("\n").slice(0, 3).join("\n");
-  const chars = [...lines];
+  const chars = graphemes(lines);
   return chars.length > 300 ? `${chars.slice(0, 299).join("")}…` : lines;
 }
 

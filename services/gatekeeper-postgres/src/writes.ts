@@ -9,7 +9,7 @@
  * Dependencies: a write depends on the latest pending write to each table it touches (reads or
  * changes), so rejecting a write drops every later write built on its rows.
  */
-import { buildDescription, inlineSafe } from "@gatehouse/gatekeeper-kit";
+import { buildDescription, inlineSafe, oneLine } from "@gatehouse/gatekeeper-kit";
 import { type ActionDescription, Delivery } from "@gatehouse/proto";
 import type pg from "pg";
 import type { Binding } from "./binding.ts";
@@ -48,7 +48,10 @@ export function describeRows(
   return { text: lines.join("\n") || "(no rows)", complete };
 }
 
-/** The approver's description of a write: headline, statement, parameters, changed rows. */
+/**
+ * The approver's description of a write: headline, statement, parameters, changed rows.
+ * `label` is plain text (`oneLine`); the headline is escaped for Markdown here.
+ */
 export function describeWrite(
   label: string,
   payload: Pick<WritePayload, "sql" | "params" | "statementKind" | "target">,
@@ -63,9 +66,12 @@ export function describeWrite(
     ddl: "Change the schema of",
     select: "Read",
   }[payload.statementKind];
-  const headline = change
-    ? `${verb} ${inlineSafe(table)} on ${label}: ${change.rowCount} row(s) change.`
-    : `${verb} ${label} (DDL).`;
+  const headline = inlineSafe(
+    change
+      ? `${verb} ${oneLine(table)} on ${label}: ${change.rowCount} row(s) change.`
+      : `${verb} ${label} (DDL).`,
+    400,
+  );
   const details: string[] = [];
   if (change?.note)
     details.push(
@@ -191,7 +197,7 @@ export async function execute(b: Binding, args?: unknown): Promise<ExecuteResult
   const localId = b.state.ids.next();
   const table = stmt ? `${stmt.target.schema}.${stmt.target.table}` : b.label;
   const desc: ActionDescription = {
-    title: `${decision.kind.toUpperCase()} ${inlineSafe(table, 120)}${change ? ` (${change.rowCount} row(s))` : ""}`,
+    title: `${decision.kind.toUpperCase()} ${oneLine(table, 120)}${change ? ` (${change.rowCount} row(s))` : ""}`,
     description: d.description,
     descriptionIsComplete: d.complete,
     delivery: Delivery.DELIVERY_SIMULATE,
