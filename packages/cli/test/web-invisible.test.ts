@@ -3,7 +3,9 @@
  * controls or invisible characters are shown as marked ⟨U+202E⟩ tokens in the web app (Debian's
  * Chromium via playwright-core) and in the CLI's tables, the description says which value holds
  * them, and the bytes that apply stay the original ones. Against the dev stack with the real
- * filesystem MCP server from npm.
+ * filesystem MCP server from npm. Titles keep every script (issue 33): a git commit whose subject
+ * holds `Ünïcødé`, `日本語`, an RLO and a zero-width space shows them verbatim, the two invisible
+ * characters as tokens, in the inbox, the review page, the detail heading and the CLI's tables.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -17,7 +19,8 @@ import { ActionSubmitted, Delivery } from "@gatehouse/proto";
 import type { Browser, Page } from "playwright-core";
 import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
 import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { git, makeBareRepo } from "./git-repo.ts";
+import { type Harness, returned, startHarness, unary } from "./harness.ts";
 
 const ROOT = join(import.meta.dirname, "../../..");
 const run = promisify(execFile);
@@ -84,6 +87,21 @@ async function textOnce(page: Page, selector: string, expected: string): Promise
     )
     .catch(() => undefined);
   return (await page.locator(selector).first().textContent()) ?? "";
+}
+
+/** Runs the CLI against the shared stack; its stdout. */
+async function cli(...args: string[]): Promise<string> {
+  const env = {
+    ...process.env,
+    GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
+    GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
+  };
+  const { stdout } = await run(
+    process.execPath,
+    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
+    { cwd: ROOT, env, timeout: 120_000 },
+  );
+  return stdout;
 }
 
 test("a write whose arguments hold U+202E and a zero-width space: the detail shows them as marked tokens and says which values hold them; approved, the file gets the original bytes", async () => {
@@ -182,23 +200,6 @@ test("a title holding invisible characters shows as its escaped form in the inbo
   assert.equal(await textOnce(page, logTitle, "Write"), shown, "log entry title");
   await page.context().close();
 
-  const env = {
-    ...process.env,
-    GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,
-    GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval,
-  };
-  const cli = async (...args: string[]) =>
-    (
-      await run(
-        process.execPath,
-        ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
-        {
-          cwd: ROOT,
-          env,
-          timeout: 120_000,
-        },
-      )
-    ).stdout;
   const table = await cli("actions", ws);
   assert.ok(table.includes(shown), table);
   assert.ok(!/[\u202E\u200B\u2066]/u.test(table), "no raw invisible character reaches the terminal");
@@ -208,4 +209,74 @@ test("a title holding invisible characters shows as its escaped form in the inbo
   }>;
   const record = json.find((a) => a.id === id);
   assert.equal(record?.description?.title, TITLE, "--json keeps the exact bytes");
+});
+
+test("a commit titled with Ünïcødé, 日本語, an RLO and a zero-width space: verbatim with the two invisible characters as tokens in the inbox, the review page, the detail heading, `gatehouse actions` and `log`", async () => {
+  const subject = "Ünïcødé 日本語 \u202Etxt.exe\u200B";
+  const shown = "Ünïcødé 日本語 ⟨U+202E⟩txt.exe⟨U+200B⟩";
+  const title = `Commit to main: ${shown}`;
+  const bare = makeBareRepo(h.dir, join(h.dir, "repos", "titles.git"), { "docs/readme.md": "hello\n" });
+  const ws = await h.workspace(`git+file://${bare}`);
+  const result = await h.exec(
+    ws,
+    `export default async (env: any) => {
+      await env.REPO.commit({ branch: "main", message: ${JSON.stringify(`${subject}\n\nbody`)}, changes: [{ path: "docs/日本語.md", content: "こんにちは\\n" }] });
+      return true;
+    }`,
+  );
+  returned(result);
+  const pending = await unary(h.decisions, h.decisions.listActions, { workspaceId: ws, pendingOnly: true });
+  const action = pending.actions[0];
+  assert.ok(action, "the commit waits for review");
+  const id = action.id;
+  assert.equal(action.description?.title, title, "the gatekeeper's title keeps every script");
+  const raw = /[\u202E\u200B]/u;
+
+  const page = await openApp(browser, base, tokenOf("dev-approver"));
+  const row = `[data-testid="action-row"][data-workspace="${ws}"][data-action-id="${id}"] .row-title`;
+  const inbox = await textOnce(page, row, "Ünïcødé");
+  assert.ok(inbox.includes(shown), `inbox row: ${inbox}`);
+  assert.ok(inbox.includes(title), `inbox row shows the title: ${inbox}`);
+  assert.ok(!raw.test(inbox), "no raw RLO or zero-width space in the inbox");
+  // biome-ignore lint/performance/useDomNodeTextContent: innerText is the laid-out text a person reads, the point here
+  assert.ok((await page.locator(row).innerText()).includes(shown), "inbox row as laid out");
+
+  await page.evaluate(
+    (route) => {
+      window.location.hash = route;
+    },
+    `#/ws/${ws}/review?execution=${encodeURIComponent(result.executionId)}`,
+  );
+  const summary = await textOnce(page, `[data-review-row="${id}"] .review-summary`, "Ünïcødé");
+  assert.ok(summary.includes(`commit 1 file to main: "${shown}"`), `review page: ${summary}`);
+  assert.ok(!raw.test(summary), "no raw RLO or zero-width space on the review page");
+
+  await page.evaluate((route) => {
+    window.location.hash = route;
+  }, `#/ws/${ws}/actions/${id}`);
+  assert.equal(await textOnce(page, '[data-testid="title"]', "Ünïcødé"), title, "detail heading");
+  const description = await textOnce(page, '[data-testid="description"]', "Ünïcødé");
+  assert.ok(!raw.test(description), "no raw RLO or zero-width space in the description");
+  await page.screenshot({ path: join(SCREENSHOTS, "detail-title-every-script-1280.png") });
+  await page.context().close();
+
+  const table = await cli("actions", ws);
+  assert.ok(table.includes(`commit 1 file to main: "${shown}"`), table);
+  const log = await cli("log", ws);
+  assert.ok(log.includes(title), log);
+  for (const out of [table, log])
+    assert.ok(!raw.test(out), "no raw invisible character reaches the terminal");
+
+  await unary(h.decisions, h.decisions.approve, {
+    workspaceId: ws,
+    actionId: id,
+    decidedBy: "user:dev-approver",
+    includeDependencies: false,
+    descriptionDigests: {},
+  });
+  assert.equal(
+    git(bare, "log", "-1", "--format=%s", "main"),
+    subject,
+    "the commit applied has the original bytes",
+  );
 });
