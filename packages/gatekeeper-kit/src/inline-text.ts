@@ -32,20 +32,21 @@ export function oneLine(text: string, maxGraphemes = INLINE_MAX_GRAPHEMES): stri
 
 /**
  * ASCII punctuation that can start Markdown (CommonMark + GFM) or HTML inline: backslash, code,
- * emphasis, links and images, raw HTML and autolinks, strikethrough, table cells, and an `&` that
- * would start an entity (`&amp;`, `&#42;`).
+ * emphasis, links and images, raw HTML and autolinks, table cells, an `&` that would start an
+ * entity (`&amp;`, `&#42;`), and a `~` after a non-space (only such a `~` can close a strikethrough,
+ * so provisional ids like `~1` stay as they are).
  */
-const MARKDOWN_PUNCTUATION = /[\\`*[\]<>~|]|&(?=#?[A-Za-z0-9]+;)/g;
+const MARKDOWN_PUNCTUATION = /[\\`*[\]<>|]|&(?=#?[A-Za-z0-9]+;)|(?<=\S)~/g;
 /** An underscore between two letters or digits cannot open or close emphasis (`feature_x` stays). */
 const LONE_UNDERSCORE = /(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu;
 
 /**
  * A name (tool, file, branch, table) for a description's Markdown prose, outside a fence: as
  * `oneLine` (every script kept, invisible characters as tokens, one line, at most `maxGraphemes`
- * grapheme clusters, default 128), then Markdown punctuation backslash-escaped (`\\ \` * [ ] < > ~ |`,
- * `&` before an entity name, `_` unless between letters or digits), so it renders as the text itself and cannot
- * form a link, emphasis, code or HTML. Renderers that do not read Markdown show the backslashes:
- * for plain-text titles use `oneLine`.
+ * grapheme clusters, default 128), then Markdown punctuation backslash-escaped (`\\ \` * [ ] < >
+ * |`, `&` before an entity name, `~` after a non-space, `_` unless between letters or digits), so
+ * it renders as the text itself and cannot form a link, emphasis, code or HTML. Renderers that do
+ * not read Markdown show the backslashes: for plain-text titles use `oneLine`.
  */
 export function inlineSafe(text: string, maxGraphemes = INLINE_MAX_GRAPHEMES): string {
   return oneLine(text, maxGraphemes).replace(MARKDOWN_PUNCTUATION, "\\$&").replace(LONE_UNDERSCORE, "\\_");

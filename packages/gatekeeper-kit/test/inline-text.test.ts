@@ -25,7 +25,8 @@ test("inlineSafe: a name in Markdown prose keeps every script and cannot form a 
   assert.equal(inlineSafe(NAME), SHOWN);
   assert.equal(inlineSafe("x`](http://evil)"), "x\\`\\](http://evil)");
   assert.equal(inlineSafe("[click](http://evil)"), "\\[click\\](http://evil)");
-  assert.equal(inlineSafe("<img src=x> *b* ~s~ a|b \\"), "\\<img src=x\\> \\*b\\* \\~s\\~ a\\|b \\\\");
+  assert.equal(inlineSafe("<img src=x> *b* ~s~ a|b \\"), "\\<img src=x\\> \\*b\\* ~s\\~ a\\|b \\\\");
+  assert.equal(inlineSafe("~1 (pending on main)"), "~1 (pending on main)", "a provisional id stays");
   assert.equal(inlineSafe("&amp; R&D"), "\\&amp; R&D", "only an & that starts an entity");
   assert.equal(inlineSafe("pkg/__init__.py"), "pkg/\\_\\_init\\_\\_.py", "no bold");
   assert.equal(inlineSafe("feature_x"), "feature_x", "an underscore inside a word stays");

@@ -35,10 +35,17 @@ test("large arguments are bounded to the budget and flagged with a warning", () 
   assert.ok(Buffer.byteLength(d.description) < 16 * 1024 + 4 * 1024 + 1024);
 });
 
-test("names outside fences cannot inject Markdown", () => {
+test("a tool name with Markdown syntax stays inside its code span in the headline; the plain-text title shows it as it is", () => {
   const d = describeToolCall("mem", "x`](http://evil)", undefined, {});
-  assert.ok(!d.title.includes("`"));
-  assert.ok(!d.title.includes("("));
+  assert.equal(d.title, "Call x`](http://evil) on mem");
+  assert.ok(d.description.startsWith("Call MCP tool ``x`](http://evil)`` on server `mem`.\n"), d.description);
+});
+
+test("tool and server names keep every script; an RLO and a zero-width space show as tokens in the title and the headline", () => {
+  const d = describeToolCall("Ünïcødé", "日本語\u202E_tool\u200B", undefined, {});
+  assert.equal(d.title, "Call 日本語⟨U+202E⟩_tool⟨U+200B⟩ on Ünïcødé");
+  assert.ok(d.description.startsWith("Call MCP tool `日本語⟨U+202E⟩_tool⟨U+200B⟩` on server `Ünïcødé`."));
+  assert.equal(describeRead("Ünïcødé", "読む", {}).title, "Read 読む on Ünïcødé");
 });
 
 test("a read or a write whose arguments hold a direction control names the argument in the trusted text", () => {
