@@ -13,7 +13,7 @@
  * at `;` or a blank line. The reason quotes the matched statement's start (inline-safe, bounded)
  * and its 1-based line.
  */
-import { findInvisible, showInvisible } from "@gatehouse/gateway-contract/invisible";
+import { findInvisible, visibleLine } from "@gatehouse/gateway-contract/invisible";
 import type { ActionRisk } from "@gatehouse/proto";
 
 /** One staged text to scan, e.g. `{ name: "content", text: fileBody }`. */
@@ -61,10 +61,9 @@ function lineAt(text: string, offset: number): number {
   return line;
 }
 
+/** A statement quoted in a reason: one line, invisible characters as tokens, ≤ QUOTE_MAX_CHARS grapheme clusters. */
 function quote(statement: string): string {
-  const one = showInvisible(statement.replace(/\s+/g, " ")).replace(/`/g, "'");
-  const chars = [...one];
-  return chars.length > QUOTE_MAX_CHARS ? `${chars.slice(0, QUOTE_MAX_CHARS - 1).join("")}…` : one;
+  return visibleLine(statement, QUOTE_MAX_CHARS).replace(/`/g, "'");
 }
 
 /** Why one statement is dangerous, or undefined. */
