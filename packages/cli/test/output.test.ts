@@ -288,3 +288,37 @@ test("a turn's text has one line per awaited action, also when an older stream r
   });
   assert.equal(suspended, "turn t1: suspended (awaiting 5, 6)");
 });
+
+test("table cells keep every script, show invisible characters as tokens and are cut by grapheme cluster", () => {
+  const record = (id: number, title: string) => ({
+    id,
+    workspaceId: "w1",
+    binding: "REPO",
+    localId: "l",
+    description: { title } as never,
+    status: ActionStatus.ACTION_STATUS_PENDING,
+    dependsOn: [],
+    caller: undefined,
+    submittedAt: "",
+    decidedBy: "",
+    decidedAt: "",
+    reason: "",
+    cascadedFrom: 0,
+    resultJson: "",
+    outcomeUnknown: false,
+    executionId: "",
+    lastRevision: 1,
+    chatStartedBy: "",
+    descriptionDigest: "",
+    withdrawnBy: "",
+  });
+  const text = actionsTable([
+    record(1, "Ünïcødé 日本語 add \u202Etxt.exe\u200B file"),
+    record(2, `${"x".repeat(48)}${"👨‍👩‍👧".repeat(3)}`),
+    record(3, "e\u0301".repeat(60)),
+  ]);
+  assert.ok(text.includes("Ünïcødé 日本語 add ⟨U+202E⟩txt.exe⟨U+200B⟩ file"), text);
+  assert.ok(!/[\u202E\u200B]/u.test(text), "no raw invisible character");
+  assert.ok(text.includes(`${"x".repeat(48)}👨‍👩‍👧…`), "a family emoji is one character, never split");
+  assert.ok(text.includes(`${"e\u0301".repeat(49)}…`), "an accented letter keeps its mark");
+});
