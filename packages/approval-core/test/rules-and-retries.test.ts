@@ -10,6 +10,7 @@ import {
   type Command,
   DuplicateLocalId,
   DuplicateObservationRequest,
+  RuleNotFound,
   recordedObservationId,
   UnknownActionKind,
   UnknownBinding,
@@ -126,10 +127,36 @@ const rows: Row[] = [
     error: { type: UnknownBinding, message: /"SLACK" is not a binding/ },
   },
   {
-    name: "turning a rule off is allowed for any tag, published or not",
-    given: base,
+    name: "turning off a rule that is on is allowed for any tag, published or not",
+    given: [...base, rule("FILES", "mcp.tool.create_directory"), rule("FILES", "mcp.tool.gone")],
+    when: setRule("FILES", "mcp.tool.gone", false),
+    expect: [rule("FILES", "mcp.tool.gone", false)],
+  },
+  {
+    name: "turning off a rule that never existed is refused, naming the binding's rules that are on, and records nothing",
+    given: [...base, rule("FILES", "mcp.tool.create_directory")],
     when: setRule("FILES", "mcp.tool.write_file", false),
-    expect: [rule("FILES", "mcp.tool.write_file", false)],
+    error: {
+      type: RuleNotFound,
+      message:
+        /binding "FILES" has no auto-approval rule for "mcp\.tool\.write_file" that is on .*nothing was recorded; its rules that are on: "mcp\.tool\.create_directory"; list the workspace's rules with GetLog/,
+    },
+  },
+  {
+    name: "turning off a rule a second time is refused (it is off already)",
+    given: [
+      ...base,
+      rule("FILES", "mcp.tool.create_directory"),
+      rule("FILES", "mcp.tool.create_directory", false),
+    ],
+    when: setRule("FILES", "mcp.tool.create_directory", false),
+    error: { type: RuleNotFound, message: /its rules that are on: none/ },
+  },
+  {
+    name: "turning off a rule on an unknown binding is refused as an unknown binding",
+    given: base,
+    when: setRule("SLACK", "mcp.tool.post", false),
+    error: { type: UnknownBinding, message: /"SLACK" is not a binding/ },
   },
   {
     name: "turning off a rule stored before kinds were published is allowed",

@@ -127,12 +127,13 @@ test("a rule for a destructive tool, a byo endpoint's tool or a tag the binding 
   assert.ok(existsSync(join(h.dir, "files", "by-rule")));
 });
 
-test("the CLI and the gateway route say why a rule is refused; turning a rule off always works", async () => {
+test("the CLI and the gateway route say why a rule is refused; turning a rule off works for a rule that is on", async () => {
   const ws = await h.workspace("mcp://files");
   const cli = await gatehouse("rule", ws, "FILES", "mcp.tool.move_file");
   assert.equal(cli.code, 1);
   assert.match(cli.stderr, /"mcp\.tool\.move_file" on binding "FILES" can never be auto-approved/);
-  assert.equal((await gatehouse("rule", ws, "FILES", "mcp.tool.move_file", "--off")).code, 0);
+  assert.equal((await gatehouse("rule", ws, "FILES", "mcp.tool.create_directory")).code, 0);
+  assert.equal((await gatehouse("rule", ws, "FILES", "mcp.tool.create_directory", "--off")).code, 0);
 
   const admin = h.stack.devTokens.find((t) => t.subject === "dev-admin")?.token ?? "";
   const put = (actionKindTag: string) =>
@@ -149,4 +150,40 @@ test("the CLI and the gateway route say why a rule is refused; turning a rule of
   const never = await put("mcp.tool.write_file");
   assert.equal(never.status, 409);
   assert.match(never.body.error.message, /can never be auto-approved/);
+});
+
+test("`rule --off` of a rule that never existed is refused naming the rule and how to list the rules, and records nothing; the gateway route refuses it too", async () => {
+  const ws = await h.workspace("mcp://files");
+  assert.equal((await gatehouse("rule", ws, "FILES", "mcp.tool.create_directory")).code, 0);
+  // The log may follow the append: wait until it shows the rule, then take its revision.
+  const before = (
+    await waitUntil("the rule in the log", async () => {
+      const log = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
+      return log.rules.length === 1 ? log : undefined;
+    })
+  ).revision;
+
+  const cli = await gatehouse("rule", ws, "FILES", "mcp.tool.move_file", "--off");
+  assert.equal(cli.code, 1);
+  assert.match(
+    cli.stderr,
+    /^gatehouse: <action-kind-tag>: binding "FILES" has no auto-approval rule for "mcp\.tool\.move_file" that is on \(it never existed, or was turned off already\), so there is nothing to turn off and nothing was recorded; its rules that are on: "mcp\.tool\.create_directory"; list the workspace's rules with `gatehouse log <workspace>`\n$/,
+  );
+  const admin = h.stack.devTokens.find((t) => t.subject === "dev-admin")?.token ?? "";
+  const off = await api<{ error: { code: string; message: string } }>(
+    h.stack.addresses.gateway,
+    admin,
+    "PUT",
+    `/api/workspaces/${ws}/rules`,
+    { binding: "FILES", actionKindTag: "mcp.tool.never", enabled: false },
+  );
+  assert.equal(off.status, 404);
+  assert.match(off.body.error.message, /no auto-approval rule for "mcp\.tool\.never" that is on/);
+
+  const log = await unary(h.decisions, h.decisions.getLog, { workspaceId: ws });
+  assert.equal(log.revision, before, "a refused --off appends nothing");
+  assert.deepEqual(
+    log.rules.map((r) => `${r.binding}/${r.actionKindTag}`),
+    ["FILES/mcp.tool.create_directory"],
+  );
 });

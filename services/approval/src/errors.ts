@@ -21,6 +21,7 @@ import {
   InvalidField,
   NotCallersAction,
   ReasonRequired,
+  RuleNotFound,
   UnknownActionKind,
   UnknownBinding,
   UnknownDependency,
@@ -82,7 +83,7 @@ export function toStatus(err: unknown): { code: status; details: string; expecte
 function domainCode(err: ApprovalError): status {
   if (err instanceof WorkspaceNotFound || err instanceof ActionNotFound || err instanceof NotCallersAction)
     return status.NOT_FOUND;
-  if (err instanceof UnknownBinding) return status.NOT_FOUND;
+  if (err instanceof UnknownBinding || err instanceof RuleNotFound) return status.NOT_FOUND;
   if (err instanceof ActionNotPending) return err.lostRace ? status.ABORTED : status.FAILED_PRECONDITION;
   if (
     err instanceof DependenciesUndecided ||

@@ -27,7 +27,7 @@ const setRule = (ws: string, binding: string, tag: string, enabled = true) => ({
   setBy: "user:alice",
 });
 
-test("SetAutoApprovalRule refuses a tag the binding cannot carry, and a kind that can never be auto-approved, with the reason; nothing is appended", async () => {
+test("SetAutoApprovalRule refuses a tag the binding cannot carry, a kind that can never be auto-approved, and turning off a rule that never existed, with the reason; nothing is appended", async () => {
   const h = await startHarness(stack);
   try {
     const before = await revision(h);
@@ -42,8 +42,14 @@ test("SetAutoApprovalRule refuses a tag the binding cannot carry, and a kind tha
       /"mcp\.tool\.delete" on binding "MEM" can never be auto-approved \(annotations\.destructiveHint=true \(must be false\)\)/,
     );
     assert.equal(await revision(h), before, "a refused rule appends nothing");
-    // Turning a rule off is always allowed; a valid rule is stored.
-    await call(h.decisions, "setAutoApprovalRule", setRule(h.ws, "MEM", "mcp.tool.delete", false));
+    // Turning off a rule that never existed is refused the same way (NOT_FOUND, nothing appended).
+    await rejects(
+      call(h.decisions, "setAutoApprovalRule", setRule(h.ws, "MEM", "mcp.tool.delete", false)),
+      status.NOT_FOUND,
+      /binding "MEM" has no auto-approval rule for "mcp\.tool\.delete" that is on .*nothing was recorded/,
+    );
+    assert.equal(await revision(h), before, "turning off a rule that never existed appends nothing");
+    // A valid rule is stored.
     await call(h.decisions, "setAutoApprovalRule", setRule(h.ws, "MEM", "mcp.tool.add"));
     const log = await call<unknown, { rules: Array<{ binding: string; actionKindTag: string }> }>(
       h.decisions,

@@ -150,8 +150,8 @@ export interface RecordApplyFailed {
 
 /**
  * A person enables or disables auto-approval for (binding, action kind tag). Enabling needs a tag the
- * binding's gatekeeper published as auto-approvable (ResourceIntroduced.actionKinds); disabling is
- * always allowed on a known binding or an existing rule.
+ * binding's gatekeeper published as auto-approvable (ResourceIntroduced.actionKinds); disabling
+ * needs a rule that is on (RuleNotFound otherwise, nothing recorded), whatever its kind.
  */
 export interface SetAutoApprovalRule {
   type: "SetAutoApprovalRule";

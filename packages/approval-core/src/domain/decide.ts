@@ -31,6 +31,7 @@ import {
   DuplicateObservationRequest,
   InvalidField,
   ReasonRequired,
+  RuleNotFound,
   UnknownActionKind,
   UnknownBinding,
   UnknownDependency,
@@ -453,7 +454,13 @@ function setRule(c: SetAutoApprovalRule, state: WorkspaceState): PlannedEvent[] 
     throw new InvalidField("action_kind_tag", 'set the action kind tag, e.g. "mcp.tool.create_entities"');
   if (!c.setBy) throw new InvalidField("set_by", 'say who sets the rule, e.g. "user:alice"');
   if (c.enabled) requireRuleCanFire(state, c.binding, c.actionKindTag);
-  else if (!state.rules.has(ruleKey(c.binding, c.actionKindTag))) requireBinding(state, c.binding);
+  else if (!state.rules.has(ruleKey(c.binding, c.actionKindTag))) {
+    // Turning off a rule that is not on would record an event that changes nothing and reads as
+    // if a rule had existed: refused, naming the binding's rules that are on.
+    requireBinding(state, c.binding);
+    const on = [...state.rules.values()].filter((r) => r.binding === c.binding).map((r) => r.actionKindTag);
+    throw new RuleNotFound(c.binding, c.actionKindTag, on);
+  }
   return [
     planned(
       "AutoApprovalRuleSet",

@@ -152,6 +152,24 @@ function tagList(tags: readonly string[]): string {
   return tags.length === 0 ? "none" : tags.map((t) => `"${t}"`).join(", ");
 }
 
+/**
+ * Turning off a rule that is not on: it never existed, or it was turned off already. Nothing is
+ * recorded. `enabledTags` are the binding's rules that are on, for the message.
+ */
+export class RuleNotFound extends ApprovalError {
+  readonly code = "RuleNotFound";
+  override name = "RuleNotFound";
+  constructor(
+    readonly binding: string,
+    readonly tag: string,
+    readonly enabledTags: readonly string[],
+  ) {
+    super(
+      `action_kind_tag: binding "${binding}" has no auto-approval rule for "${tag}" that is on (it never existed, or was turned off already), so there is nothing to turn off and nothing was recorded; its rules that are on: ${tagList(enabledTags)}; list the workspace's rules with GetLog (CLI: gatehouse log <workspace>)`,
+    );
+  }
+}
+
 /** Enabling a rule for a tag the binding's gatekeeper did not publish for it: no action can carry it. */
 export class UnknownActionKind extends ApprovalError {
   readonly code = "UnknownActionKind";
