@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import {
   type ActionDescription,
   type ActionRecord,
+  type AppliedLocalId,
   ApprovalQueueClient,
   type AuthorizeObservationRequest,
   type AuthorizeObservationResponse,
@@ -49,11 +50,12 @@ export interface ApprovalQueue {
   /**
    * The caller's binding's writes not yet applied, failed or rejected, in submission order, with
    * their staged payloads, and every local id the binding used (to rebuild an overlay and the
-   * provisional-id counter after a restart). @throws ApprovalRefused.
+   * provisional-id counter after a restart), and what each applied provisional id ("~N") became
+   * (`applied`: its local id and result_json, in submission order). @throws ApprovalRefused.
    */
   listUnappliedForCaller(
     callerToken: string,
-  ): Promise<{ actions: UnappliedAction[]; usedLocalIds: string[] }>;
+  ): Promise<{ actions: UnappliedAction[]; usedLocalIds: string[]; applied?: AppliedLocalId[] }>;
   /** Closes the gRPC channel; later calls fail. */
   close(): void;
 }
@@ -129,13 +131,13 @@ export function connectApprovalQueue(address: string, options: ApprovalQueueOpti
       );
     },
     async listUnappliedForCaller(callerToken) {
-      type Res = { actions: UnappliedAction[]; usedLocalIds: string[] };
+      type Res = { actions: UnappliedAction[]; usedLocalIds: string[]; applied: AppliedLocalId[] };
       const res = await call<{ callerToken: string }, Res>(
         "ListUnappliedForCaller",
         client.listUnappliedForCaller as Unary<{ callerToken: string }, Res>,
         { callerToken },
       );
-      return { actions: res.actions, usedLocalIds: res.usedLocalIds };
+      return { actions: res.actions, usedLocalIds: res.usedLocalIds, applied: res.applied ?? [] };
     },
     close() {
       client.close();

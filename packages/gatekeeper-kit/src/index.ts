@@ -12,7 +12,7 @@
  *   direction-control characters (`invisibleValues`, `invisibleNote`).
  * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
  *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
- *   `restoreOverlayOnce` (rebuild the overlay after a restart),
+ *   `restoreOverlayOnce` (rebuild the overlay and applied provisional ids after a restart),
  *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
  * - Reply sizes: `replyBudget`, `textPageBytes`, `checkReplyFits`, `cutTextsToFit` size what a
  *   gatekeeper returns from the sandbox's frame cap (`DEFAULT_MAX_FRAME_BYTES`), before it records
@@ -101,7 +101,7 @@ export { type KitLogger, silentLogger } from "./logger.ts";
 export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
 export { PendingOverlay, type PendingWrite } from "./overlay.ts";
 export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
-export { type RestorableState, restoreOverlayOnce } from "./restore.ts";
+export { type AppliedResultParser, type RestorableState, restoreOverlayOnce } from "./restore.ts";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
 export { type ServedGatekeeper, type ServeGatekeeperOptions, serveGatekeeper } from "./serve.ts";
 export { type ClientSession, connectSession } from "./session-client.ts";

@@ -41,6 +41,9 @@ import { liveLog, pendingActionIds, replayLog, verifyWorkspace, watchLog } from 
 import { getActionDetail, getInbox, getLogPage } from "./read-model-queries.ts";
 import type { RevertRequests } from "./revert.ts";
 
+/** A provisional local id ("~N"), as gatekeepers hand them out. */
+const PROVISIONAL_LOCAL_ID = /^~[1-9][0-9]*$/;
+
 /** What the handlers need. */
 export interface HandlerDeps {
   streams: WorkspaceStreams;
@@ -181,7 +184,18 @@ export function approvalQueueHandlers(deps: HandlerDeps): ApprovalQueueServer & 
       const usedLocalIds = [...state.localIds.keys()]
         .filter((k) => k.startsWith(prefix))
         .map((k) => k.slice(prefix.length));
-      return { actions, usedLocalIds };
+      // What each applied provisional id became (only "~N" ids: the rest are permanent already).
+      const applied = [...state.actions.values()]
+        .filter(
+          (a) =>
+            a.binding === t.binding &&
+            a.grant === grant &&
+            a.status === ActionStatus.ACTION_STATUS_APPLIED &&
+            PROVISIONAL_LOCAL_ID.test(a.localId),
+        )
+        .sort((x, y) => x.id - y.id)
+        .map((a) => ({ localId: a.localId, resultJson: a.resultJson }));
+      return { actions, usedLocalIds, applied };
     }),
   };
 }

@@ -386,6 +386,36 @@ test("ListUnappliedForCaller: the binding's open writes in submission order with
   }
 });
 
+test("ListUnappliedForCaller: what each applied provisional id of the binding became (its result), and no other ids", async () => {
+  const h = await startHarness(stack);
+  try {
+    const one = await submit(h, "MEM", "~1");
+    await submit(h, "MEM", "~2");
+    const named = await submit(h, "MEM", "named");
+    const other = await submit(h, "GIT", "~1");
+    for (const actionId of [one, named, other]) {
+      await call(h.decisions, "approve", { workspaceId: h.ws, actionId, decidedBy: "user:alice" });
+    }
+    await eventually(() => h.gatekeeper.appliedIn(h.ws).length === 3);
+    const res = await call<unknown, { actions: { action: ActionRecord }[]; applied: unknown[] }>(
+      h.queue,
+      "listUnappliedForCaller",
+      { callerToken: h.token("MEM") },
+    );
+    assert.deepEqual(
+      res.applied,
+      [{ localId: "~1", resultJson: JSON.stringify({ applied: one }) }],
+      "the pending ~2, the non-provisional id and another binding's ~1 are left out",
+    );
+    assert.deepEqual(
+      res.actions.map((u) => u.action.localId),
+      ["~2"],
+    );
+  } finally {
+    await h.close();
+  }
+});
+
 test("WatchLog delivers the catch-up and then live changes", async () => {
   const h = await startHarness(stack);
   try {

@@ -182,7 +182,10 @@ export async function startHarness(
         }),
       );
       approval.settled.add(sub.actionId);
-      if (res.ok) results.set(localId, res.resultJson);
+      if (res.ok) {
+        results.set(localId, res.resultJson);
+        approval.results.set(sub.actionId, res.resultJson); // as the stream records ActionApplied
+      }
       return res;
     },
     reject(localId, binding = "REPO") {

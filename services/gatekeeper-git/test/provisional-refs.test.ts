@@ -122,6 +122,48 @@ test("after apply, ~N names the real commit it became, for reads and createBranc
   assert.equal(sh(repo.bare, "rev-parse", "from-applied"), sha);
 });
 
+test("after a restart, an applied ~N still names the real commit it became (from the approval service, not memory): diff, log, readFile, listFiles, createBranch", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA);
+  await r.commit(commitB);
+  await r.createBranch({ name: "early", from: "~1" });
+  const res = await h.apply(repo.url, "~1");
+  assert.equal(res.ok, true, res.error);
+  const sha = (JSON.parse(res.resultJson) as { sha: string }).sha;
+  assert.equal((await h.apply(repo.url, "~3")).ok, true, "the createBranch ~3 applied");
+  await h.restart();
+  const { repo: after } = h.open(repo.url);
+  assert.equal(await after.readFile({ path: "docs/b.md", ref: "~1" }), "b from A\n");
+  assert.deepEqual((await after.listFiles({ ref: "~1" })).files, ["README.md", "docs/a.md", "docs/b.md"]);
+  assert.deepEqual(
+    (await after.log({ ref: "~1" })).commits.map((c) => [c.id, c.message.trim()]),
+    [
+      [sha, "A: add b"],
+      [sh(repo.bare, "rev-parse", "main~1"), "initial"],
+    ],
+  );
+  const read = h.approval.observations.filter((o) => o.kind === "git.readFile").pop();
+  assert.match(read!.description, new RegExp(`at ~1 \\(applied as ${sha}\\)`));
+  assert.deepEqual(
+    (await after.diff({ from: "~1", to: "~2" })).files.map((f) => [f.path, f.status]),
+    [
+      ["docs/b.md", "modified"],
+      ["docs/c.md", "added"],
+    ],
+    "the applied ~1 against the still pending ~2 (rebuilt on it)",
+  );
+  assert.equal(
+    await after.readFile({ path: "docs/b.md", ref: "~3" }),
+    "b from A\n",
+    "an applied createBranch id still names its branch",
+  );
+  const made = await after.createBranch({ name: "from-applied", from: "~1" });
+  assert.equal(made.id, "~4", "ids handed out before the restart are not reused");
+  const applied = await h.apply(repo.url, "~4");
+  assert.equal(applied.ok, true, applied.error);
+  assert.equal(sh(repo.bare, "rev-parse", "from-applied"), sha, "the branch starts at the real commit");
+});
+
 test("a ~N that names no revision is refused naming the id and its state, and records nothing", async () => {
   const { repo: r } = h.open(repo.url);
   await r.commit(commitA);

@@ -2,7 +2,8 @@
  * A FAKE `gatehouse.v1.ApprovalQueue` for gatekeeper tests, served on loopback: it stands in for
  * services/approval, which a gatekeeper may not import. It records every observation and
  * submission, hands out ids counting up from 1, and lists unapplied submissions (those not in
- * `settled`) for a gatekeeper's restore.
+ * `settled`) for a gatekeeper's restore, with the results a test recorded in `results` as the
+ * applied provisional ids.
  *
  * Imported by tests only, as `@gatehouse/gatekeeper-kit/testing`.
  */
@@ -33,6 +34,8 @@ export class FakeApprovalQueue {
   }[] = [];
   /** Action ids applied or rejected (left out of ListUnappliedForCaller). */
   readonly settled = new Set<number>();
+  /** Action id -> result_json of applied actions (a test records them; listed as `applied` for "~N" ids). */
+  readonly results = new Map<number, string>();
   port = 0;
   #next = 1;
   #server = new Server();
@@ -84,7 +87,10 @@ export class FakeApprovalQueue {
             },
             payloadJson: s.payloadJson,
           }));
-        cb(null, { actions, usedLocalIds: this.submissions.map((s) => s.localId) });
+        const applied = this.submissions
+          .filter((s) => this.results.has(s.actionId) && /^~[1-9][0-9]*$/.test(s.localId))
+          .map((s) => ({ localId: s.localId, resultJson: this.results.get(s.actionId)! }));
+        cb(null, { actions, usedLocalIds: this.submissions.map((s) => s.localId), applied });
       },
     };
     this.#server.addService(ApprovalQueueService, impl);
