@@ -119,6 +119,32 @@ describe("binding runs", () => {
     ]);
   });
 
+  test("a unit performed in one call (running heard for each) whose first action fails: the others are handed back unsent, not outcome unknown, and applied by the next run", async () => {
+    const ws = await workspace();
+    const c1 = await submit(f.streams, ws, "c1");
+    const c2 = await submit(f.streams, ws, "c2");
+    const c3 = await submit(f.streams, ws, "c3");
+    // As git's one push for a run of commits: running for all three, then the push is refused.
+    f.gatekeeper.together.set(`${ws}/${c1}`, 3);
+    f.gatekeeper.answers.set(`${ws}/${c1}`, { ok: false, resultJson: "", error: "push refused" });
+    await approve(e, ws, [c1, c2, c3]);
+    const first = await outcome(e, ws, c1);
+    assert.equal(first.status, "failed");
+    assert.equal((await projected(f.store, ws, c1)).outcomeUnknown, false);
+    for (const id of [c2, c3]) {
+      assert.equal((await outcome(e, ws, id)).status, "applied");
+      assert.deepEqual(await eventTypesOf(f.store, ws, id), [
+        "ActionSubmitted",
+        "ActionApproved",
+        "ActionApplying",
+        "ActionClaimReleased",
+        "ActionApplying",
+        "ActionApplied",
+      ]);
+      assert.equal((await projected(f.store, ws, id)).outcomeUnknown, false, "never outcome unknown");
+    }
+  });
+
   test("an action waiting on a dependency in another binding is woken by the run that applies it", async () => {
     const ws = await workspace(["MEM", "OTHER"]);
     const dep = await submit(f.streams, ws, "dep", { binding: "OTHER" });

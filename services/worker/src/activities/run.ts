@@ -8,7 +8,8 @@
  * (c) claims the next run (ClaimRun: ActionApplying for each, one append, expected revision);
  * (d) calls ApplyActions, heartbeating every second, and appends the outcomes in batches (every
  *     OUTCOME_BATCH outcomes or OUTCOME_FLUSH_MS); a lost call is "outcome unknown" for the action
- *     in flight; the actions the gatekeeper never started get their claims back (ActionClaimReleased).
+ *     in flight; the actions the gatekeeper never started, and those it started without an outcome
+ *     after an ok=false outcome (not performed), get their claims back (ActionClaimReleased).
  */
 import {
   type ActionState,
@@ -282,10 +283,15 @@ export function runActivities(deps: ActivityDeps): Pick<LifecycleActivities, "ap
             outcomeUnknown: true,
           });
         }
-        notSent = end.notSent.filter((id) => !heard.has(id) && !started.has(id));
-        // Started, never answered, not reported lost: treated as lost.
+        // Not sent, as the run's reader says: never started, or, after an ok=false outcome, started
+        // without an outcome (a unit performed in one external call, e.g. git's one push for a run
+        // of commits, announces each; gatekeeper.proto: after an ok=false outcome no action of the
+        // run without an outcome was performed).
+        notSent = end.notSent.filter((id) => !heard.has(id));
+        const unsent = new Set(notSent);
+        // Started, never answered, not reported lost nor handed back: treated as lost.
         for (const id of claimedIds) {
-          if (started.has(id) && !heard.has(id)) {
+          if (started.has(id) && !heard.has(id) && !unsent.has(id)) {
             record({
               actionId: id,
               kind: "failed",

@@ -20,6 +20,12 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   readonly rejected: ActionRejectedRequest[] = [];
   /** Answer per `${workspaceId}/${actionId}`: a response, or an Error to throw. Default ok with `{"applied": <id>}`. */
   readonly answers = new Map<string, ApplyActionResponse | Error>();
+  /**
+   * `${workspaceId}/${actionId}` -> how many actions of a run, from that one on, the gatekeeper
+   * performs in one external call (as git's one push for a run of commits): `running` comes for
+   * each of them before the first one's answer.
+   */
+  readonly together = new Map<string, number>();
   /** When true, ready() fails as if the gatekeeper were down (nothing is sent). */
   unreachable = false;
   /** How many ready() checks failed because `unreachable` was set (each is one apply attempt refused). */
@@ -78,8 +84,13 @@ export class RecordingGatekeeper implements GatekeeperApplier {
   async applyRun(gatekeeper: string, request: ApplyActionsRequest, watch: RunWatch): Promise<RunEnd> {
     this.runs.push(request);
     const ids = request.actions.map((a) => a.actionId);
+    let announcedUpTo = -1; // index of the last action `running` was sent for
     for (const [i, a] of request.actions.entries()) {
-      watch.onRunning?.(a.actionId, 0);
+      const unit = this.together.get(`${request.workspaceId}/${a.actionId}`) ?? 1;
+      for (let k = Math.max(i, announcedUpTo + 1); k < Math.min(ids.length, i + unit); k++) {
+        watch.onRunning?.(ids[k]!, 0);
+        announcedUpTo = k;
+      }
       let response: ApplyActionResponse;
       try {
         response = await this.apply(gatekeeper, {
@@ -94,9 +105,15 @@ export class RecordingGatekeeper implements GatekeeperApplier {
         });
       } catch (err) {
         const e = err instanceof GatekeeperCallError ? err : new GatekeeperCallError(String(err), true);
-        return { lost: { actionId: a.actionId, error: e }, notSent: ids.slice(i + 1) };
+        const alsoLost = ids.slice(i + 1, announcedUpTo + 1);
+        return {
+          lost: { actionId: a.actionId, error: e },
+          ...(alsoLost.length > 0 ? { alsoLost } : {}),
+          notSent: ids.slice(Math.max(i, announcedUpTo) + 1),
+        };
       }
       watch.onOutcome(a.actionId, response);
+      // After an ok=false outcome nothing without an outcome was performed, announced or not.
       if (!response.ok) return { notSent: ids.slice(i + 1) };
     }
     return { notSent: [] };
