@@ -2,15 +2,18 @@
  * ApplyAction for MCP: called by the approval service after it appended the ActionApplying claim.
  * Connects to the resource and calls the staged tool EXACTLY ONCE with the staged arguments; never
  * retries (a retry could repeat a side effect; DESIGN.md "Apply is at most once").
- * `isError: true` -> {ok:false, error: the tool's text}; success -> {ok:true, resultJson}.
  * The tool call may take as long as the caller waits (the ApplyAction deadline, set from the
- * worker's GATEKEEPER_APPLY_MAX); a connection that closes, or a call that times out, before the
- * server answered is an unknown outcome (ServerUnavailable), never a known failure.
+ * worker's GATEKEEPER_APPLY_MAX). Outcomes, by the kit's taxonomy (apply-outcome.ts; how errors
+ * are read: transport-faults.ts):
+ * - answered: `isError: true` or a JSON-RPC error answer -> {ok:false, error: the server's text};
+ *   a result -> {ok:true, resultJson};
+ * - not sent -> `NotSent` (recorded failed): the MCP session could not be opened (refused, DNS,
+ *   TLS, a stdio command that does not start or exits at once), or the POST provably never left;
+ * - sent, answer lost -> `AnswerLost` (outcome unknown): the connection closed or the stdio
+ *   server exited before the answer, the answer stream broke, the call timed out, any other error.
  */
-
-import { type ApplyContext, truncateUtf8 } from "@gatehouse/gatekeeper-kit";
+import { AnswerLost, type ApplyContext, applyFault, NotSent, truncateUtf8 } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import type { StagedPayload } from "./binding-service.ts";
 import { toolErrorText } from "./binding-service.ts";
@@ -19,6 +22,7 @@ import { InvalidRequest, ScopeViolation, ServerUnavailable } from "./errors.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { resolveResourceUrl } from "./resource-url.ts";
 import { scopePermits } from "./scope-fragment.ts";
+import { ConnectFailed, classifyCallError, endpointOf } from "./transport-faults.ts";
 
 /**
  * Parses `payload_json` as staged by a write.
@@ -55,8 +59,9 @@ export const APPLY_CALL_CEILING_MS = 12 * 60 * 60 * 1000;
  * Performs one approved action.
  * @param ctx the caller's deadline (epoch ms), which bounds the tool call.
  * @throws InvalidRequest / resource URL errors / ScopeViolation before any request is made;
- *         connection failures surface as ServerUnavailable (before the call: it was not made;
- *         during it: its outcome is unknown, and the message says so).
+ *         NotSent when the call was never sent (the session could not be opened, the gatekeeper
+ *         is shutting down, a network error that proves it); AnswerLost when it may have reached
+ *         the server and no answer came (the message says the outcome is unknown).
  */
 export async function applyAction(
   req: ApplyActionRequest,
@@ -71,26 +76,41 @@ export async function applyAction(
       `tool "${payload.tool}" is outside the scope of ${resource.normalizedUrl}; not applied`,
     );
   }
-  await deps.pool.client(resource); // connect first: a connection failure means the call was never made
+  const what = `calling ${payload.tool}`;
   let result: Awaited<ReturnType<ConnectionPool["callTool"]>>;
   try {
+    await deps.pool.client(resource); // connect first: a connection failure means the call was never made
     const timeoutMs = Number.isFinite(ctx.deadline)
       ? Math.max(1, ctx.deadline - Date.now())
       : APPLY_CALL_CEILING_MS;
     result = await deps.pool.callTool(resource, payload.tool, payload.arguments, timeoutMs);
   } catch (err) {
-    if (
-      err instanceof McpError &&
-      (err.code === ErrorCode.ConnectionClosed || err.code === ErrorCode.RequestTimeout)
-    ) {
-      log.warn({ event: "apply.lost", tool: payload.tool }, "tool call ended without an answer");
-      throw new ServerUnavailable(
-        `calling ${payload.tool}: the MCP server gave no answer (${err.code === ErrorCode.RequestTimeout ? "timed out" : "connection closed"}); it may have performed the call, so the outcome is unknown`,
+    if (err instanceof ConnectFailed || err instanceof ServerUnavailable) {
+      // Thrown only before the tool call was sent: opening the session, or shutting down.
+      log.warn({ event: "apply.not_sent", tool: payload.tool }, "the MCP session could not be opened");
+      throw new NotSent(
+        err instanceof ConnectFailed ? err.messageFor(what) : `${what} was not sent: ${err.message}`,
       );
     }
-    log.warn({ event: "apply.error", tool: payload.tool }, "tool call raised a protocol error");
-    const { text } = truncateUtf8((err as Error).message ?? "unknown error", 2048);
-    return { ok: false, resultJson: "", error: `calling ${payload.tool} failed: ${text}` };
+    const end = classifyCallError(err);
+    if (end.answered) {
+      log.warn(
+        { event: "apply.error", tool: payload.tool },
+        "the server answered the tool call with an error",
+      );
+      const { text } = truncateUtf8(end.error, 2048);
+      return { ok: false, resultJson: "", error: `${what} failed: ${text}` };
+    }
+    const fault = applyFault(what, endpointOf(resource), end.fault);
+    log.warn(
+      {
+        event: fault instanceof AnswerLost ? "apply.lost" : "apply.not_sent",
+        tool: payload.tool,
+        cause: end.fault.cause,
+      },
+      fault instanceof AnswerLost ? "tool call ended without an answer" : "tool call was not sent",
+    );
+    throw fault;
   }
   if (result.isError === true) {
     log.info({ event: "apply.failed", tool: payload.tool }, "tool returned isError");

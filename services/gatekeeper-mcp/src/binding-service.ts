@@ -27,6 +27,7 @@ import { ArgumentsInvalid, GatekeeperError, ToolFailed, UnknownAction } from "./
 import { describeFileCall, type FileFacts } from "./file-facts.ts";
 import type { ResolvedResource } from "./resource-url.ts";
 import { reviewFacts } from "./review-facts.ts";
+import { callErrorMessage } from "./transport-faults.ts";
 
 /** Who is calling, from the session's `open` message. The token is never logged or returned. */
 export interface SessionContext {
@@ -139,9 +140,10 @@ export class BindingService {
       result = await this.#pool.callTool(resource, tool, args);
     } catch (err) {
       if (err instanceof GatekeeperError) throw err;
-      const { text } = truncateUtf8((err as Error).message ?? "unknown error", MAX_ERROR_BYTES);
+      // Names the endpoint and the cause ("fetch failed" alone says nothing).
+      const { text } = truncateUtf8(callErrorMessage(`read ${tool}`, resource, err), MAX_ERROR_BYTES);
       this.#logger.info({ event: "read.failed", tool }, "read failed; nothing recorded");
-      throw new ToolFailed(`read ${tool} failed: ${text}`);
+      throw new ToolFailed(text);
     }
     if (result.isError === true) {
       this.#logger.info({ event: "read.failed", tool }, "read returned isError; nothing recorded");

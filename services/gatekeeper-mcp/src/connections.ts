@@ -9,6 +9,11 @@
  * the session (it restarted, or expired it) and did not process the request (MCP spec, "Session
  * Management"): the pool then drops that client, initializes a new session and sends the same
  * request once more. Any other failure is never retried for a tool call.
+ *
+ * A call whose connection dies ends at once instead of at its timeout: over stdio the SDK fails
+ * every pending request when the server process exits; over Streamable HTTP a `ResponseStreamWatch`
+ * notices an answer stream that broke (stream-watch.ts), and re-opening a resumable stream is tried
+ * only briefly (`RECONNECTION`).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -16,11 +21,13 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, CallToolResultSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { Logger } from "pino";
 import { z } from "zod";
 import { ServerUnavailable } from "./errors.ts";
 import type { ResolvedResource } from "./resource-url.ts";
+import { ResponseStreamLost, ResponseStreamWatch } from "./stream-watch.ts";
+import { callErrorMessage, connectFailed } from "./transport-faults.ts";
 
 /**
  * tools/list is parsed leniently: the SDK's own schema rejects the WHOLE list when one tool carries
@@ -44,10 +51,23 @@ export interface PoolTimeouts {
 
 const DEFAULT_TIMEOUTS: PoolTimeouts = { connectMs: 20_000, listMs: 20_000, callMs: 120_000 };
 
+/**
+ * Re-opening a broken resumable SSE stream (Streamable HTTP): two tries, 0.5 s then 0.75 s apart,
+ * so a request whose server is gone ends within seconds (the SDK's default waits longer).
+ */
+const RECONNECTION = {
+  initialReconnectionDelay: 500,
+  maxReconnectionDelay: 2000,
+  reconnectionDelayGrowFactor: 1.5,
+  maxRetries: 2,
+};
+
 interface Entry {
   ready: Promise<Client>;
   tools: Promise<Tool[]> | null;
   closed: boolean;
+  /** Streamable HTTP only: notices answer streams that broke. */
+  watch: ResponseStreamWatch | null;
 }
 
 /** Observer of MCP requests, e.g. for metrics: `method` is "initialize", "tools/list" or "tools/call". */
@@ -82,19 +102,28 @@ export class ConnectionPool {
 
   #connect(resource: ResolvedResource): Entry {
     const key = resource.connectionKey;
-    const entry: Entry = { ready: Promise.resolve(null as never), tools: null, closed: false };
+    const entry: Entry = { ready: Promise.resolve(null as never), tools: null, closed: false, watch: null };
     entry.ready = (async () => {
       const client = new Client({ name: "gatehouse-gatekeeper-mcp", version: "0.1.0" });
       const t = resource.target;
-      const transport =
-        t.kind === "stdio"
-          ? new StdioClientTransport({
-              command: t.server.command,
-              args: t.server.args,
-              env: t.server.env,
-              stderr: "ignore",
-            })
-          : new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { redirect: "error" } });
+      let transport: StdioClientTransport | StreamableHTTPClientTransport;
+      if (t.kind === "stdio") {
+        transport = new StdioClientTransport({
+          command: t.server.command,
+          args: t.server.args,
+          env: t.server.env,
+          stderr: "ignore",
+        });
+      } else {
+        const watch = new ResponseStreamWatch();
+        transport = new StreamableHTTPClientTransport(new URL(t.url), {
+          requestInit: { redirect: "error" },
+          fetch: watch.fetch,
+          reconnectionOptions: RECONNECTION,
+        });
+        watch.attach(transport);
+        entry.watch = watch;
+      }
       client.onclose = () => {
         entry.closed = true;
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
@@ -111,9 +140,7 @@ export class ConnectionPool {
         if (this.#entries.get(key) === entry) this.#entries.delete(key);
         await client.close().catch(() => {});
         this.#logger.warn({ event: "mcp.connect_failed", server: resource.serverName }, "MCP connect failed");
-        throw new ServerUnavailable(
-          `cannot connect to MCP server "${resource.serverName}" (${(err as Error).name}); check that it is running and registered correctly`,
-        );
+        throw connectFailed(resource, err);
       }
       this.#logger.info({ event: "mcp.connected", server: resource.serverName }, "MCP connection open");
       return client;
@@ -150,10 +177,14 @@ export class ConnectionPool {
         const tools: Tool[] = [];
         let cursor: string | undefined;
         for (let page = 0; page < 100; page++) {
-          const res = await client.request(
+          const listed = client.request(
             { method: "tools/list", params: cursor ? { cursor } : {} },
             LenientListResult,
             { timeout: this.#timeouts.listMs },
+          );
+          const watched = entry.watch?.watchLastRequest();
+          const res = await (watched ? Promise.race([listed, watched.lost]) : listed).finally(() =>
+            watched?.dispose(),
           );
           this.#observe("tools/list", "ok");
           for (const raw of res.tools) {
@@ -174,7 +205,7 @@ export class ConnectionPool {
         if (attempt >= 1 || err instanceof ServerUnavailable) {
           if (err instanceof ServerUnavailable) throw err;
           throw new ServerUnavailable(
-            `listing tools of MCP server "${resource.serverName}" failed; retry later`,
+            `${callErrorMessage(`listing the tools of MCP server "${resource.serverName}"`, resource, err)}; retry later`,
           );
         }
       }
@@ -186,9 +217,11 @@ export class ConnectionPool {
    * side effects). The one exception is an HTTP 404 for our session (see the file comment): the
    * request was not processed, so it is sent again, once, in a new session. Protocol errors
    * (thrown by the SDK, e.g. McpError, StreamableHTTPError) reach the caller as they are, for it to
-   * classify; a tool failure is returned as the result with `isError: true`.
+   * classify (transport-faults.ts); a tool failure is returned as the result with `isError: true`.
+   * Over Streamable HTTP, an answer stream that broke before the answer ends the call at once with
+   * `ResponseStreamLost` (stream-watch.ts).
    * @param timeoutMs how long to wait for the answer (default: the pool's `callMs`).
-   * @throws ServerUnavailable when no connection could be made (the call was not sent).
+   * @throws ConnectFailed (a ServerUnavailable) when no connection could be made (the call was not sent).
    */
   async callTool(
     resource: ResolvedResource,
@@ -199,13 +232,22 @@ export class ConnectionPool {
     for (let attempt = 0; ; attempt++) {
       const entry = this.#entry(resource);
       const client = await entry.ready;
+      const abort = new AbortController();
+      // `request`, not `callTool`: a result is taken as the server answered it (callTool would
+      // throw after the call ran when structured content misses the tool's output schema).
+      const answer = client.request(
+        { method: "tools/call", params: { name: tool, arguments: args } },
+        CallToolResultSchema,
+        { timeout: timeoutMs, signal: abort.signal },
+      );
+      const watched = entry.watch?.watchLastRequest();
       try {
-        const result = (await client.callTool({ name: tool, arguments: args }, undefined, {
-          timeout: timeoutMs,
-        })) as CallToolResult;
+        const result = (await (watched ? Promise.race([answer, watched.lost]) : answer)) as CallToolResult;
         this.#observe("tools/call", "ok");
         return result;
       } catch (err) {
+        // A lost stream: stop waiting for the answer (the SDK tells the server it is cancelled).
+        if (err instanceof ResponseStreamLost) abort.abort(err);
         this.#observe("tools/call", "error");
         if (attempt === 0 && sessionGone(err)) {
           this.#logger.info(
@@ -216,6 +258,8 @@ export class ConnectionPool {
           continue;
         }
         throw err;
+      } finally {
+        watched?.dispose();
       }
     }
   }
