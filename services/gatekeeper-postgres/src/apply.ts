@@ -31,7 +31,7 @@ import type pg from "pg";
 import type { Logger } from "pino";
 import { beforeCommitFault, commitLostFault, connectFault, serverOrigin } from "./apply-faults.ts";
 import { checkSql, type OpenedResource, openResource, settingsOf } from "./binding.ts";
-import { inTransaction, isConnectionError, txFailureOf } from "./db.ts";
+import { inTransaction, isConnectionError, txFailureOf, withDeadline } from "./db.ts";
 import { DatabaseUnavailable, GatekeeperError, InvalidRequest, QueryFailed } from "./errors.ts";
 import type { Pools } from "./pools.ts";
 import type { RegistryConfig } from "./registry.ts";
@@ -98,17 +98,52 @@ export function parsePayload(json: string): StagedPayload {
 
 const ensured = new WeakMap<pg.Pool, Promise<void>>();
 
+/** Longest a marker table check or creation may wait for its answer before its connection is destroyed, ms. */
+export const MARKER_CHECK_MS = 30_000;
+
+/**
+ * `sql` on a connection of `pool` that is destroyed when no answer came within MARKER_CHECK_MS:
+ * the check is shared by every apply on the pool, so a stalled connection must not hold it (and
+ * the pool's shutdown) forever. @throws the driver's error.
+ */
+async function markerQuery<R extends pg.QueryResultRow>(
+  pool: pg.Pool,
+  sql: string,
+): Promise<pg.QueryResult<R>> {
+  const c = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (e: Error) => {
+    broken ??= e;
+  };
+  c.on("error", onError);
+  const timer = setTimeout(() => {
+    broken ??= new Error(`no answer within ${MARKER_CHECK_MS} ms`);
+    c.connection.stream.destroy();
+  }, MARKER_CHECK_MS);
+  try {
+    return await c.query<R>(sql);
+  } catch (e) {
+    if (isConnectionError(e)) broken ??= e as Error;
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    if (!broken) c.off("error", onError);
+    c.release(broken);
+  }
+}
+
 /** Creates the marker table once per pool. @throws QueryFailed with MARKER_DDL when the role may not. */
 function ensureMarker(pool: pg.Pool): Promise<void> {
   let p = ensured.get(pool);
   if (!p) {
     p = (async () => {
-      const exists = await pool.query<{ t: string | null }>(
+      const exists = await markerQuery<{ t: string | null }>(
+        pool,
         "SELECT pg_catalog.to_regclass('gatehouse.applied_actions')::text AS t",
       );
       if (exists.rows[0]?.t) return;
       try {
-        await pool.query(MARKER_DDL);
+        await markerQuery(pool, MARKER_DDL);
       } catch (e) {
         const code = (e as { code?: string }).code;
         if (code === "42P06" || code === "42P07" || code === "23505") return; // created concurrently
@@ -198,7 +233,7 @@ export async function applyAction(
     let pool: pg.Pool;
     try {
       pool = await deps.pools.pool(opened.resource.name, opened.server, opened.resource.database, "write");
-      await ensureMarker(pool);
+      await withDeadline(ensureMarker(pool), until, () => {});
     } catch (e) {
       // Before the write's transaction: nothing of it was sent.
       if (e instanceof DatabaseUnavailable)

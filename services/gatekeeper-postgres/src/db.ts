@@ -198,14 +198,14 @@ class DeadlinePassed extends Error {
  * `p`, or a rejection with DeadlinePassed at `deadline` (epoch ms); a value `p` resolves with
  * after that goes to `late` (e.g. a late client back to the pool).
  */
-function withDeadline<T>(p: Promise<T>, deadline: number, late: (v: T) => void): Promise<T> {
+export function withDeadline<T>(p: Promise<T>, deadline: number, late: (v: T) => void): Promise<T> {
   if (!Number.isFinite(deadline)) return p;
   return new Promise<T>((resolve, reject) => {
     let done = false;
     const timer = setTimeout(
       () => {
         done = true;
-        reject(new DeadlinePassed("the connection was not open by the apply's deadline"));
+        reject(new DeadlinePassed("the apply's deadline passed"));
       },
       Math.max(0, deadline - Date.now()),
     );

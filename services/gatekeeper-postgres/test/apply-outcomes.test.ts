@@ -11,6 +11,7 @@
  * - the same with the database reachable again → applied (the marker row was found);
  * - COMMIT's answer never comes, short apply deadline → outcome unknown, the row is there;
  * - the write's statement never answered, short apply deadline → failed (nothing committed);
+ * - the marker table check before the write never answered → failed, not sent;
  * - nothing listening → failed, not sent, naming postgres://127.0.0.1:port and "refused";
  * - the login refused (no such database, a wrong password) → failed, not sent, without the
  *   server's text (it names the role or the database);
@@ -75,20 +76,25 @@ async function viaProxy(): Promise<{ proxy: PgProxy; h: Harness }> {
   const proxy = await PgProxy.start(db.port);
   const h = await startHarness(db, { approval, serverPort: proxy.port });
   cleanups.push(async () => {
+    await proxy.close(); // first: a connection the proxy holds ends, so the gatekeeper's pools can end
     await h.close();
-    await proxy.close();
   });
   return { proxy, h };
 }
 
 /** Rows of sales.audit with `note`, and marker rows of `actionId`, as the server has them. */
 async function onServer(note: string, actionId: number): Promise<{ rows: number; markers: number }> {
-  const [r] = await db.admin<{ rows: number; markers: number }>(
+  const [r] = await db.admin<{ rows: number; marker_table: string | null }>(
     `SELECT (SELECT count(*)::int FROM sales.audit WHERE note = $1) AS rows,
-            (SELECT count(*)::int FROM gatehouse.applied_actions WHERE workspace_id = 'ws-1' AND action_id = $2) AS markers`,
-    [note, actionId],
+            pg_catalog.to_regclass('gatehouse.applied_actions')::text AS marker_table`,
+    [note],
   );
-  return r!;
+  if (!r?.marker_table) return { rows: r?.rows ?? 0, markers: 0 };
+  const [m] = await db.admin<{ n: number }>(
+    "SELECT count(*)::int AS n FROM gatehouse.applied_actions WHERE workspace_id = 'ws-1' AND action_id = $1",
+    [actionId],
+  );
+  return { rows: r.rows, markers: m?.n ?? 0 };
 }
 
 /** ApplyAction; resolves with the outcome or the gRPC error the stream ended with. */
@@ -217,6 +223,21 @@ test("the write's statement never answered before the apply's deadline: failed, 
     return a?.n === 0 || undefined;
   });
   assert.deepEqual(await onServer("statement-stalled", sub.actionId), { rows: 0, markers: 0 });
+});
+
+test("the marker table check before the write never answered: failed at the deadline, not sent", async () => {
+  const { proxy, h } = await viaProxy();
+  const sub = await stageInsert("marker-check-stalled");
+  proxy.fault = { kind: "stall-on", match: /to_regclass/ };
+  const error = assertFailed(await applyWithin(h, sub, 1500));
+  assert.deepEqual(proxy.events, ["stalled"]);
+  assert.match(
+    error,
+    new RegExp(
+      `^applying action ${sub.actionId} at postgres://127\\.0\\.0\\.1:${proxy.port} was not sent: the connection could not be opened in time`,
+    ),
+  );
+  assert.deepEqual(await onServer("marker-check-stalled", sub.actionId), { rows: 0, markers: 0 });
 });
 
 test("nothing listening at the server's port: failed, not sent, naming postgres://127.0.0.1:port and the refusal", async () => {
