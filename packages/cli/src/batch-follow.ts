@@ -1,14 +1,21 @@
 /**
- * Following a batch approval to its end: records the approvals with `Decisions.ApproveBatch`
- * (`return_once_recorded: true`, so the call returns before the applies; a service that ignores the
- * flag answers after them, which works too), and follows each approved action's outcome through
+ * Following a batch approval to its end: records the approvals with `Decisions.ApproveBatch` (or,
+ * for one id with its undecided dependencies, `Decisions.Approve` with `include_dependencies`;
+ * `return_once_recorded: true` either way, so the call returns before the applies; a service that
+ * ignores the flag answers after them, which works too), and follows each approved action's outcome through
  * `Decisions.WatchLog` until every one is final (applied, failed or rejected, its cascades
  * included). There is no overall deadline: the batch may take as long as the service keeps making
  * progress. It ends early only when nothing happens to the batch for `stallMs` (a stall: no worker,
  * a gatekeeper hanging, the approval service gone), when `signal` aborts (Ctrl-C: the approvals
  * already recorded stay recorded and apply on the server), or on an error of the approve call itself.
  */
-import { type ActionRecord, ActionStatus, type DecisionsClient, type LogChange } from "@gatehouse/proto";
+import {
+  type ActionRecord,
+  ActionStatus,
+  type DecisionResponse,
+  type DecisionsClient,
+  type LogChange,
+} from "@gatehouse/proto";
 import { type ClientReadableStream, type ClientUnaryCall, type ServiceError, status } from "@grpc/grpc-js";
 
 /** How far a batch is: numbers of actions (`approved` is the batch's size as known so far). */
@@ -45,9 +52,15 @@ export interface BatchResult {
 export interface FollowOptions {
   decisions: DecisionsClient;
   workspaceId: string;
-  /** The ids to approve; empty with `all`. */
+  /** The ids to approve; empty with `all`; exactly one with `includeDependencies`. */
   actionIds: number[];
   all: boolean;
+  /**
+   * Also approve the undecided actions the one id depends on (transitively): the approvals are
+   * recorded with `Decisions.Approve` (include_dependencies), and the dependencies it approved join
+   * the batch when it answers.
+   */
+  includeDependencies?: boolean;
   decidedBy: string;
   /**
    * The ids expected in the batch, to count against before the approve call answers: `actionIds`,
@@ -87,6 +100,12 @@ const TRANSIENT = new Set([status.UNAVAILABLE, status.INTERNAL, status.UNKNOWN, 
 export function followBatch(o: FollowOptions): Promise<BatchResult> {
   const started = Date.now();
   const records = new Map<number, ActionRecord>();
+  /**
+   * The latest record of actions the watch delivered before they were known to be in the batch
+   * (dependencies approved with the one id, pending ones `all` found that the list missed): taken
+   * when the approve call's answer puts them in the batch, so an outcome seen before it is not lost.
+   */
+  const outside = new Map<number, ActionRecord>();
   /** Ids in the batch; before the approve call answers, the expected ones. */
   let batch = new Set(o.expected);
   let recorded = false;
@@ -143,7 +162,13 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
     };
     const take = (a: ActionRecord) => {
       // A cascade from an action of the batch joins the batch (as rejected).
-      if (!batch.has(a.id) && !(a.cascadedFrom && batch.has(a.cascadedFrom))) return false;
+      if (!batch.has(a.id) && !(a.cascadedFrom && batch.has(a.cascadedFrom))) {
+        if (!recorded) {
+          const had = outside.get(a.id);
+          if (!had || a.lastRevision >= had.lastRevision) outside.set(a.id, a);
+        }
+        return false;
+      }
       batch.add(a.id);
       const had = records.get(a.id);
       // Keep the most recent record (the approve call's answer may come after changes the watch
@@ -183,29 +208,45 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
     watch();
     // No deadline: a service that ignores return_once_recorded answers after every apply; the stall
     // timer bounds the wait instead. Kept to be cancelled when the follow ends first.
-    approving = o.decisions.approveBatch(
-      {
-        workspaceId: o.workspaceId,
-        actionIds: o.actionIds,
-        decidedBy: o.decidedBy,
-        all: o.all,
-        returnOnceRecorded: true,
-        descriptionDigests: o.descriptionDigests ?? {},
-      },
-      (err, res) => {
-        if (settled) return;
-        if (err || !res) return finish(false, err);
-        // The batch is what the service approved (and cascaded); changes seen for expected ids it did
-        // not approve (decided meanwhile) are dropped, cascades seen from the approved ones kept.
-        batch = new Set(res.actions.map((a) => a.id));
-        for (const [id, a] of records) {
-          if (batch.has(id) || (a.cascadedFrom && batch.has(a.cascadedFrom))) batch.add(id);
-          else records.delete(id);
-        }
-        for (const a of res.actions) take(a);
-        recorded = true;
-        progressed();
-      },
-    );
+    const answered = (err: ServiceError | null, res?: DecisionResponse) => {
+      if (settled) return;
+      if (err || !res) return finish(false, err);
+      // The batch is what the service approved (and cascaded); changes seen for expected ids it did
+      // not approve (decided meanwhile) are dropped, cascades seen from the approved ones kept.
+      batch = new Set(res.actions.map((a) => a.id));
+      for (const [id, a] of records) {
+        if (batch.has(id) || (a.cascadedFrom && batch.has(a.cascadedFrom))) batch.add(id);
+        else records.delete(id);
+      }
+      for (const a of res.actions) take(a);
+      for (const a of outside.values()) take(a);
+      outside.clear();
+      recorded = true;
+      progressed();
+    };
+    const digests = o.descriptionDigests ?? {};
+    approving = o.includeDependencies
+      ? o.decisions.approve(
+          {
+            workspaceId: o.workspaceId,
+            actionId: o.actionIds[0] ?? 0,
+            decidedBy: o.decidedBy,
+            includeDependencies: true,
+            returnOnceRecorded: true,
+            descriptionDigests: digests,
+          },
+          answered,
+        )
+      : o.decisions.approveBatch(
+          {
+            workspaceId: o.workspaceId,
+            actionIds: o.actionIds,
+            decidedBy: o.decidedBy,
+            all: o.all,
+            returnOnceRecorded: true,
+            descriptionDigests: digests,
+          },
+          answered,
+        );
   });
 }

@@ -4,7 +4,7 @@
  * outcome-unknown ids, and, when it ended early, why — a stall (naming the service that is down,
  * or what is stuck while it answers) or Ctrl-C (what is recorded and what still applies).
  */
-import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
+import { ActionRecord, ActionStatus } from "@gatehouse/proto";
 import type { BatchResult } from "./batch-follow.ts";
 import { countsJson, countsText, outcomesText } from "./batch-progress.ts";
 import { actionsTable, terminalSafe } from "./output.ts";
@@ -47,18 +47,7 @@ export interface ReportContext {
  * the batch stalled, else unchanged (0).
  */
 export function reportBatch(result: BatchResult, x: ReportContext): void {
-  const records = [...result.records.values()].sort((a, b) => a.id - b.id);
-  const failed = (unknown: boolean) =>
-    records
-      .filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED && a.outcomeUnknown === unknown)
-      .map((a) => a.id);
-  const failedIds = failed(false);
-  const outcomeUnknownIds = failed(true);
-  const notFinalIds = result.recorded
-    ? records.filter((a) => !FINAL.has(a.status)).map((a) => a.id)
-    : x.expected.filter(
-        (id) => !FINAL.has(result.records.get(id)?.status ?? ActionStatus.ACTION_STATUS_PENDING),
-      );
+  const { records, failedIds, outcomeUnknownIds, notFinalIds } = outcomes(result, x);
   const c = result.counts;
   const ended = !result.stalled && !result.interrupted;
   if (x.json) {
@@ -81,6 +70,62 @@ export function reportBatch(result: BatchResult, x: ReportContext): void {
         : `approved ${c.approved}: ${countsText(c)}\n`,
     );
   }
+  reportEnd(result, x, { records, failedIds, outcomeUnknownIds, notFinalIds });
+}
+
+/** A followed batch's records by id and the ids of each way it ended. */
+interface Outcomes {
+  /** The latest record of each action of the batch, by id. */
+  records: ActionRecord[];
+  failedIds: number[];
+  outcomeUnknownIds: number[];
+  /** Not applied, failed or rejected when the follow ended (stalled or interrupted). */
+  notFinalIds: number[];
+}
+
+function outcomes(result: BatchResult, x: ReportContext): Outcomes {
+  const records = [...result.records.values()].sort((a, b) => a.id - b.id);
+  const failed = (unknown: boolean) =>
+    records
+      .filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED && a.outcomeUnknown === unknown)
+      .map((a) => a.id);
+  const notFinalIds = result.recorded
+    ? records.filter((a) => !FINAL.has(a.status)).map((a) => a.id)
+    : x.expected.filter(
+        (id) => !FINAL.has(result.records.get(id)?.status ?? ActionStatus.ACTION_STATUS_PENDING),
+      );
+  return { records, failedIds: failed(false), outcomeUnknownIds: failed(true), notFinalIds };
+}
+
+/**
+ * What `gatehouse approve <ws> <id>` prints once its approval (followed like a batch) ended: on
+ * stdout the final records of the action, the dependencies approved with it and any cascade — a
+ * table, or with `json` the JSON array of ActionRecords (`gatehouse actions --json`'s shape) — and
+ * on stderr, with the exit codes of {@link reportBatch}, the failed and outcome-unknown ids and why
+ * the follow ended early (stall, Ctrl-C).
+ */
+export function reportApproved(result: BatchResult, x: ReportContext): void {
+  const o = outcomes(result, x);
+  if (x.json) {
+    process.stdout.write(
+      `${JSON.stringify(
+        o.records.map((a) => ActionRecord.toJSON(a)),
+        null,
+        2,
+      )}\n`,
+    );
+  } else if (o.records.length) {
+    process.stdout.write(`${terminalSafe(actionsTable(o.records))}\n`);
+  }
+  reportEnd(result, x, o);
+}
+
+/**
+ * The failed and outcome-unknown ids and a stall or interruption on stderr, and the exit code: 130
+ * when interrupted, else 1 when an action failed (or its outcome is unknown) or the follow stalled.
+ */
+function reportEnd(result: BatchResult, x: ReportContext, o: Outcomes): void {
+  const { records, failedIds, outcomeUnknownIds, notFinalIds } = o;
   if (failedIds.length) {
     process.stderr.write(
       `gatehouse: ${failedIds.length} approved action(s) failed to apply: ${idList(failedIds)}\n`,

@@ -215,6 +215,7 @@ export function decisionsHandlers(deps: HandlerDeps): DecisionsServer & UntypedS
       return {
         actions: await lifecycle.approve(requireWorkspace(req.workspaceId), [req.actionId], req.decidedBy, {
           includeDependencies: req.includeDependencies,
+          returnOnceRecorded: req.returnOnceRecorded ?? false,
           descriptionDigests: digestMap(req.descriptionDigests),
           ...(deadlineMs === undefined ? {} : { deadlineMs }),
         }),

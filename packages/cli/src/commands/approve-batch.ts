@@ -1,19 +1,20 @@
 /**
- * `gatehouse approve <ws> --all` and `approve <ws> <id> <id>…`: a batch, recorded at once and
- * followed to its end with progress (batch-follow.ts, batch-progress.ts, batch-report.ts), and the
- * `--state` filter of `gatehouse actions` its messages point to.
+ * `gatehouse approve <ws> --all`, `approve <ws> <id> <id>…` and `approve <ws> <id>`: the approvals
+ * recorded at once and followed to their end with progress (batch-follow.ts, batch-progress.ts,
+ * batch-report.ts), and the `--state` filter of `gatehouse actions` its messages point to.
  */
 import {
-  type ActionRecord,
-  ActionStatus,
+  ActionRecord,
+  type ActionStatus,
   actionStatusFromJSON,
   type DecisionsClient,
 } from "@gatehouse/proto";
 import { status } from "@grpc/grpc-js";
 import { type BatchResult, followBatch } from "../batch-follow.ts";
 import { finished, progressView } from "../batch-progress.ts";
-import { type ReportContext, reportBatch } from "../batch-report.ts";
+import { type ReportContext, reportApproved, reportBatch } from "../batch-report.ts";
 import { addresses, call } from "../clients.ts";
+import { actionsTable, emit } from "../output.ts";
 import { who } from "./shared.ts";
 
 /** The states `actions --state` takes, lower case. */
@@ -34,16 +35,6 @@ export function parseState(value: string): ActionStatus {
   return actionStatusFromJSON(`ACTION_STATUS_${name.toUpperCase()}`);
 }
 
-/** Names the failed ones of `actions` on stderr and sets exit code 1, when there are any. */
-export function reportFailed(actions: ActionRecord[]): void {
-  const failed = actions.filter((a) => a.status === ActionStatus.ACTION_STATUS_FAILED);
-  if (!failed.length) return;
-  process.stderr.write(
-    `gatehouse: ${failed.length} approved action(s) failed to apply: ${failed.map((a) => a.id).join(", ")}\n`,
-  );
-  process.exitCode = 1;
-}
-
 /**
  * Approves `actionIds` (or every pending action, `all`) and shows the batch's progress until each
  * action is final, nothing happened to the batch for `stallMs`, or Ctrl-C. Prints a summary (with
@@ -52,6 +43,12 @@ export function reportFailed(actions: ActionRecord[]): void {
  * and exit 0. Exit code 130 on Ctrl-C (the recorded approvals go on applying on the server), 1
  * when any action failed or the batch stalled.
  * `decidedBy` is the person recorded ("user:<id>"; default {@link who}).
+ *
+ * With `single` (`approve <ws> <id>`, one id, `includeDependencies` for --with-deps): the same
+ * follow and exit codes, but the progress goes to stderr (a bar on a terminal, a line every 5 s
+ * otherwise) and stdout gets what the one-id form always printed, now final: the records of the
+ * action, its approved dependencies and any cascade (a table, or with `json` a JSON array of
+ * ActionRecords) — see reportApproved.
  * @throws the approve call's error (e.g. an unknown workspace or action).
  */
 export async function approveBatch(
@@ -62,6 +59,7 @@ export async function approveBatch(
   stallMs: number,
   json: boolean,
   decidedBy: string = who("--by"),
+  single?: { includeDependencies: boolean },
 ): Promise<void> {
   const expected = all
     ? (await call(decisions, decisions.listActions, { workspaceId, pendingOnly: true })).actions.map(
@@ -79,7 +77,9 @@ export async function approveBatch(
     } else process.stdout.write(`nothing pending in ${workspaceId}\n`);
     return;
   }
-  const view = progressView(json, process.stdout, expected.length);
+  const view = single
+    ? progressView(false, process.stderr, expected.length)
+    : progressView(json, process.stdout, expected.length);
   // Ctrl-C stops following (the bar gives the cursor back) and says what is recorded; a second one
   // ends the process at once.
   const interrupt = new AbortController();
@@ -92,6 +92,7 @@ export async function approveBatch(
       workspaceId,
       actionIds,
       all,
+      includeDependencies: single?.includeDependencies ?? false,
       decidedBy,
       expected,
       stallMs,
@@ -107,7 +108,8 @@ export async function approveBatch(
     const down = await serviceDown(decisions, workspaceId, expected[0] ?? 0);
     if (down) context.serviceDown = { address: addresses().approval, error: down };
   }
-  reportBatch(result, context);
+  if (single) reportApproved(result, context);
+  else reportBatch(result, context);
 }
 
 /**
@@ -126,5 +128,56 @@ async function serviceDown(
     const e = err as { code?: number; details?: string };
     if (e.code !== status.UNAVAILABLE && e.code !== status.DEADLINE_EXCEEDED) return undefined;
     return `${e.code === status.UNAVAILABLE ? "UNAVAILABLE" : "DEADLINE_EXCEEDED"}: ${e.details ?? "no answer"}`;
+  }
+}
+
+/**
+ * `gatehouse approve … --no-wait`: records the approvals (ApproveBatch, or Approve with
+ * include_dependencies for `--with-deps`, both `return_once_recorded`) and returns without following
+ * the applies. Prints the recorded records (APPROVED; a table, or with `json` a JSON array of
+ * ActionRecords) and, on stderr, how to follow them; exit 0. With `all` and nothing pending,
+ * "nothing pending in <ws>" (`[]` with `json`).
+ * @throws the approve call's error (nothing recorded then).
+ */
+export async function approveNoWait(
+  decisions: DecisionsClient,
+  workspaceId: string,
+  actionIds: number[],
+  all: boolean,
+  json: boolean,
+  decidedBy: string,
+  includeDependencies: boolean,
+): Promise<void> {
+  const res = includeDependencies
+    ? await call(decisions, decisions.approve, {
+        workspaceId,
+        actionId: actionIds[0] ?? 0,
+        decidedBy,
+        includeDependencies: true,
+        returnOnceRecorded: true,
+        descriptionDigests: {},
+      })
+    : await call(decisions, decisions.approveBatch, {
+        workspaceId,
+        actionIds,
+        decidedBy,
+        all,
+        returnOnceRecorded: true,
+        descriptionDigests: {},
+      });
+  const records = [...res.actions].sort((a, b) => a.id - b.id);
+  if (!records.length && !json) {
+    process.stdout.write(`nothing pending in ${workspaceId}\n`);
+    return;
+  }
+  emit(
+    json,
+    records.map((a) => ActionRecord.toJSON(a)),
+    () => actionsTable(records),
+  );
+  if (records.length) {
+    process.stderr.write(
+      `gatehouse: ${records.length} approval(s) recorded; not waiting for the applies (--no-wait): follow them with \`gatehouse actions ${workspaceId} --state approved --state applying\` (or \`gatehouse show ${workspaceId} <id>\`)\n`,
+    );
   }
 }

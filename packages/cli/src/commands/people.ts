@@ -4,7 +4,7 @@ import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
 import { showText } from "../show-text.ts";
-import { approveBatch, parseState, reportFailed, STATE_NAMES } from "./approve-batch.ts";
+import { approveBatch, approveNoWait, parseState, STATE_NAMES } from "./approve-batch.ts";
 import { personArg } from "./members.ts";
 import { type GlobalOptions, parseDuration, parseId, run, who } from "./shared.ts";
 
@@ -37,21 +37,25 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
   program
     .command("approve <workspace> [ids...]")
     .description(
-      "approve actions (applied in submission order); --all approves every pending one. A batch shows its progress until every action is applied, failed or rejected: a bar on a terminal, a line every 5 s in a pipe, JSON lines with --json. It shows no descriptions, so its approvals are not bound to one; `gatehouse review` binds each approval to the description it showed",
+      "approve actions (applied in submission order); --all approves every pending one. The command follows them until every action is applied, failed or rejected. A batch (several ids, --all) shows its progress on stdout: a bar on a terminal, a line every 5 s in a pipe, JSON lines and a summary with --json. One id shows its progress on stderr and then the final records of the action, its dependencies and any cascade (a table, or a JSON array with --json). Exit code 1 when an action failed or its outcome is unknown, or nothing happened for --stall-timeout; 130 on Ctrl-C (the approvals stay recorded and go on applying: follow them with `gatehouse actions <workspace> --state approved --state applying`); --no-wait returns once they are recorded. It shows no descriptions, so its approvals are not bound to one; `gatehouse review` binds each approval to the description it showed",
     )
     .option("--all", "approve every pending action of the workspace")
     .option("--with-deps", "also approve the undecided actions these depend on (one id)")
     .option("--by <person>", 'who decides, "user:<id>" (default: user:$GATEHOUSE_USER or user:$USER)')
     .option(
+      "--no-wait",
+      "record the approvals and return without following the applies (prints the approved records; follow them later with `gatehouse actions <workspace> --state approved --state applying`)",
+    )
+    .option(
       "--stall-timeout <duration>",
-      "give up following a batch when nothing happened to it for this long, e.g. 30s, 10m (the approvals stay recorded)",
+      "give up following the approved actions when nothing happened to them for this long, e.g. 30s, 10m (the approvals stay recorded)",
       "2m",
     )
     .action(
       (
         ws: string,
         ids: string[],
-        opts: { all?: boolean; withDeps?: boolean; stallTimeout: string; by?: string },
+        opts: { all?: boolean; withDeps?: boolean; wait: boolean; stallTimeout: string; by?: string },
       ) =>
         run("approval", async () => {
           if (opts.all && ids.length) throw new Error("give either action ids or --all, not both");
@@ -65,26 +69,24 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
           const c = decisionsClient();
           // No description digests: this command shows no description, so it cannot say which one
           // the person saw (`gatehouse review` does, and sends them).
-          if (actionIds.length === 1) {
-            const actionId = actionIds[0]!;
-            const res = await call(c, c.approve, {
-              workspaceId: ws,
-              actionId,
+          if (!opts.wait) {
+            await approveNoWait(
+              c,
+              ws,
+              actionIds,
+              !!opts.all,
+              globals().json,
               decidedBy,
-              includeDependencies: !!opts.withDeps,
-              descriptionDigests: {},
-            }).catch((err) => {
+              !!opts.withDeps,
+            ).catch((err) => {
               throw withDepsCommand(err, ws);
             });
-            emit(
-              globals().json,
-              res.actions.map((a) => ActionRecord.toJSON(a)),
-              () => actionsTable(res.actions),
-            );
-            reportFailed(res.actions);
             return;
           }
-          await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json, decidedBy).catch(
+          // One id: followed like a batch (exit codes included), its progress on stderr and its
+          // final records on stdout as this form always printed them.
+          const single = actionIds.length === 1 ? { includeDependencies: !!opts.withDeps } : undefined;
+          await approveBatch(c, ws, actionIds, !!opts.all, stallMs, globals().json, decidedBy, single).catch(
             (err) => {
               throw withDepsCommand(err, ws);
             },
