@@ -22,6 +22,22 @@ export interface ExecuteCodeContent {
   /** Set when awaited writes suspended the turn: pass it to wait_for_decisions. */
   turnId?: string;
   warnings: string[];
+  /**
+   * Set (true) when the return value is larger than {@link LARGE_RETURN_BYTES}: it is sent once,
+   * as the JSON text of the result's last content block, and `returnValue` is absent.
+   */
+  returnValueInContent?: boolean;
+}
+
+/**
+ * A return value larger than this (bytes of UTF-8 JSON) is sent once in an execute_code result
+ * (see {@link executeCodeResult}); smaller ones are in both the text and `structuredContent`.
+ */
+export const LARGE_RETURN_BYTES = 16 * 1024;
+
+/** Whether `r`'s return value is sent once: the snippet succeeded and its JSON is large. */
+export function returnValueSentOnce(r: ExecuteResult): boolean {
+  return r.ok && Buffer.byteLength(r.returnJson, "utf8") > LARGE_RETURN_BYTES;
 }
 
 /** `wait_for_decisions`' structured content. */
@@ -60,8 +76,14 @@ export function agentErrorMessage(name: string, message: string): string {
   return `${message.replace(/;[^;]*raise the limit\s*$/, "")}; ${hint}`;
 }
 
-/** The structured form of an execution's result. */
-export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
+/**
+ * The structured form of an execution's result. With `returnValueInContent` the return value is
+ * left out (`returnValueInContent: true` says where it is; see {@link executeCodeResult}).
+ */
+export function executeCodeContent(
+  r: ExecuteResult,
+  options: { returnValueInContent?: boolean } = {},
+): ExecuteCodeContent {
   const content: ExecuteCodeContent = {
     ok: r.ok,
     executionId: r.executionId,
@@ -77,7 +99,8 @@ export function executeCodeContent(r: ExecuteResult): ExecuteCodeContent {
     })),
     warnings: [...r.warnings],
   };
-  if (r.ok && r.returnJson) content.returnValue = parseJson(r.returnJson);
+  if (options.returnValueInContent) content.returnValueInContent = true;
+  else if (r.ok && r.returnJson) content.returnValue = parseJson(r.returnJson);
   if (!r.ok && r.error) {
     const { name, message, line, column } = r.error;
     content.error = { name, message: agentErrorMessage(name, message), line, column };
@@ -98,9 +121,10 @@ function errorLine(e: NonNullable<ExecuteResult["error"]>): string {
 /**
  * The text an agent reads after `execute_code`: outcome, console output, return value or error
  * with its line, the reads recorded, the writes submitted (each saying how it behaves), and for
- * awaited writes the turn id and the call to make next.
+ * awaited writes the turn id and the call to make next. With `returnValueBelow` the return value
+ * is not in this text but said to follow in the next content block (see {@link executeCodeResult}).
  */
-export function executeResultText(r: ExecuteResult): string {
+export function executeResultText(r: ExecuteResult, options: { returnValueBelow?: boolean } = {}): string {
   const lines: string[] = [];
   for (const w of r.warnings) lines.push(`WARNING: ${w}`);
   lines.push(
@@ -113,7 +137,13 @@ export function executeResultText(r: ExecuteResult): string {
     for (const l of r.console) lines.push(l.level === "log" ? l.text : `[${l.level}] ${l.text}`);
     if (r.outputTruncated) lines.push("[output truncated at the output limit]");
   }
-  if (r.ok) lines.push("", `Returned: ${r.returnJson || "undefined"}`);
+  if (r.ok && options.returnValueBelow) {
+    const bytes = Buffer.byteLength(r.returnJson, "utf8");
+    lines.push(
+      "",
+      `Returned: ${bytes} bytes of JSON, the next content block (sent once, not repeated here).`,
+    );
+  } else if (r.ok) lines.push("", `Returned: ${r.returnJson || "undefined"}`);
   if (r.observed.length > 0) {
     lines.push("", `Reads recorded in the workspace log (${r.observed.length}):`);
     for (const o of r.observed.slice(0, LISTED_READS)) lines.push(`  #${o.id} ${o.binding}: ${o.title}`);
@@ -192,4 +222,42 @@ export function turnResultText(t: Turn, waitedSeconds: number): string {
     return `  action ${id}: ${r.status}${why}${result}`;
   });
   return [head, ...rows].join("\n");
+}
+
+/** An `execute_code` tool result (the SDK's CallToolResult shape, without importing the SDK here). */
+export interface ExecuteCodeResult {
+  /** The text for the model; a second block with the return value's JSON when it is sent once. */
+  content: { type: "text"; text: string }[];
+  structuredContent: ExecuteCodeContent;
+  isError: boolean;
+}
+
+/**
+ * The `execute_code` result for `r`, carrying a large return value once.
+ *
+ * execute_code declares an outputSchema, so the MCP spec requires `structuredContent` matching it
+ * in every successful result; the spec also says a tool returning structured content SHOULD return
+ * it serialized in a TextContent block for clients that read only `content` — and many do: hosts
+ * that hand the model only `content` (some ignore `structuredContent` altogether). Sending the
+ * return value in both doubled the largest part of a result. The rule:
+ * - up to {@link LARGE_RETURN_BYTES} of return value JSON: as before, the summary text (with
+ *   `Returned: <json>`) and `structuredContent.returnValue`;
+ * - larger: the value is sent once, where every client finds it: the summary text says the value
+ *   follows, a second text block holds exactly its JSON (parseable as is), and `structuredContent`
+ *   leaves the optional `returnValue` out and sets `returnValueInContent: true` instead, so it still
+ *   matches the schema and a program reading it knows where the value is.
+ * Keeping it in `content` rather than only in `structuredContent` is what keeps a model behind a
+ * content-only client able to read what its snippet returned.
+ */
+export function executeCodeResult(r: ExecuteResult): ExecuteCodeResult {
+  const once = returnValueSentOnce(r);
+  const content: ExecuteCodeResult["content"] = [
+    { type: "text", text: executeResultText(r, { returnValueBelow: once }) },
+  ];
+  if (once) content.push({ type: "text", text: r.returnJson });
+  return {
+    content,
+    structuredContent: executeCodeContent(r, { returnValueInContent: once }),
+    isError: !r.ok,
+  };
 }

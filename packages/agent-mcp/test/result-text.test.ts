@@ -2,7 +2,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ExecuteResult, Turn } from "@gatehouse/proto";
-import { executeCodeContent, executeResultText, turnContent, turnResultText } from "../src/result-text.ts";
+import {
+  executeCodeContent,
+  executeCodeResult,
+  executeResultText,
+  LARGE_RETURN_BYTES,
+  turnContent,
+  turnResultText,
+} from "../src/result-text.ts";
 import { executeCodeDescription, executeCodeOutput } from "../src/tools/execute-code.ts";
 import { waitForDecisionsOutput } from "../src/tools/wait-for-decisions.ts";
 
@@ -197,4 +204,50 @@ test("execute_code's description holds the env .d.ts, or says env is empty", () 
   assert.match(d, /simulated/);
   assert.match(d, /wait_for_decisions/);
   assert.match(executeCodeDescription("interface Env {\n}\n", 0), /no bindings yet/);
+});
+
+test("a large return value is sent once: in its own text block, left out of structuredContent, which says where it is and still matches the schema", () => {
+  const value = { rows: "x".repeat(LARGE_RETURN_BYTES) };
+  const r: ExecuteResult = { ...base, returnJson: JSON.stringify(value) };
+  const out = executeCodeResult(r);
+  assert.equal(out.content.length, 2);
+  assert.match(
+    out.content[0]!.text,
+    new RegExp(`Returned: ${r.returnJson.length} bytes of JSON, the next content block`),
+  );
+  assert.doesNotMatch(out.content[0]!.text, /xxxx/);
+  assert.deepEqual(JSON.parse(out.content[1]!.text), value);
+  assert.equal(out.structuredContent.returnValue, undefined);
+  assert.equal(out.structuredContent.returnValueInContent, true);
+  executeCodeOutput.parse(out.structuredContent);
+  const whole = JSON.stringify(out);
+  assert.equal(
+    whole.split("x".repeat(1000)).length - 1,
+    Math.floor(LARGE_RETURN_BYTES / 1000),
+    "the value is in the result once",
+  );
+});
+
+test("a return value up to the limit is in the text and in structuredContent.returnValue, one content block", () => {
+  const value = "y".repeat(LARGE_RETURN_BYTES - 2);
+  const r: ExecuteResult = { ...base, returnJson: JSON.stringify(value) };
+  assert.equal(Buffer.byteLength(r.returnJson), LARGE_RETURN_BYTES);
+  const out = executeCodeResult(r);
+  assert.equal(out.content.length, 1);
+  assert.ok(out.content[0]!.text.includes(`Returned: ${r.returnJson}`));
+  assert.equal(out.structuredContent.returnValue, value);
+  assert.equal(out.structuredContent.returnValueInContent, undefined);
+});
+
+test("a failed snippet's result has no return value block, whatever the return JSON", () => {
+  const r: ExecuteResult = {
+    ...base,
+    ok: false,
+    returnJson: JSON.stringify("z".repeat(LARGE_RETURN_BYTES * 2)),
+    error: { name: "Error", message: "boom", line: 1, column: 1, stack: "" },
+  };
+  const out = executeCodeResult(r);
+  assert.equal(out.content.length, 1);
+  assert.equal(out.isError, true);
+  assert.equal(out.structuredContent.returnValueInContent, undefined);
 });

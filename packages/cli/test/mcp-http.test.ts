@@ -10,11 +10,13 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { InboxResponse, LogResponse } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { api } from "./gateway-client.ts";
 import { git, makeBareRepo } from "./git-repo.ts";
 import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectMcpHttp, structuredOf, textOf } from "./mcp-http-client.ts";
+import { connectMcpHttp, mcpUrl, structuredOf, textOf } from "./mcp-http-client.ts";
 
 let h: Harness;
 let base: string;
@@ -252,5 +254,64 @@ test("a session that disconnects mid-execution leaves no half state: the executi
     assert.equal(structuredOf<Executed>(r).returnValue, 3, "the endpoint serves a new session");
   } finally {
     await again.close();
+  }
+});
+
+test("a large execute_code return value is carried once in the MCP result (bytes measured on the wire, the SDK client validating the output schema); a small one is in the text and in structuredContent", async () => {
+  const ws = await h.workspace("mcp://memory");
+  /** Bytes of the HTTP response to each tools/call POST, in order. */
+  const callBytes: Promise<number>[] = [];
+  const transport = new StreamableHTTPClientTransport(mcpUrl(base, ws), {
+    requestInit: { headers: { authorization: `Bearer ${tokenOf("dev-approver")}` } },
+    fetch: async (url, init) => {
+      const res = await fetch(url, init);
+      if (init?.method === "POST" && String(init.body).includes('"tools/call"'))
+        callBytes.push(
+          res
+            .clone()
+            .arrayBuffer()
+            .then((b) => b.byteLength),
+        );
+      return res;
+    },
+  });
+  const client = new Client({ name: "gatehouse-test", version: "0.1.0" });
+  await client.connect(transport);
+  try {
+    // Listing first makes the SDK client check every result against execute_code's outputSchema.
+    await client.listTools();
+    const VALUE_BYTES = 512 * 1024;
+    const large = await client.callTool({
+      name: "execute_code",
+      arguments: { code: `export default async () => "v".repeat(${VALUE_BYTES})` },
+    });
+    assert.equal(large.isError, false, textOf(large).slice(0, 500));
+    const wire = await callBytes[0]!;
+    assert.ok(wire > VALUE_BYTES, `the value reached the client (${wire} bytes)`);
+    assert.ok(wire < VALUE_BYTES * 1.1, `the value is on the wire once: ${wire} bytes for ${VALUE_BYTES}`);
+    const chunk = "v".repeat(1024);
+    assert.equal(JSON.stringify(large).split(chunk).length - 1, VALUE_BYTES / 1024, "once in the result");
+    const blocks = large.content as Array<{ type: string; text: string }>;
+    assert.equal(blocks.length, 2);
+    assert.match(
+      blocks[0]!.text,
+      new RegExp(`Returned: ${VALUE_BYTES + 2} bytes of JSON, the next content block`),
+    );
+    assert.equal(JSON.parse(blocks[1]!.text), "v".repeat(VALUE_BYTES));
+    const sc = structuredOf<{ returnValue?: unknown; returnValueInContent?: boolean; ok: boolean }>(large);
+    assert.deepEqual([sc.ok, sc.returnValue, sc.returnValueInContent], [true, undefined, true]);
+
+    const small = await client.callTool({
+      name: "execute_code",
+      arguments: { code: "export default async () => ({ answer: 42 })" },
+    });
+    assert.equal(small.isError, false, textOf(small));
+    assert.deepEqual(structuredOf<Executed>(small).returnValue, { answer: 42 });
+    assert.match(textOf(small), /Returned: \{"answer":42\}/);
+    assert.equal((small.content as unknown[]).length, 1);
+    assert.ok((await callBytes[1]!) < 4096, "a small result stays small");
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close();
   }
 });

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { describeBindings, executeCode } from "../kernel-calls.ts";
 import { kernelErrorText } from "../kernel-errors.ts";
 import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "../limits.ts";
-import { executeCodeContent, executeResultText } from "../result-text.ts";
+import { executeCodeResult, LARGE_RETURN_BYTES } from "../result-text.ts";
 import { type AgentTool, toolError } from "../tool-registry.ts";
 
 /** Largest snippet accepted, bytes of UTF-8: the kernel's own limit (ExecuteCode refuses larger). */
@@ -39,7 +39,16 @@ export const executeCodeOutput = z.object({
     .describe("false when the snippet did not compile, had no default export, threw or timed out"),
   executionId: z.string(),
   durationMs: z.number().describe("milliseconds"),
-  returnValue: z.unknown().optional().describe("the value the default export resolved to (JSON)"),
+  returnValue: z
+    .unknown()
+    .optional()
+    .describe(`the value the default export resolved to (JSON); absent when returnValueInContent is set`),
+  returnValueInContent: z
+    .boolean()
+    .optional()
+    .describe(
+      `true when the return value is over ${LARGE_RETURN_BYTES} bytes of JSON: it is sent once, as the JSON text of the last content block, and returnValue is absent`,
+    ),
   console: z.array(z.object({ level: z.string(), text: z.string() })),
   outputTruncated: z.boolean(),
   error: z
@@ -140,10 +149,8 @@ export const executeCodeTool: AgentTool<typeof input> = {
     } catch (err) {
       return toolError(kernelErrorText(err, "execute_code"));
     }
-    return {
-      content: [{ type: "text", text: executeResultText(result) }],
-      structuredContent: executeCodeContent(result) as unknown as Record<string, unknown>,
-      isError: !result.ok,
-    };
+    // A large return value is sent once (executeCodeResult says where and why).
+    const out = executeCodeResult(result);
+    return { ...out, structuredContent: out.structuredContent as unknown as Record<string, unknown> };
   },
 };
