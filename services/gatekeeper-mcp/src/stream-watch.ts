@@ -172,23 +172,29 @@ export class ResponseStreamWatch {
     let tail = "\n";
     return new ReadableStream<Uint8Array>({
       pull: async (controller) => {
+        let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
-          const { done, value } = await reader.read();
-          if (done) {
-            controller.close();
+          chunk = await reader.read();
+        } catch (err) {
+          this.#ended(ids, resumable, err);
+          controller.error(err);
+          return;
+        }
+        try {
+          if (chunk.done) {
             this.#ended(ids, resumable, undefined);
+            controller.close();
             return;
           }
           if (!resumable) {
             // An SSE event id (a line starting "id:") makes the stream resumable for the SDK.
-            const text = tail + decoder.decode(value, { stream: true });
+            const text = tail + decoder.decode(chunk.value, { stream: true });
             resumable = /[\r\n]id:/.test(text);
             tail = text.slice(-3);
           }
-          controller.enqueue(value);
-        } catch (err) {
-          controller.error(err);
-          this.#ended(ids, resumable, err);
+          controller.enqueue(chunk.value);
+        } catch {
+          // the SDK cancelled the stream (its transport closed): nothing more to pass on
         }
       },
       cancel: (reason) => reader.cancel(reason),

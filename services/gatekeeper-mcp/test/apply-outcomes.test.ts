@@ -21,7 +21,7 @@ import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { classifyCallError } from "../src/transport-faults.ts";
-import { type Harness, startHarness, tempDir } from "./helpers.ts";
+import { type Harness, startHarness, tempDir, unary } from "./helpers.ts";
 
 const FAULT_SERVER = resolve(import.meta.dirname, "fixtures/fault-server.ts");
 /** Status codes by which the worker records a thrown apply as failed (refused before acting). */
@@ -216,6 +216,23 @@ test("Streamable HTTP: nothing listening: failed, not sent, naming the endpoint'
   assert.doesNotMatch(r.message, /private-path/);
 });
 
+test("ResolveResource of an endpoint nothing listens on names its origin and the cause, not 'fetch failed'", async () => {
+  await assert.rejects(
+    unary(h.client.resolveResource.bind(h.client), { url: "mcp://httpdown", name: "" }),
+    (err: ServiceError) => {
+      assert.equal(err.code, status.UNAVAILABLE);
+      assert.match(
+        err.details,
+        new RegExp(
+          `opening a session with MCP server "httpdown" at http://127\\.0\\.0\\.1:${downPort} was not sent: connection refused`,
+        ),
+      );
+      assert.doesNotMatch(err.details, /private-path|fetch failed/);
+      return true;
+    },
+  );
+});
+
 test("stdio: the server writes and then exits before answering: outcome unknown, never failed", async () => {
   const r = await apply(request("stdiofault", "write_then_drop", "stdio exited"));
   assert.equal(r.state, "unknown", r.message);
@@ -280,6 +297,16 @@ test("Streamable HTTP: the server killed while streaming the answer: outcome unk
   assert.equal(r.state, "unknown", r.message);
   assert.ok(elapsed < 10_000, `ended ${elapsed} ms after the kill, well under 30 s`);
   assert.match(r.message, /the connection closed before the answer came.*outcome is unknown/);
+});
+
+test("Streamable HTTP: after the server died, an apply over the pooled session is failed, not sent", async () => {
+  const r = await apply(request("httpfault", "write_then_drop", "after death"));
+  assert.equal(r.state, "failed", r.message);
+  assert.match(
+    r.message,
+    /^calling write_then_drop at http:\/\/127\.0\.0\.1:\d+ was not sent: connection refused/,
+  );
+  assert.ok(!record(httpWrites).includes("after death"));
 });
 
 test("stdio: the server killed while the call is pending: outcome unknown within seconds", async () => {

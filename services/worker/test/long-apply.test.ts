@@ -4,6 +4,7 @@
  * the real worker and a real Temporal dev server:
  * - a call still in flight keeps the apply alive by heartbeats and ends with its real result;
  * - a gatekeeper killed, or frozen, mid-call is a lost call: "outcome unknown";
+ * - the MCP server killed mid-call ends the apply within seconds as "outcome unknown";
  * - the per-gatekeeper maximum (GATEKEEPER_APPLY_MAX, here seconds) ends the wait with an honest
  *   "may still be running" — also outcome unknown.
  * The write reaches the server exactly once in every case.
@@ -178,6 +179,28 @@ describe("long applies through the real MCP gatekeeper", () => {
     assert.equal(started("killed"), 1);
   });
 
+  test("the MCP server killed mid-call (the gatekeeper alive) ends the apply within seconds: failed, outcome unknown", async () => {
+    const { queue } = await stack();
+    const { ws, id, result } = await approvedWrite("server-killed", queue);
+    await waitUntil("the tool call to start", () => started("server-killed") === 1);
+    const killedAt = Date.now();
+    process.kill(Number(readFileSync(join(dir, "pid-server-killed"), "utf8")), "SIGKILL");
+    const final = await result();
+    const elapsed = Date.now() - killedAt;
+    console.log(`MCP server killed mid-call: the action left applying ${elapsed} ms after the kill`);
+    assert.equal(final.status, "failed");
+    assert.equal(final.outcomeUnknown, true);
+    assert.ok(elapsed < 15_000, `left applying ${elapsed} ms after the kill, well under 30 s`);
+    const a = await projected(f.store, ws, id);
+    assert.equal(a.outcomeUnknown, true);
+    assert.match(
+      a.reason,
+      /calling slow_write at stdio server "slow": the connection closed before the answer came/,
+    );
+    assert.match(a.reason, /the outcome is unknown/);
+    assert.equal(started("server-killed"), 1, "never sent again");
+  });
+
   test("a gatekeeper frozen mid-call (no more running messages) is a lost call: outcome unknown", async () => {
     const { gk, queue } = await stack();
     const { ws, id, result } = await approvedWrite("frozen", queue);
@@ -206,7 +229,7 @@ describe("long applies through the real MCP gatekeeper", () => {
     // may end the call itself first and say so; either way the words say it may have happened.
     assert.match(
       a.reason,
-      /still performing it after 3 s, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "mcp"; the call may still be running|gave no answer \(timed out\); it may have performed the call, so the outcome is unknown/,
+      /still performing it after 3 s, the longest GATEKEEPER_APPLY_MAX lets the worker wait for "mcp"; the call may still be running|calling slow_write at stdio server "slow": no answer came in time \[RequestTimeout\]; the request may have reached the system, so the outcome is unknown/,
     );
     assert.equal(started("bounded"), 1, "the write was sent once and not again");
   });
