@@ -16,13 +16,20 @@
  * the transport's errors. `watchLastRequest()`, called right after starting a request, returns a
  * promise that rejects with `ResponseStreamLost` when that request's stream ended without its
  * answer: after `graceMs` (so an answer still in the SDK's parser is delivered first) for a stream
- * that cannot be resumed, or when the SDK gave up re-opening a resumable one.
+ * that cannot be resumed, or when the SDK gave up re-opening a resumable one, or when a resumable
+ * stream that BROKE (an error, not a clean end by the server) is not re-opened within
+ * `RESUME_WAIT_MS` (a server may ask for long reconnection delays with SSE `retry:`). A re-opened
+ * stream (a GET with Last-Event-ID that the server accepted) stops that wait; its own break
+ * starts it again.
  */
 import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
 /** How long an ended stream's answer may still be on its way through the SDK's parser, in ms. */
 export const STREAM_END_GRACE_MS = 250;
+
+/** How long a broken resumable answer stream may take to be re-opened, in ms. */
+export const RESUME_WAIT_MS = 10_000;
 
 /**
  * The answer stream of a request ended (or broke) before its answer. `cause` is the stream's own
@@ -44,6 +51,8 @@ interface Watcher {
   reject(err: ResponseStreamLost): void;
   /** The stream ended resumably: waiting for the SDK to re-open it or give up. */
   awaitingResume: boolean;
+  /** The error the request's stream first broke with, if it broke. */
+  cause: unknown;
   timer: NodeJS.Timeout | undefined;
 }
 
@@ -78,12 +87,24 @@ export class ResponseStreamWatch {
   /** The `fetch` to give StreamableHTTPClientTransport: global fetch, with SSE answers watched. */
   readonly fetch = async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const response = await fetch(url, init);
-    const ids = init?.method === "POST" ? requestIds(init.body) : [];
     const type = response.headers.get("content-type") ?? "";
-    if (ids.length === 0 || !response.body || !type.toLowerCase().startsWith("text/event-stream")) {
+    if (!response.ok || !response.body || !type.toLowerCase().startsWith("text/event-stream"))
+      return response;
+    let onEnd: (resumable: boolean, error: unknown) => void;
+    if (init?.method === "POST") {
+      const ids = requestIds(init.body);
+      if (ids.length === 0) return response;
+      onEnd = (resumable, error) => this.#ended(ids, resumable, error);
+    } else if (new Headers(init?.headers).has("last-event-id")) {
+      // A broken stream re-opened: the requests waiting for it may still get their answer.
+      this.#eachAwaiting((w) => clearTimeout(w.timer));
+      onEnd = (_resumable, error) => {
+        if (error !== undefined) this.#eachAwaiting((w, id) => this.#waitForResume(id, w));
+      };
+    } else {
       return response;
     }
-    const watched = this.#watchBody(response.body, ids);
+    const watched = this.#watchBody(response.body, onEnd);
     // The SDK reads an SSE answer only through `body`; the rest of the response stays as it came.
     Object.defineProperty(response, "body", { value: watched, configurable: true });
     return response;
@@ -104,10 +125,9 @@ export class ResponseStreamWatch {
     };
     transport.onerror = (err: Error) => {
       if (!/^Maximum reconnection attempts/.test(err.message)) return;
-      for (const [id, w] of this.#watchers) {
-        if (w.awaitingResume)
-          this.#lose(id, new ResponseStreamLost("re-opening the answer stream failed", err));
-      }
+      this.#eachAwaiting((w, id) =>
+        this.#lose(id, new ResponseStreamLost("re-opening the broken answer stream failed", w.cause ?? err)),
+      );
     };
   }
 
@@ -126,7 +146,7 @@ export class ResponseStreamWatch {
       reject = r;
     });
     lost.catch(() => {}); // observed by the caller's race; never an unhandled rejection
-    this.#watchers.set(id, { reject, awaitingResume: false, timer: undefined });
+    this.#watchers.set(id, { reject, awaitingResume: false, cause: undefined, timer: undefined });
     return {
       lost,
       dispose: () => {
@@ -145,6 +165,20 @@ export class ResponseStreamWatch {
     w.reject(err);
   }
 
+  #eachAwaiting(fn: (w: Watcher, id: RequestId) => void): void {
+    for (const [id, w] of [...this.#watchers]) if (w.awaitingResume) fn(w, id);
+  }
+
+  /** Loses `id` unless its broken stream is re-opened within RESUME_WAIT_MS. */
+  #waitForResume(id: RequestId, w: Watcher): void {
+    clearTimeout(w.timer);
+    w.timer = setTimeout(
+      () =>
+        this.#lose(id, new ResponseStreamLost("the broken answer stream was not re-opened in time", w.cause)),
+      RESUME_WAIT_MS,
+    );
+  }
+
   /** The stream answering `ids` ended (`error` when it broke). */
   #ended(ids: RequestId[], resumable: boolean, error: unknown): void {
     for (const id of ids) {
@@ -152,6 +186,8 @@ export class ResponseStreamWatch {
       if (!w) continue;
       if (resumable) {
         w.awaitingResume = true;
+        w.cause ??= error;
+        if (error !== undefined) this.#waitForResume(id, w);
         continue;
       }
       const err = new ResponseStreamLost(
@@ -164,8 +200,11 @@ export class ResponseStreamWatch {
     }
   }
 
-  /** `body` passed through unchanged, reporting its end to `#ended`. */
-  #watchBody(body: ReadableStream<Uint8Array>, ids: RequestId[]): ReadableStream<Uint8Array> {
+  /** `body` passed through unchanged, reporting its end (and whether an event id went by) to `onEnd`. */
+  #watchBody(
+    body: ReadableStream<Uint8Array>,
+    onEnd: (resumable: boolean, error: unknown) => void,
+  ): ReadableStream<Uint8Array> {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     let resumable = false;
@@ -176,13 +215,13 @@ export class ResponseStreamWatch {
         try {
           chunk = await reader.read();
         } catch (err) {
-          this.#ended(ids, resumable, err);
+          onEnd(resumable, err);
           controller.error(err);
           return;
         }
         try {
           if (chunk.done) {
-            this.#ended(ids, resumable, undefined);
+            onEnd(resumable, undefined);
             controller.close();
             return;
           }

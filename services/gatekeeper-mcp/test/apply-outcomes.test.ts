@@ -41,11 +41,21 @@ let downPort = 0;
 let httpWrites: string;
 let stdioWrites: string;
 let httpServer: ChildProcess | undefined;
+let resumablePort = 0;
+let resumableWrites: string;
+let resumableServer: ChildProcess | undefined;
 let nextId = 1;
 
-async function startHttpServer(): Promise<ChildProcess> {
+/** Starts the fault server over HTTP on `port`; `resumable`: with an event store. */
+async function startHttpServer(port: number, writes: string, resumable = false): Promise<ChildProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", FAULT_SERVER], {
-    env: { ...process.env, TRANSPORT: "http", PORT: String(httpPort), WRITES_FILE: httpWrites },
+    env: {
+      ...process.env,
+      TRANSPORT: "http",
+      PORT: String(port),
+      WRITES_FILE: writes,
+      EVENT_STORE: resumable ? "1" : "",
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   await new Promise<void>((ok, ko) => {
@@ -70,9 +80,14 @@ before(async () => {
   tmp = tempDir();
   httpWrites = join(tmp.dir, "http-writes.txt");
   stdioWrites = join(tmp.dir, "stdio-writes.txt");
+  resumableWrites = join(tmp.dir, "resumable-writes.txt");
   httpPort = await freePort();
   downPort = await freePort(); // nothing listens there
-  httpServer = await startHttpServer();
+  resumablePort = await freePort();
+  [httpServer, resumableServer] = await Promise.all([
+    startHttpServer(httpPort, httpWrites),
+    startHttpServer(resumablePort, resumableWrites, true),
+  ]);
   h = await startHarness({
     servers: {
       stdiofault: {
@@ -87,6 +102,7 @@ before(async () => {
     endpoints: {
       httpfault: { url: `http://127.0.0.1:${httpPort}/mcp/private-path`, vetted: true },
       httpdown: { url: `http://127.0.0.1:${downPort}/mcp/private-path`, vetted: true },
+      httpresumable: { url: `http://127.0.0.1:${resumablePort}/mcp`, vetted: true },
     },
   });
   applier = new GrpcGatekeeperApplier(
@@ -98,9 +114,10 @@ before(async () => {
 after(async () => {
   applier?.close();
   await h?.close();
-  if (httpServer && httpServer.exitCode === null && httpServer.signalCode === null) {
-    const exited = new Promise((r) => httpServer!.once("exit", r));
-    httpServer.kill("SIGKILL");
+  for (const child of [httpServer, resumableServer]) {
+    if (!child || child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((r) => child.once("exit", r));
+    child.kill("SIGKILL");
     await exited;
   }
   tmp?.remove();
@@ -296,6 +313,23 @@ test("Streamable HTTP: the server killed while streaming the answer: outcome unk
   console.log(`http: killed mid-call, recorded ${r.state} ${elapsed} ms after the kill`);
   assert.equal(r.state, "unknown", r.message);
   assert.ok(elapsed < 10_000, `ended ${elapsed} ms after the kill, well under 30 s`);
+  assert.match(r.message, /the connection closed before the answer came.*outcome is unknown/);
+});
+
+test("Streamable HTTP, a resumable answer stream: the server killed mid-call ends the apply once re-opening it failed", async () => {
+  const applied = apply(request("httpresumable", "write_then_hang", "resumable killed"));
+  await waitUntil("the write reached the server", () => record(resumableWrites).includes("resumable killed"));
+  const server = resumableServer!;
+  const exited = new Promise((r) => server.once("exit", r));
+  const killedAt = Date.now();
+  server.kill("SIGKILL");
+  await exited;
+  const r = await applied;
+  const elapsed = Date.now() - killedAt;
+  console.log(`http, resumable: killed mid-call, recorded ${r.state} ${elapsed} ms after the kill`);
+  assert.equal(r.state, "unknown", r.message);
+  // The SDK tries to re-open the stream twice (0.5 s, then 0.75 s later) before giving up.
+  assert.ok(elapsed >= 1000 && elapsed < 10_000, `ended ${elapsed} ms after the kill, well under 30 s`);
   assert.match(r.message, /the connection closed before the answer came.*outcome is unknown/);
 });
 
