@@ -14,10 +14,13 @@
  * - The branch moved before the update (the compare-and-swap refused: certainly not moved by us):
  *   all is rebuilt on the new tip, up to ATTEMPTS times; then the first fails ("kept moving"), and
  *   the others are not sent.
- * - The ref update itself failed without a clear answer (a push that timed out or broke): the
- *   branch is looked up where it lives. At the last commit: applied. At the old tip: a known
- *   failure of the first (nothing was written), the rest not sent. Anywhere else, or unreadable:
- *   PublishUnknown (UNAVAILABLE), so every action of the unit is lost (outcome unknown).
+ * - The remote could not be reached (the fetch, or the push's connect) or answered with a refusal
+ *   (a hook declined, credentials refused): a known failure of the first naming the remote's
+ *   origin and the cause (nothing was written), the rest not sent (apply.ts `publishChecked`).
+ * - The push ended without a clear answer (it timed out or the connection broke after the pack may
+ *   have been sent): the branch is read where it lives. At the last commit: applied. Anywhere else
+ *   (its old tip included: a receive-pack may still complete), or unreadable: AnswerLost
+ *   (UNAVAILABLE), so every action of the unit is lost (outcome unknown).
  */
 import type { RunUnits } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
@@ -30,11 +33,11 @@ import {
   checkWrite,
   conflictingPaths,
   failed,
-  gitWhy,
+  failedBeforeWriting,
   PathRefused,
+  publishChecked,
   settleOutcome,
 } from "./apply.ts";
-import { PublishUnknown } from "./errors.ts";
 import { GitFailed } from "./git.ts";
 import { branchExists, resolveCommit } from "./repo.ts";
 import type { CommitPayload } from "./state.ts";
@@ -84,6 +87,7 @@ export function gitRunUnits(deps: ApplyDeps): RunUnits {
           branch,
           writes.map((w) => w.payload),
           (n) => ctx.starting(reqs.slice(0, n).map((r) => r.actionId)),
+          ctx.deadline,
         ),
       );
       // At most once: a later ApplyAction of any of these ids answers from here, never writes.
@@ -108,8 +112,9 @@ export function gitRunUnits(deps: ApplyDeps): RunUnits {
 /**
  * Builds `commits` in order on `branch`'s tip and publishes them with one ref update.
  * @param starting called with how many commits the update will publish, right before it.
+ * @param deadline the caller's deadline, epoch ms (Infinity: none); bounds the push.
  * @returns one outcome per commit, ending at the first failure (see the file comment).
- * @throws PublishUnknown when the update may have happened and its result cannot be seen.
+ * @throws AnswerLost when the update may have happened and its result cannot be seen.
  */
 async function writeCommits(
   up: Upstream,
@@ -117,6 +122,7 @@ async function writeCommits(
   branch: string,
   commits: CommitPayload[],
   starting: (n: number) => void,
+  deadline: number,
 ): Promise<ApplyActionResponse[]> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     let start: string;
@@ -154,12 +160,12 @@ async function writeCommits(
       }
     } catch (e) {
       if (!(e instanceof GitFailed)) throw e;
-      return [failed(`git ${e.args[0]} failed (${gitWhy(e)}); nothing was written`)];
+      return [failedBeforeWriting(e, up.remoteUrl)];
     }
     if (built.length === 0) return [failure!];
     const last = (JSON.parse(built.at(-1)!.resultJson) as { sha: string }).sha;
     starting(built.length);
-    const published = await publishOnce(up, branch, last, start, built.length);
+    const published = await publishChecked(up, branch, last, start, deadline);
     if (published === "moved") continue;
     if (published !== "ok") return [published];
     return failure ? [...built, failure] : built;
@@ -167,31 +173,4 @@ async function writeCommits(
   return [
     failed(`branch ${branch} kept moving while committing (${ATTEMPTS} attempts); nothing was committed`),
   ];
-}
-
-/**
- * The one ref update of a unit: "ok", "moved" (not moved by us; rebuild), or a known failure.
- * @throws PublishUnknown when it failed without a clear answer and the branch is neither at
- *   `next` nor at `old` (or cannot be read).
- */
-async function publishOnce(
-  up: Upstream,
-  branch: string,
-  next: string,
-  old: string,
-  count: number,
-): Promise<"ok" | "moved" | ApplyActionResponse> {
-  try {
-    return await up.publish(branch, next, old);
-  } catch (e) {
-    if (!(e instanceof GitFailed)) throw e;
-    const now = await up.whereIs(branch).catch(() => undefined);
-    if (now === next) return "ok";
-    if (now === old) {
-      return failed(`git ${e.args[0]} failed (${gitWhy(e)}); nothing was written`);
-    }
-    throw new PublishUnknown(
-      `the update of branch ${branch} with ${count} commit(s) ended without an answer (git ${e.args[0]}: ${gitWhy(e)}) and the branch could not be seen at either the old tip or the new one; it may have been written, so the outcome is unknown: check the branch before acting again`,
-    );
-  }
 }

@@ -14,15 +14,29 @@
  *   the sha ~N became); fails if the branch exists by then.
  * - push: pushes a local branch to the repository's remote with the admin's credentials, fast-forward only.
  *
+ * Outcomes of a write to a remote (remote-outcome.ts): a remote that cannot be reached (the fetch
+ * before a commit, the branch read before a push, or the push's own connect) is a failure naming
+ * the remote's origin, the cause and what to check (nothing was sent); a remote that answered with
+ * a refusal is a failure with its reason; a push that ended without a clear answer is settled by
+ * reading the remote branch: at the pushed commit, applied; otherwise `AnswerLost` (outcome
+ * unknown, never sent again). Remote calls are bounded by the caller's deadline.
+ *
  * A failed apply drops the write and its dependents from the overlay. Assumes sha1 object format.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { faultMessage } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionRequest, ApplyActionResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { InvalidRequest } from "./errors.ts";
 import { GitFailed, git, gitText } from "./git.ts";
+import {
+  classifyRemoteFailure,
+  readFailureMessage,
+  remoteBudget,
+  settleUnclearPublish,
+} from "./remote-outcome.ts";
 import { authEnv, ruleFor } from "./remotes.ts";
 import { branchExists, lsPaths, resolveCommit } from "./repo.ts";
 import type { GitResource, ResourcePolicy } from "./resource-url.ts";
@@ -38,7 +52,7 @@ import {
   type PushPayload,
   type WritePayload,
 } from "./state.ts";
-import { REMOTE_TIMEOUT_MS, type Upstream, upstreamFor } from "./upstream.ts";
+import { REMOTE_TIMEOUT_MS, remoteBranch, type Upstream, upstreamFor } from "./upstream.ts";
 import { remoteUrlOf } from "./writes.ts";
 
 const SHA = /^[0-9a-f]{40,64}$/;
@@ -150,6 +164,58 @@ export function gitWhy(e: GitFailed): string {
   return (e.stderr.split("\n").find((l) => l.trim() !== "") ?? `exit ${e.exitCode}`).slice(0, 300);
 }
 
+/**
+ * The failure of a git run before anything was written (a local step, or the fetch or read of the
+ * remote before the write): names the remote's origin and the cause when `remoteUrl` could not
+ * be reached.
+ */
+export function failedBeforeWriting(e: GitFailed, remoteUrl: string | undefined): ApplyActionResponse {
+  if (remoteUrl !== undefined && (e.args[0] === "fetch" || e.args[0] === "ls-remote")) {
+    return failed(readFailureMessage("reading the remote before writing", remoteUrl, e));
+  }
+  return failed(`git ${e.args[0]} failed (${gitWhy(e)}); nothing was written`);
+}
+
+/**
+ * Moves `branch` from `old` (null: must not exist) to `next` where it lives, and says what that
+ * did: "ok", "moved" (the remote answered the branch is elsewhere; nothing written), or a known
+ * failure (the remote refused, or could not be reached: nothing written). A push that ended
+ * without a clear answer is settled by reading the remote branch (remote-outcome.ts).
+ * @param deadline the caller's deadline, epoch ms (Infinity: none); bounds the push and the read.
+ * @throws AnswerLost when the push may have happened and the branch is not seen at `next`.
+ */
+export async function publishChecked(
+  up: Upstream,
+  branch: string,
+  next: string,
+  old: string | null,
+  deadline: number,
+): Promise<"ok" | "moved" | ApplyActionResponse> {
+  const budget = remoteBudget(deadline, REMOTE_TIMEOUT_MS);
+  try {
+    const outcome = await up.publish(branch, next, old, budget.pushMs);
+    if (outcome === "moved" && up.remoteUrl !== undefined) {
+      // curl resends a request whose connection died unanswered: the remote then refuses the
+      // resend of a push that happened. The branch at `next` (a sha only this apply built) says so.
+      if ((await up.whereIs(branch, budget.readMs).catch(() => undefined)) === next) return "ok";
+    }
+    return outcome;
+  } catch (e) {
+    if (!(e instanceof GitFailed) || up.remoteUrl === undefined) throw e;
+    const url = up.remoteUrl;
+    const f = classifyRemoteFailure(e);
+    const what = `pushing branch ${branch}`;
+    if (f.kind === "moved" || f.kind === "refused") {
+      // A refusal of curl's resend (its ref lock now fails) follows a push that happened.
+      if ((await up.whereIs(branch, budget.readMs).catch(() => undefined)) === next) return "ok";
+      if (f.kind === "moved") return "moved";
+      return failed(`git push failed (${f.why}); the remote refused it, nothing was written`);
+    }
+    if (f.kind === "not-sent") return failed(`${faultMessage(what, url, f.fault)}; nothing was written`);
+    return settleUnclearPublish(what, url, f.fault, next, () => up.whereIs(branch, budget.readMs));
+  }
+}
+
 /** A write checked against its binding: the resource, the payload and its branch. */
 export interface CheckedWrite {
   resource: GitResource;
@@ -210,8 +276,17 @@ export function settleOutcome(
   }
 }
 
-/** Performs one approved action. @throws InvalidRequest / resource errors before any write. */
-export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<ApplyActionResponse> {
+/**
+ * Performs one approved action.
+ * @param deadline the caller's deadline, epoch ms (default: none); bounds the remote calls.
+ * @throws InvalidRequest / resource errors before any write; AnswerLost when a push may have
+ *   happened and its outcome cannot be seen.
+ */
+export function applyAction(
+  req: ApplyActionRequest,
+  deps: ApplyDeps,
+  deadline = Infinity,
+): Promise<ApplyActionResponse> {
   const key = appliedKey(req);
   const had = deps.state.applied.get(key);
   if (had) return had;
@@ -230,16 +305,18 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
           );
         }
         await up.refresh(true);
-        if ((await up.publish(payload.name, from, null)) === "moved") {
+        const published = await publishChecked(up, payload.name, from, null, deadline);
+        if (published === "moved") {
           return failed(`branch ${payload.name} exists already; nothing was created`);
         }
+        if (published !== "ok") return published;
         return { ok: true, resultJson: JSON.stringify({ branch: payload.name, sha: from }), error: "" };
       }
-      if (payload.kind === "push") return await pushBranch(resource.gitDir, payload, deps.policy);
-      return await writeCommit(up, resource.gitDir, payload);
+      if (payload.kind === "push") return await pushBranch(resource.gitDir, payload, deps.policy, deadline);
+      return await writeCommit(up, resource.gitDir, payload, deadline);
     } catch (e) {
       if (!(e instanceof GitFailed)) throw e;
-      return failed(`git ${e.args[0]} failed (${gitWhy(e)}); nothing was written`);
+      return failedBeforeWriting(e, up.remoteUrl);
     }
   });
   deps.state.applied.set(key, run);
@@ -249,10 +326,16 @@ export function applyAction(req: ApplyActionRequest, deps: ApplyDeps): Promise<A
   });
 }
 
+/**
+ * The push action: reads the remote branch first (a remote that cannot be reached fails here,
+ * nothing sent; already at the commit: applied), then pushes fast-forward only; an unclear push is
+ * settled by reading the branch again (remote-outcome.ts).
+ */
 async function pushBranch(
   gitDir: string,
   p: PushPayload,
   policy: ResourcePolicy,
+  deadline: number,
 ): Promise<ApplyActionResponse> {
   const url = await remoteUrlOf(gitDir, p.remote);
   if (url !== p.remoteUrl) {
@@ -266,26 +349,57 @@ async function pushBranch(
   if (!(await branchExists(gitDir, p.branch)))
     return failed(`branch ${p.branch} does not exist; nothing was pushed`);
   const sha = await resolveCommit(gitDir, p.branch);
+  const env = authEnv(rule.auth);
+  const done = {
+    ok: true,
+    resultJson: JSON.stringify({ branch: p.branch, remote: p.remote, sha }),
+    error: "",
+  };
+  const budget = remoteBudget(deadline, REMOTE_TIMEOUT_MS);
+  const what = `pushing branch ${p.branch}`;
+  try {
+    if ((await remoteBranch(gitDir, url, env, p.branch, budget.pushMs)) === sha) return done;
+  } catch (e) {
+    if (!(e instanceof GitFailed)) throw e;
+    return failed(readFailureMessage(`reading the remote's ${p.branch} before ${what}`, url, e));
+  }
   try {
     await git(gitDir, ["push", "-q", "--end-of-options", url, `${sha}:refs/heads/${p.branch}`], {
-      env: authEnv(rule.auth),
-      timeoutMs: REMOTE_TIMEOUT_MS,
+      env,
+      timeoutMs: remoteBudget(deadline, REMOTE_TIMEOUT_MS).pushMs,
     });
   } catch (e) {
-    if (e instanceof GitFailed && /\[rejected\]|non-fast-forward|fetch first/.test(e.stderr)) {
+    if (!(e instanceof GitFailed)) throw e;
+    const f = classifyRemoteFailure(e);
+    if (f.kind === "moved" || f.kind === "refused") {
+      // A refusal of curl's resend follows a push that happened: the branch at the commit says so.
+      const now = await remoteBranch(gitDir, url, env, p.branch, budget.readMs).catch(() => undefined);
+      if (now === sha) return done;
+    }
+    if (f.kind === "moved") {
       return failed(
         `the remote's ${p.branch} has commits this repository lacks (not a fast-forward); nothing was pushed`,
       );
     }
-    throw e;
+    if (f.kind === "refused")
+      return failed(`git push failed (${f.why}); the remote refused it, nothing was pushed`);
+    if (f.kind === "not-sent") return failed(`${faultMessage(what, url, f.fault)}; nothing was pushed`);
+    await settleUnclearPublish(what, url, f.fault, sha, () =>
+      remoteBranch(gitDir, url, env, p.branch, budget.readMs),
+    );
   }
-  return { ok: true, resultJson: JSON.stringify({ branch: p.branch, remote: p.remote, sha }), error: "" };
+  return done;
 }
 
 /** How often a commit (or a run of commits) is rebuilt when its branch moved while publishing. */
 export const ATTEMPTS = 3;
 
-async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Promise<ApplyActionResponse> {
+async function writeCommit(
+  up: Upstream,
+  gitDir: string,
+  p: CommitPayload,
+  deadline: number,
+): Promise<ApplyActionResponse> {
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     await up.refresh(true);
     if (!(await branchExists(gitDir, p.branch))) {
@@ -305,13 +419,15 @@ async function writeCommit(up: Upstream, gitDir: string, p: CommitPayload): Prom
       if (e instanceof PathRefused) return failed(e.message);
       throw e;
     }
-    if ((await up.publish(p.branch, commit, tip)) === "ok") {
+    const published = await publishChecked(up, p.branch, commit, tip, deadline);
+    if (published === "ok") {
       return {
         ok: true,
         resultJson: JSON.stringify({ sha: commit, branch: p.branch, rebased: tip !== p.parent }),
         error: "",
       };
     }
+    if (published !== "moved") return published;
   }
   return failed(
     `branch ${p.branch} kept moving while committing (${ATTEMPTS} attempts); nothing was committed`,

@@ -36,12 +36,3 @@ export class NotRevertable extends GatekeeperError {
   override name = "NotRevertable";
   readonly code = "failed_precondition" as const;
 }
-
-/**
- * A publish (ref update or push) ended without an answer and the branch could not be seen where
- * either outcome would leave it: the write may have happened, so the outcome is unknown.
- */
-export class PublishUnknown extends GatekeeperError {
-  override name = "PublishUnknown";
-  readonly code = "unavailable" as const;
-}

@@ -130,14 +130,15 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
       });
     },
     // Streams `running` while the commit or push is in flight, then the outcome (gatekeeper.proto).
-    applyAction: applyStreamHandler(deps, (req) =>
-      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+    applyAction: applyStreamHandler(deps, (req, { deadline }) =>
+      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }, deadline),
     ),
     // A run in order, stopping at the first failure; consecutive commits on one branch are
     // written with one ref update (apply-run.ts).
     applyActions: applyRunHandler(
       deps,
-      (req) => applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }),
+      (req, { deadline }) =>
+        applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }, deadline),
       undefined,
       gitRunUnits({ policy: deps.policy, state: deps.state, logger: deps.logger }),
     ),

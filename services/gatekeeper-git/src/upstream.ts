@@ -15,6 +15,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { GitFailed, git } from "./git.ts";
+import { classifyRemoteFailure } from "./remote-outcome.ts";
 import { authEnv } from "./remotes.ts";
 import type { GitResource } from "./resource-url.ts";
 
@@ -27,19 +28,23 @@ export type PublishOutcome = "ok" | "moved";
 
 /** Access to a resource's branches. */
 export interface Upstream {
+  /** The remote repository's URL (git+ prefix removed), or undefined for a local repository. */
+  readonly remoteUrl: string | undefined;
   /** Brings the git dir up to date (remote: fetch). @throws GitFailed when the remote cannot be read. */
   refresh(force?: boolean): Promise<void>;
   /**
    * Moves `refs/heads/<branch>` from `old` (null: the branch must not exist) to `next` (a commit
-   * present in the git dir). @throws GitFailed for any failure other than "moved".
+   * present in the git dir). @param timeoutMs longest a remote push may take (default
+   * REMOTE_TIMEOUT_MS). @throws GitFailed for any failure other than "moved".
    */
-  publish(branch: string, next: string, old: string | null): Promise<PublishOutcome>;
+  publish(branch: string, next: string, old: string | null, timeoutMs?: number): Promise<PublishOutcome>;
   /**
    * Where `refs/heads/<branch>` is now at the source of truth (remote: asked over the network,
    * not the mirror), or null when it does not exist; to learn what a failed `publish` did.
+   * @param timeoutMs longest a remote read may take (default REMOTE_TIMEOUT_MS).
    * @throws GitFailed when it cannot be read.
    */
-  whereIs(branch: string): Promise<string | null>;
+  whereIs(branch: string, timeoutMs?: number): Promise<string | null>;
 }
 
 /** Fetch bookkeeping shared by every session of a process: last fetch time and in-flight fetches. */
@@ -64,7 +69,30 @@ export class FetchTracker {
   }
 }
 
+/**
+ * Where `refs/heads/<branch>` is at the remote `url` (`git ls-remote`), or null when it does not
+ * exist. @throws GitFailed when the remote cannot be read (within `timeoutMs`).
+ */
+export async function remoteBranch(
+  gitDir: string,
+  url: string,
+  env: Record<string, string>,
+  branch: string,
+  timeoutMs = REMOTE_TIMEOUT_MS,
+): Promise<string | null> {
+  const out = await git(gitDir, ["ls-remote", "--end-of-options", url, `refs/heads/${branch}`], {
+    env,
+    timeoutMs,
+  });
+  const line = out
+    .toString("utf8")
+    .split("\n")
+    .find((l) => l.endsWith(`\trefs/heads/${branch}`));
+  return line ? line.split("\t")[0]! : null;
+}
+
 class LocalUpstream implements Upstream {
+  readonly remoteUrl = undefined;
   constructor(readonly gitDir: string) {}
   async refresh(): Promise<void> {}
   async whereIs(branch: string): Promise<string | null> {
@@ -130,19 +158,20 @@ class RemoteUpstream implements Upstream {
     });
   }
 
-  async whereIs(branch: string): Promise<string | null> {
-    const out = await git(this.gitDir, ["ls-remote", "--end-of-options", this.url, `refs/heads/${branch}`], {
-      env: this.#env,
-      timeoutMs: REMOTE_TIMEOUT_MS,
-    });
-    const line = out
-      .toString("utf8")
-      .split("\n")
-      .find((l) => l.endsWith(`\trefs/heads/${branch}`));
-    return line ? line.split("\t")[0]! : null;
+  get remoteUrl(): string {
+    return this.url;
   }
 
-  async publish(branch: string, next: string, old: string | null): Promise<PublishOutcome> {
+  whereIs(branch: string, timeoutMs = REMOTE_TIMEOUT_MS): Promise<string | null> {
+    return remoteBranch(this.gitDir, this.url, this.#env, branch, timeoutMs);
+  }
+
+  async publish(
+    branch: string,
+    next: string,
+    old: string | null,
+    timeoutMs = REMOTE_TIMEOUT_MS,
+  ): Promise<PublishOutcome> {
     const ref = `refs/heads/${branch}`;
     try {
       await git(
@@ -155,15 +184,10 @@ class RemoteUpstream implements Upstream {
           this.url,
           `${next}:${ref}`,
         ],
-        { env: this.#env, timeoutMs: REMOTE_TIMEOUT_MS },
+        { env: this.#env, timeoutMs },
       );
     } catch (e) {
-      if (
-        e instanceof GitFailed &&
-        /stale info|\[rejected\]|fetch first|non-fast-forward/.test(e.stderr + e.message)
-      ) {
-        return "moved";
-      }
+      if (e instanceof GitFailed && classifyRemoteFailure(e).kind === "moved") return "moved";
       throw e;
     }
     await git(this.gitDir, ["update-ref", ref, next]);
