@@ -250,6 +250,17 @@ test("ResolveResource of an endpoint nothing listens on names its origin and the
   );
 });
 
+for (const server of ["httpfault", "stdiofault"]) {
+  test(`${server}: a JSON-RPC error answer is failed with the server's error`, async () => {
+    const r = await apply(request(server, "answer_with_error", "this line"));
+    assert.equal(r.state, "failed", r.message);
+    assert.equal(
+      r.message,
+      "calling answer_with_error failed: MCP error -32602: the server refused this line",
+    );
+  });
+}
+
 test("stdio: the server writes and then exits before answering: outcome unknown, never failed", async () => {
   const r = await apply(request("stdiofault", "write_then_drop", "stdio exited"));
   assert.equal(r.state, "unknown", r.message);
