@@ -9,8 +9,9 @@
  * server's own record, so a write that happened is never recorded "failed".
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { GatekeeperCallError, GrpcGatekeeperApplier } from "@gatehouse/approval-core";
@@ -45,6 +46,10 @@ let resumablePort = 0;
 let resumableWrites: string;
 let resumableServer: ChildProcess | undefined;
 let nextId = 1;
+/** A TLS server with a self-signed certificate (made by openssl): the gatekeeper does not trust it. */
+let tlsServer: HttpsServer;
+let tlsPort = 0;
+let tlsRequests = 0;
 
 /** Starts the fault server over HTTP on `port`; `resumable`: with an event store. */
 async function startHttpServer(port: number, writes: string, resumable = false): Promise<ChildProcess> {
@@ -84,6 +89,32 @@ before(async () => {
   httpPort = await freePort();
   downPort = await freePort(); // nothing listens there
   resumablePort = await freePort();
+  const [key, cert] = [join(tmp.dir, "key.pem"), join(tmp.dir, "cert.pem")];
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      "-days",
+      "1",
+      "-subj",
+      "/CN=127.0.0.1",
+    ],
+    { stdio: "ignore" },
+  );
+  tlsServer = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => {
+    tlsRequests++;
+    res.end();
+  });
+  await new Promise<void>((r) => tlsServer.listen(0, "127.0.0.1", r));
+  tlsPort = (tlsServer.address() as { port: number }).port;
   [httpServer, resumableServer] = await Promise.all([
     startHttpServer(httpPort, httpWrites),
     startHttpServer(resumablePort, resumableWrites, true),
@@ -103,6 +134,8 @@ before(async () => {
       httpfault: { url: `http://127.0.0.1:${httpPort}/mcp/private-path`, vetted: true },
       httpdown: { url: `http://127.0.0.1:${downPort}/mcp/private-path`, vetted: true },
       httpresumable: { url: `http://127.0.0.1:${resumablePort}/mcp`, vetted: true },
+      httpnodns: { url: "https://gatehouse-apply-test.invalid/mcp/private-path", vetted: true },
+      httpbadtls: { url: `https://127.0.0.1:${tlsPort}/mcp/private-path`, vetted: true },
     },
   });
   applier = new GrpcGatekeeperApplier(
@@ -114,6 +147,7 @@ before(async () => {
 after(async () => {
   applier?.close();
   await h?.close();
+  tlsServer?.close();
   for (const child of [httpServer, resumableServer]) {
     if (!child || child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((r) => child.once("exit", r));
@@ -231,6 +265,28 @@ test("Streamable HTTP: nothing listening: failed, not sent, naming the endpoint'
     ),
   );
   assert.doesNotMatch(r.message, /private-path/);
+});
+
+test("Streamable HTTP: a host name that does not resolve: failed, not sent, saying so", async () => {
+  const r = await apply(request("httpnodns", "write_then_drop", "never"));
+  assert.equal(r.state, "failed", r.message);
+  assert.match(
+    r.message,
+    /^calling write_then_drop at https:\/\/gatehouse-apply-test\.invalid was not sent: the host name does not resolve \[(ENOTFOUND|EAI_AGAIN)\]; check the host name/,
+  );
+});
+
+test("Streamable HTTP: a server whose certificate is not trusted: failed, not sent, naming TLS; no request reached it", async () => {
+  const r = await apply(request("httpbadtls", "write_then_drop", "never"));
+  assert.equal(r.state, "failed", r.message);
+  assert.match(
+    r.message,
+    new RegExp(
+      `^calling write_then_drop at https://127\\.0\\.0\\.1:${tlsPort} was not sent: the TLS handshake failed \\[[A-Z_]+\\]; check the server's certificate`,
+    ),
+  );
+  assert.doesNotMatch(r.message, /private-path/);
+  assert.equal(tlsRequests, 0);
 });
 
 test("ResolveResource of an endpoint nothing listens on names its origin and the cause, not 'fetch failed'", async () => {
