@@ -32,13 +32,11 @@ import {
   type CheckedWrite,
   checkWrite,
   conflictingPaths,
-  failed,
-  failedBeforeWriting,
   PathRefused,
-  publishChecked,
   settleOutcome,
 } from "./apply.ts";
 import { GitFailed } from "./git.ts";
+import { failed, failedBeforeWriting, publishChecked } from "./publish.ts";
 import { branchExists, resolveCommit } from "./repo.ts";
 import type { CommitPayload } from "./state.ts";
 import { type Upstream, upstreamFor } from "./upstream.ts";

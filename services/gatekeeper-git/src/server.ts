@@ -15,7 +15,7 @@ import {
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { GIT_ACTION_KINDS } from "./action-kinds.ts";
-import { applyAction, gitWhy } from "./apply.ts";
+import { applyAction } from "./apply.ts";
 import { gitRunUnits } from "./apply-run.ts";
 import { Binding, type Limits } from "./binding.ts";
 import { GitBindingService } from "./binding-service.ts";
@@ -24,6 +24,7 @@ import { InvalidRequest, InvalidResourceUrl } from "./errors.ts";
 import { GitFailed, gitText } from "./git.ts";
 import type { GitGatekeeperMetrics } from "./metrics.ts";
 import { checkObserver } from "./observers.ts";
+import { gitWhy } from "./publish.ts";
 import { type GitResource, parseGitResource, type ResourcePolicy } from "./resource-url.ts";
 import { restoreOnce } from "./restore.ts";
 import { prepareRevert } from "./revert.ts";
