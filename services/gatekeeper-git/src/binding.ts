@@ -213,7 +213,7 @@ export class Binding {
         : settled?.kind === "dropped"
           ? `${settled.why}, so it names no revision`
           : this.state.ids.issued(id)
-            ? "is no longer pending and this gatekeeper does not know the commit it became (it restarted since); find the commit's sha with log()"
+            ? "is no longer pending and was not applied as a commit (rejected, failed or its outcome unknown: the action log says which), so it names no revision; find a commit's sha with log()"
             : "was never handed out by this binding";
     throw new NotFound(`ref ${id} ${why}`);
   }

@@ -164,6 +164,19 @@ test("after a restart, an applied ~N still names the real commit it became (from
   assert.equal(sh(repo.bare, "rev-parse", "from-applied"), sha, "the branch starts at the real commit");
 });
 
+test("after a restart, a ~N that was rejected names no revision, and the refusal says why", async () => {
+  const { repo: r } = h.open(repo.url);
+  await r.commit(commitA);
+  await h.reject("~1");
+  await h.restart();
+  const { repo: after } = h.open(repo.url);
+  await rejects(
+    after.readFile({ path: "README.md", ref: "~1" }),
+    /ref ~1 is no longer pending and was not applied as a commit \(rejected, failed or its outcome unknown/,
+  );
+  await rejects(after.log({ ref: "~9" }), /ref ~9 was never handed out by this binding/);
+});
+
 test("a ~N that names no revision is refused naming the id and its state, and records nothing", async () => {
   const { repo: r } = h.open(repo.url);
   await r.commit(commitA);
