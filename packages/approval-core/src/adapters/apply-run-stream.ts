@@ -25,7 +25,11 @@ export interface RunEnd {
    * external call, e.g. git's one ref update for a run of commits): outcome unknown as well.
    */
   alsoLost?: number[];
-  /** Actions of the run that were never started (no `running` heard for them): certainly not sent, safe to send later. */
+  /**
+   * Actions of the run certainly not sent, safe to send later: those never started (no `running`
+   * heard for them), and those started without an outcome after an ok=false outcome or a refusal
+   * status (a unit performed in one external call announces each; it was not performed).
+   */
   notSent: number[];
 }
 
