@@ -7,8 +7,7 @@
  * real grpc-js on loopback.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createHttpsServer } from "node:https";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
@@ -27,6 +26,7 @@ import {
 } from "../src/apply-outcome.ts";
 import { applyRunHandler } from "../src/apply-run.ts";
 import { applyStreamHandler, readApplyOutcome } from "../src/apply-stream.ts";
+import { selfSignedCertificate } from "../src/testing.ts";
 import { startGatekeeper } from "./helpers.ts";
 
 const cleanups: (() => void)[] = [];
@@ -101,28 +101,9 @@ test("a host name that does not resolve: not sent, dns", async () => {
 test("a TLS server with a self-signed certificate: not sent, tls, and no request reached it", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gk-kit-tls-"));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  const [key, cert] = [join(dir, "key.pem"), join(dir, "cert.pem")];
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-    ],
-    { stdio: "ignore" },
-  );
+  const tls = selfSignedCertificate(dir);
   let requests = 0;
-  const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => {
+  const server = createHttpsServer(tls, (_req, res) => {
     requests++;
     res.end("ok");
   });

@@ -9,13 +9,14 @@
  * server's own record, so a write that happened is never recorded "failed".
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { GatekeeperCallError, GrpcGatekeeperApplier } from "@gatehouse/approval-core";
 import { APPLY_MAX_MS_METADATA } from "@gatehouse/gatekeeper-kit";
+import { selfSignedCertificate } from "@gatehouse/gatekeeper-kit/testing";
 import type { ApplyActionRequest, ApplyActionResponse, ApplyActionsProgress } from "@gatehouse/proto";
 import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
@@ -89,27 +90,8 @@ before(async () => {
   httpPort = await freePort();
   downPort = await freePort(); // nothing listens there
   resumablePort = await freePort();
-  const [key, cert] = [join(tmp.dir, "key.pem"), join(tmp.dir, "cert.pem")];
-  execFileSync(
-    "openssl",
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "rsa:2048",
-      "-nodes",
-      "-keyout",
-      key,
-      "-out",
-      cert,
-      "-days",
-      "1",
-      "-subj",
-      "/CN=127.0.0.1",
-    ],
-    { stdio: "ignore" },
-  );
-  tlsServer = createHttpsServer({ key: readFileSync(key), cert: readFileSync(cert) }, (_req, res) => {
+  const tls = selfSignedCertificate(tmp.dir);
+  tlsServer = createHttpsServer(tls, (_req, res) => {
     tlsRequests++;
     res.end();
   });
