@@ -64,3 +64,53 @@ test("show names the action's execution (what `gatehouse review --turn` takes), 
   assert.match(showText(a, [a]), /^execution: ex-9$/m);
   assert.doesNotMatch(showText(record(4, [], ""), []), /^execution:/m);
 });
+
+test("show says how an action ended: an outcome unknown with its reason and what to do, a failure's reason, a cascade, who decided, an applied result", () => {
+  const unknown = {
+    ...record(5, [], ""),
+    status: ActionStatus.ACTION_STATUS_FAILED,
+    outcomeUnknown: true,
+    decidedBy: "user:alice",
+    decidedAt: "2026-12-05T10:00:00Z",
+    reason: "calling write_file at http://127.0.0.1:4000: the connection closed before the answer came",
+  };
+  const text = showText(unknown, [unknown]);
+  assert.match(text, /^status: failed \(OUTCOME UNKNOWN\)$/m);
+  assert.match(
+    text,
+    /^outcome: UNKNOWN — the request may have reached the system; check there before doing it again$/m,
+  );
+  assert.match(text, /^reason: calling write_file at http:\/\/127\.0\.0\.1:4000: the connection closed/m);
+  assert.match(text, /^decided by: user:alice at 2026-12-05T10:00:00Z$/m);
+
+  const notSent = { ...unknown, outcomeUnknown: false, reason: "… was not sent: connection refused" };
+  const failed = showText(notSent, [notSent]);
+  assert.match(failed, /^status: failed$/m);
+  assert.doesNotMatch(failed, /UNKNOWN/);
+  assert.match(failed, /^reason: … was not sent: connection refused$/m);
+
+  const cascaded = {
+    ...record(6, [5], ""),
+    status: ActionStatus.ACTION_STATUS_REJECTED,
+    cascadedFrom: 5,
+    reason: "action 5 failed",
+  };
+  assert.match(showText(cascaded, [cascaded]), /^cascaded from: #5$/m);
+
+  const applied = {
+    ...record(7, [], ""),
+    status: ActionStatus.ACTION_STATUS_APPLIED,
+    decidedBy: "user:bob",
+    resultJson: JSON.stringify({ sha: "a".repeat(40), note: "\u202E".repeat(400) }),
+  };
+  const appliedText = showText(applied, [applied]);
+  assert.match(appliedText, /^result: \{"sha":"a{40}"/m);
+  assert.match(appliedText, /…$/m, "a long result is cut");
+  assert.doesNotMatch(appliedText, /\u202E/u, "the result's invisible characters are tokens");
+
+  assert.doesNotMatch(
+    showText(record(8, [], ""), []),
+    /^(decided by|reason|result|outcome):/m,
+    "nothing for a pending action",
+  );
+});
