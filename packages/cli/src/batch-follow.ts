@@ -26,7 +26,8 @@ export interface BatchCounts {
   /** Failed with a known outcome (the gatekeeper answered with an error). */
   failed: number;
   /**
-   * Failed because a crash lost the apply's answer (`outcome_unknown`): the external effect may or
+   * Failed because the apply's answer was lost (`outcome_unknown`: a connection cut, a timeout, a
+   * crash after the request may have been sent): the external effect may or
    * may not have happened. Counted apart from `failed`; both are in state failed.
    */
   outcomeUnknown: number;

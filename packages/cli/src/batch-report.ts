@@ -134,7 +134,7 @@ function reportEnd(result: BatchResult, x: ReportContext, o: Outcomes): void {
   }
   if (outcomeUnknownIds.length) {
     process.stderr.write(
-      `gatehouse: ${outcomeUnknownIds.length} approved action(s) have an unknown outcome (a crash lost the apply's answer: the change may or may not have reached the system; check there): ${idList(outcomeUnknownIds)}\n`,
+      `gatehouse: ${outcomeUnknownIds.length} approved action(s) have an unknown outcome (the request may have reached the system and its answer was lost: a connection cut, a timeout or a crash; check the system before doing it again; \`gatehouse show ${x.workspaceId} <id>\` gives the reason): ${idList(outcomeUnknownIds)}\n`,
     );
     process.exitCode = 1;
   }

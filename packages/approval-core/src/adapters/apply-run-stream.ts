@@ -110,7 +110,9 @@ export function followRun(
       const [actionId, ...others] = inFlight as [number, ...number[]];
       inFlight = [];
       const together = others.length > 0 ? ` (with ${others.join(", ")}, performed together)` : "";
-      const message = `${what}: action ${actionId}${together}: ${why}`;
+      // "… ApplyActions of action 37" names its one action already.
+      const who = what.endsWith(`of action ${actionId}`) ? what : `${what}: action ${actionId}`;
+      const message = `${who}${together}: ${why}`;
       lost = { actionId, error: error ? error(message) : new GatekeeperCallError(message, true) };
       alsoLost = others;
     };
@@ -187,7 +189,11 @@ export function followRun(
     call.on("error", (err: ServiceError) => {
       if (settled) return;
       const refused = REFUSED_BEFORE_ACTING.has(err.code);
-      const answer = `failed with ${status[err.code] ?? err.code}: ${err.details}`;
+      // A gatekeeper's own "answer lost" (the kit's AnswerLost) explains itself; other errors name their status.
+      const answer =
+        err.code === status.UNAVAILABLE && /outcome is unknown/.test(err.details ?? "")
+          ? err.details
+          : `failed with ${status[err.code] ?? err.code}: ${err.details}`;
       if (!heard && refused) {
         return settle(
           new GatekeeperCallError(`${what} ${answer} (no action of the run was started)`, false, err.code),

@@ -211,7 +211,9 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
         }
         settle(
           new GatekeeperCallError(
-            `${what} failed with ${status[err.code] ?? err.code}: ${err.details}`,
+            err.code === status.UNAVAILABLE && /outcome is unknown/.test(err.details ?? "")
+              ? `${what}: ${err.details}` // the gatekeeper's own "answer lost" explains itself
+              : `${what} failed with ${status[err.code] ?? err.code}: ${err.details}`,
             !REFUSED_BEFORE_ACTING.has(err.code),
             err.code,
           ),
