@@ -155,11 +155,21 @@ export function followBatch(o: FollowOptions): Promise<BatchResult> {
       clearTimeout(stallTimer);
       stallTimer = setTimeout(() => finish(true), o.stallMs);
     };
+    let closing = false;
     const progressed = () => {
       armStall();
       const c = counts();
       o.onProgress(c);
-      if (recorded && c.applied + c.failed + c.outcomeUnknown + c.rejected === c.approved) finish(false);
+      if (!recorded || closing || c.applied + c.failed + c.outcomeUnknown + c.rejected !== c.approved) return;
+      if (c.failed + c.outcomeUnknown + c.rejected === 0) return finish(false);
+      // A failure's or rejection's cascade is appended with it, but the watch may deliver it after
+      // this point: read the actions once, so the batch ends with every action it cascaded to.
+      closing = true;
+      o.decisions.listActions({ workspaceId: o.workspaceId, pendingOnly: false }, (_err, res) => {
+        if (settled) return;
+        for (const a of [...(res?.actions ?? [])].sort((x, y) => x.id - y.id)) take(a);
+        finish(false);
+      });
     };
     const take = (a: ActionRecord) => {
       // A cascade from an action of the batch joins the batch (as rejected).

@@ -202,16 +202,21 @@ test("approve of one id waits while its action is applying, with progress on std
   );
 });
 
-test("approve of one id that fails to apply exits 1 naming it, and prints its failed record", async () => {
+test("approve of one id that fails to apply exits 1 naming it, and prints its failed record and the dependent its failure rejected", async () => {
   const ws = await h.workspace("mcp://memory");
   const r = await h.exec(
     ws,
-    `export default async (env: any) => env.MEMORY.add_observations({ observations: [{ entityName: "Nobody", contents: ["x"] }] });`,
+    `export default async (env: any) => {
+      const bad = await env.MEMORY.add_observations({ observations: [{ entityName: "Nobody", contents: ["x"] }] });
+      const next = await env.MEMORY.create_entities({ entities: [{ name: "After", entityType: "test", observations: [] }] }, { dependsOn: [bad.actionId] });
+      return [bad.actionId, next.actionId];
+    }`,
   );
-  const id = returned<{ actionId: number }>(r).actionId;
+  const [id, dependent] = returned<[number, number]>(r);
   const out = await gatehouse("approve", ws, String(id));
   assert.equal(out.code, 1, out.stderr);
   assert.match(out.stdout, new RegExp(`│ ${id} +│ failed +│`));
+  assert.match(out.stdout, new RegExp(`│ ${dependent} +│ rejected +│`), "the cascade is in the table");
   assert.match(out.stderr, new RegExp(`gatehouse: 1 approved action\\(s\\) failed to apply: ${id}\\n`));
 });
 
