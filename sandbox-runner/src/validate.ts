@@ -22,7 +22,8 @@ const BINDING_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 /**
  * A granted method name: 1-128 visible ASCII characters, so MCP tool names such as `get-env`,
  * `files.read` or `ns/tool` pass (the binding's .d.ts quotes them: `env.EV["get-env"](...)`); no
- * space, control or non-ASCII character.
+ * space, control or non-ASCII character. gatekeeper-mcp grants no method to a tool named otherwise
+ * (its catalog's `usableToolName`), so such a tool never reaches this check.
  */
 const METHOD_NAME = /^[\x21-\x7e]{1,128}$/;
 const EXECUTION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;

@@ -16,6 +16,19 @@ export const RESERVED_METHOD_NAMES: ReadonlySet<string> = new Set([
   ...Object.getOwnPropertyNames(Object.prototype),
 ]);
 
+/**
+ * Tool names the sandbox runner accepts as method names (its start-message check): 1-128 visible
+ * ASCII characters, as the MCP specification's tool-name guidance has them (letters, digits, `_`,
+ * `-`, `.`, `/`). A tool named otherwise (a space, non-ASCII) would make the sandbox refuse every
+ * run of the workspace, so it gets no method, like a reserved name.
+ */
+const USABLE_METHOD_NAME = /^[\x21-\x7e]{1,128}$/;
+
+/** True when `name` can be a binding method: usable by the sandbox, not reserved, not "then". */
+export function usableToolName(name: string): boolean {
+  return USABLE_METHOD_NAME.test(name) && name !== "then" && !RESERVED_METHOD_NAMES.has(name);
+}
+
 /** One permitted tool. */
 export interface CatalogTool {
   tool: Tool;
@@ -36,7 +49,7 @@ export async function loadCatalog(pool: ConnectionPool, resource: ResolvedResour
   const listed = await pool.listTools(resource);
   const tools = new Map<string, CatalogTool>();
   for (const tool of listed) {
-    if (!scopePermits(resource.scope, tool.name) || RESERVED_METHOD_NAMES.has(tool.name)) continue;
+    if (!scopePermits(resource.scope, tool.name) || !usableToolName(tool.name)) continue;
     tools.set(tool.name, { tool, classification: classifyTool(tool, resource.trust === "vetted") });
   }
   const listedNames = new Set(listed.map((t) => t.name));

@@ -150,3 +150,12 @@ test("ResolveResource publishes one action kind per action tool, auto-approvable
   const reads = await resolveUrl("mcp://odd#tool=always_fails");
   assert.deepEqual(reads.actionKinds, { kinds: [] });
 });
+
+test('tools named so no sandbox can call them ("two words", "café", "then") get no method and no type; the others still do', async () => {
+  const res = await resolveUrl("mcp://odd");
+  for (const name of ["two words", "caf\u00e9", "then"]) {
+    assert.ok(!res.methods.includes(name), `${name} is not a method`);
+    assert.ok(!res.dts.includes(JSON.stringify(name)), `${name} is not in the .d.ts`);
+  }
+  assert.ok(res.methods.includes("string_true") && res.methods.includes("evil_doc"));
+});
