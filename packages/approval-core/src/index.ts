@@ -1,5 +1,5 @@
 /**
- * @gatehouse/approval-core: the approval semantics of DESIGN.md as a pure decider (decide/evolve,
+ * @gatehouse/approval-core: the approval contract (docs/architecture.md) as a pure decider (decide/evolve,
  * the action-log projection, typed errors) plus the adapters shared by the approval service and the
  * lifecycle worker: `WorkspaceStreams` (read, decide, append with expected revision, retry on
  * conflict) and the gRPC gatekeeper client (`GrpcGatekeeperApplier`: apply, reject notice, revert).

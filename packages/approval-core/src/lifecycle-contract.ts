@@ -1,6 +1,6 @@
 /**
  * The contract between the deciders (approval service, kernel) and the lifecycle worker: task
- * queue, workflow ids, inputs and signals (DESIGN.md "Orchestration"). This module imports only
+ * queue, workflow ids, inputs and signals (docs/architecture.md "Temporal's part"). This module imports only
  * `@temporalio/workflow` definitions, so workflow code may import it (subpath
  * `@gatehouse/approval-core/lifecycle-contract`).
  *

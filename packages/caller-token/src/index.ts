@@ -8,7 +8,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { z } from "zod";
 
-/** The caller kinds of DESIGN.md "Caller stamping". */
+/** The caller kinds of docs/architecture.md "The approval contract". */
 export const CallerKind = z.enum(["agent", "gadget", "user", "hook"]);
 
 /** Claims carried by a caller token. `exp` is a Unix time in seconds. */

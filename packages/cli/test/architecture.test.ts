@@ -1,5 +1,5 @@
 /**
- * Dependency direction (STYLE.md): proto ← packages/* ← services/*, sandbox-runner; no service
+ * Dependency direction (docs/architecture.md "Where things live"): proto ← packages/* ← services/*, sandbox-runner; no service
  * imports another service, and no shared package imports a service — except the CLI, which is the
  * composition root (`gatehouse dev` starts every service in one process).
  */

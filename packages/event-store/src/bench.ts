@@ -76,7 +76,7 @@ export function sampleEvent(n: number): NewEvent {
 
 /**
  * Measures append throughput of the SQLite event store next to a baseline measured in the same run
- * (STYLE.md "Benchmarks"): `events` events are appended through the store in batches of `batch` (each
+ * (docs/benchmarks.md): `events` events are appended through the store in batches of `batch` (each
  * append with the exact expected revision), and the rows it stored are INSERTed raw into a fresh file
  * with the same schema and pragmas, one transaction per batch — in `rounds` alternating rounds (store
  * round k, then raw round k), after an untimed warm-up of up to 3 batches on each side (another stream).

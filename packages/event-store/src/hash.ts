@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
- * The chain hash of one event (DESIGN.md "Events", events.proto EventMetadata):
+ * The chain hash of one event (docs/architecture.md "Events: the source of truth", events.proto EventMetadata):
  * `sha256hex(prevHash + canonical({type, data, metadata}))` where `metadata` is the stored
  * metadata without its `hash` field (it does include `prevHash`). Returns 64 lowercase hex chars.
  */

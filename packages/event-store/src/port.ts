@@ -1,5 +1,5 @@
 /**
- * The event-store port (DESIGN.md "Events"). Backends: embedded SQLite (`SqliteEventStore`),
+ * The event-store port (docs/architecture.md "Events: the source of truth"). Backends: embedded SQLite (`SqliteEventStore`),
  * PostgreSQL (`PostgresEventStore`), KurrentDB (`KurrentEventStore`). Every backend runs the conformance suite in `src/conformance.ts`.
  *
  * Revisions are 0-based positions within one stream; `globalPosition` is a 1-based position

@@ -38,7 +38,7 @@ const optionsSchema = z
   .strict();
 
 /**
- * Opens an embedded SQLite event store (DESIGN.md "Event store backends": the default backend).
+ * Opens an embedded SQLite event store (docs/architecture.md "Events: the source of truth": the default backend).
  * Several stores (in this process or others) may share one file: appends are serialized by SQLite
  * (`BEGIN IMMEDIATE`, expected-revision check inside), and subscriptions poll for others' appends.
  * @param path a file path (created when missing) or ":memory:" (private to this store object).

@@ -19,7 +19,7 @@ export interface VerifyResult {
 const PAGE = 1000;
 
 /**
- * Recomputes a stream's hash chain (DESIGN.md "Events": `hash = sha256(prevHash ‖ canonical(type, data,
+ * Recomputes a stream's hash chain (docs/architecture.md "Events: the source of truth": `hash = sha256(prevHash ‖ canonical(type, data,
  * metadata-without-hash))`, `prevHash` of revision 0 is ""). Detects an edited type/data/metadata (hash
  * mismatch), an edited hash (the next event's prevHash no longer matches), and a deleted or reordered event
  * (a revision gap). It cannot detect removal of the last events on its own: compare `lastHash` with an anchor.

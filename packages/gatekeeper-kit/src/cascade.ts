@@ -1,5 +1,5 @@
 /**
- * Cascades over `dependsOn` (DESIGN.md "Reject (or a failed apply) cascades"): pure functions on
+ * Cascades over `dependsOn` (docs/architecture.md "The approval contract"): pure functions on
  * a list of nodes in submission order. Ids are any comparable values (local ids, log ids).
  */
 

@@ -1,5 +1,5 @@
 /**
- * Bounded approver descriptions (DESIGN.md "Approval semantics": exact, bounded, untrusted text
+ * Bounded approver descriptions (docs/architecture.md "The approval contract": exact, bounded, untrusted text
  * fenced). A description is trusted lines the gatekeeper wrote plus untrusted blocks (file content,
  * a diff, tool arguments), each fenced by `fenceUntrusted` and cut to a byte budget. When any block
  * was cut, `descriptionIsComplete` is false and a warning line follows the headline.

@@ -1,5 +1,5 @@
 /**
- * Fencing and bounding of untrusted text for approver descriptions (DESIGN.md "Quality bars":
+ * Fencing and bounding of untrusted text for approver descriptions (docs/architecture.md "The approval contract":
  * untrusted text is fenced and bounded). The fence is one backtick longer than the longest run of
  * backticks inside the text (CommonMark "Fenced code blocks": a closing fence must be at least as
  * long as the opening one), so the text can never close it and renders inert.

@@ -1,6 +1,6 @@
 /**
  * Names and one-line texts a gatekeeper writes into titles, summaries and the trusted lines of a
- * description (DESIGN.md "Approval semantics": what a person reads is exactly what applies).
+ * description (docs/architecture.md "The approval contract": what a person reads is exactly what applies).
  *
  * Every printable character of every script stays as it is (`Ünïcødé`, `日本語`, emoji); what a
  * person could not see becomes visible: each invisible or direction-control character is its

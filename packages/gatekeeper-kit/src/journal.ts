@@ -11,7 +11,7 @@
  *   ApplyAction for the same action (a retry, a duplicate delivery) is refused, never re-run.
  *   An action left `applying` by a crash stays there: its outcome is unknown, never retried.
  * - A rejected or failed action cascades: every pending action that depends on it, transitively,
- *   becomes rejected with `cascadedFrom` (DESIGN.md "Approval semantics").
+ *   becomes rejected with `cascadedFrom` (docs/architecture.md "The approval contract").
  * - A late reject cannot overwrite `applying`/`applied`.
  *
  * `transition` is the pure core; `ActionJournal` keeps the entries of one gatekeeper (in memory).

@@ -1,5 +1,5 @@
 /**
- * Reads as observations (DESIGN.md "Approval semantics"): the data is fetched, then
+ * Reads as observations (docs/architecture.md "The approval contract"): the data is fetched, then
  * `AuthorizeObservation` is appended, and only then is the data returned. A fetch that fails
  * records nothing; an approval refusal withholds the data. Paged reads authorize EACH page
  * separately, so a 10k-entry listing never returns an unrecorded page.

@@ -1,5 +1,5 @@
 /**
- * The pending-action overlay of a simulating gatekeeper (DESIGN.md "simulate"): pending writes
+ * The pending-action overlay of a simulating gatekeeper (docs/architecture.md "The approval contract"): pending writes
  * kept in submission order and applied over what the external system returns, so later reads
  * see them as if they had happened. A rejected (or failed) write is dropped together with every
  * pending write built on it; an applied write leaves the overlay (the external system has it now).

@@ -1,5 +1,5 @@
 /**
- * Provisional ids for simulated writes (DESIGN.md "simulate"): `~1`, `~2`, ... handed out in
+ * Provisional ids for simulated writes (docs/architecture.md "The approval contract"): `~1`, `~2`, ... handed out in
  * order within one binding session, returned to the agent at once as if the write had happened.
  * When the action is applied, the external system's real id (a commit sha, an issue number) is
  * recorded as the provisional id's permanent alias; later calls may name either.

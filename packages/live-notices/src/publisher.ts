@@ -1,6 +1,6 @@
 /**
  * The change-notice publisher: follows the event store and publishes one notice per event of a
- * `workspace-<id>` stream. The approval service runs it (STYLE.md: adapters/NATS publisher).
+ * `workspace-<id>` stream. The approval service runs it (an adapter: NATS publisher).
  */
 import type { EventStore, Subscription } from "@gatehouse/event-store";
 import type { NoticeBus } from "./bus.ts";

@@ -1,5 +1,5 @@
 /**
- * NATS subjects of live change notices. DESIGN.md "Events": NATS carries `gatehouse.ws.<id>.log`
+ * NATS subjects of live change notices. docs/architecture.md "Events: the source of truth": NATS carries `gatehouse.ws.<id>.log`
  * notices to gateways and web sessions; the stream, never NATS, is the truth.
  */
 import type { ChatDelta, LogNotice } from "@gatehouse/gateway-contract";

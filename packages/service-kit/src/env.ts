@@ -1,4 +1,4 @@
-/** Validating a service's environment variables (STYLE.md: config from env, validated at start-up). */
+/** Validating a service's environment variables (configuration comes from the environment and is validated at start-up). */
 import type { z } from "zod";
 
 /** The environment did not match the service's schema; the message lists each wrong variable and the fix. */

@@ -1,5 +1,5 @@
 /**
- * CheckObserver for git: strategy B (DESIGN.md "Observers"), a single-resource ACL check. A person
+ * CheckObserver for git: strategy B (docs/architecture.md "The approval contract"), a single-resource ACL check. A person
  * may observe a binding only if their own credential can read the repository: `git ls-remote`
  * against the remote with that credential ("username:token" for https), used for this one check
  * and never stored or logged.

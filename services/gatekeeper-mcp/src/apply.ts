@@ -1,7 +1,7 @@
 /**
  * ApplyAction for MCP: called by the approval service after it appended the ActionApplying claim.
  * Connects to the resource and calls the staged tool EXACTLY ONCE with the staged arguments; never
- * retries (a retry could repeat a side effect; DESIGN.md "Apply is at most once").
+ * retries (a retry could repeat a side effect; docs/architecture.md "The approval contract").
  * The tool call may take as long as the caller waits (the ApplyAction deadline, set from the
  * worker's GATEKEEPER_APPLY_MAX). Outcomes, by the kit's taxonomy (apply-outcome.ts; how errors
  * are read: transport-faults.ts):

@@ -1,5 +1,5 @@
 /**
- * What one binding's methods do, independent of the capnweb wiring (DESIGN.md "Approval semantics"):
+ * What one binding's methods do, independent of the capnweb wiring (docs/architecture.md "The approval contract"):
  *
  * - read(tool, args): validate -> call the tool -> on failure return the error and record NOTHING
  *   -> AuthorizeObservation (caller token) -> only then return the CallToolResult.

@@ -1,8 +1,8 @@
 /**
  * Read/action classification of MCP tools from their annotations (MCP specification, "Tools" >
  * "Tool annotations": readOnlyHint, destructiveHint, idempotentHint are HINTS from the server and
- * untrusted; clients must not make security decisions on them alone). Gatehouse's rule (DESIGN.md
- * "MCP classification"):
+ * untrusted; clients must not make security decisions on them alone). Gatehouse's rule (docs/architecture.md
+ * "The approval contract"):
  *
  * - a read only if `annotations.readOnlyHint === true` (strictly the boolean; the string "true",
  *   1, or an absent hint make it an action);

@@ -1,6 +1,6 @@
 /**
- * CheckObserver for MCP (gatekeeper.proto `Gatekeeper.CheckObserver`; DESIGN.md "Observers
- * (sharing)"): strategy A, private-only. Every answer is `allowed: false`.
+ * CheckObserver for MCP (gatekeeper.proto `Gatekeeper.CheckObserver`; docs/architecture.md
+ * "The approval contract", observers): strategy A, private-only. Every answer is `allowed: false`.
  *
  * Why A and not another strategy:
  * - B (a single-resource ACL check) needs the external system to tell whether *this person* may

@@ -1,5 +1,5 @@
 /**
- * Scope fragments of resource URLs, parsed FAIL CLOSED (DESIGN.md "MCP classification"):
+ * Scope fragments of resource URLs, parsed FAIL CLOSED (docs/architecture.md "The approval contract"):
  * `#tool=a&tool=b` permits exactly tools a and b; `#tool=` permits nothing; `#server=x` pins the
  * resource to registered server x. No fragment at all permits every tool.
  *

@@ -2,7 +2,7 @@
  * Library entry of the gateway: HTTP/JSON + server-sent events for the approver web app, over the
  * approval service (Decisions) and the kernel; live updates from a notice bus (NATS, or in-process
  * in `gatehouse dev`); people authenticated by OIDC bearer tokens and/or static dev tokens.
- * Contract: @gatehouse/gateway-contract. DESIGN.md "Services and how they talk".
+ * Contract: @gatehouse/gateway-contract. docs/architecture.md "Processes and how they talk".
  */
 import { createAgentMcpServer } from "@gatehouse/agent-mcp";
 import type { NoticeBus } from "@gatehouse/live-notices";

@@ -1,5 +1,5 @@
 /**
- * AddObserver (kernel.proto `Kernel.AddObserver`; DESIGN.md "Observers (sharing)"): a person may
+ * AddObserver (kernel.proto `Kernel.AddObserver`; docs/architecture.md "The approval contract"): a person may
  * observe a workspace only when the gatekeeper of EVERY binding allows it. Each gatekeeper applies
  * its own strategy (A private-only, B single-resource ACL check, C per-data-set tracking, D
  * low-stakes) in `Gatekeeper.CheckObserver`, given the person's own credential for that binding's

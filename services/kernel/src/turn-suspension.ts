@@ -1,5 +1,5 @@
 /**
- * Await-decision turns, kernel side (DESIGN.md "simulate|await"): after an execution, the `await`
+ * Await-decision turns, kernel side (docs/architecture.md "The approval contract"): after an execution, the `await`
  * actions it submitted suspend the turn. The kernel appends TurnSuspended {turnId = executionId,
  * actionIds} and signals-with-start the turn workflow (`awaitDecisionTurn`), which resumes or
  * completes the turn once every awaited action is decided. Action workflows signal the same turn

@@ -1,6 +1,6 @@
 /**
  * Workspace streams over the event-store port: a cached, caught-up projection per workspace and
- * the read–decide–append loop with expected revisions (DESIGN.md "Events": every decision is an
+ * the read–decide–append loop with expected revisions (docs/architecture.md "Events: the source of truth": every decision is an
  * append with an expected revision). Appends for one workspace are serialized in this process;
  * across processes the expected revision makes a stale decision fail, and it is re-decided.
  */

@@ -1,5 +1,5 @@
 /**
- * Cascades (DESIGN.md "Approval semantics": "Reject (or a failed apply) cascades"): every pending
+ * Cascades (docs/architecture.md "The approval contract": "Reject (or a failed apply) cascades"): every pending
  * action that depends, transitively, on an action that did not complete is rejected with
  * `cascadedFrom` = the dependency it needed and reason "needed action N, which did not complete".
  */

@@ -1,7 +1,7 @@
 /**
  * The approval decider: `decide(command, state) -> PlannedEvent[]`, pure. Throws a typed
  * ApprovalError (domain/errors.ts) when the command is refused; nothing is appended then.
- * Rules: DESIGN.md "Approval semantics"; the returned events are appended at `state.revision`
+ * Rules: docs/architecture.md "The approval contract"; the returned events are appended at `state.revision`
  * (expected revision), so the i-th event gets revision `state.revision + 1 + i`.
  */
 import { ActionDescription, ActionStatus, ObservationDescription } from "@gatehouse/proto";
@@ -105,7 +105,7 @@ export function isLatched(state: WorkspaceState): boolean {
 }
 
 /**
- * True when the latch forbids a write through `binding` (DESIGN.md "Restricted-data latch"): the
+ * True when the latch forbids a write through `binding` (docs/architecture.md "The approval contract"): the
  * workspace is latched and either the binding did not read the restricted data, or the write is
  * an egress write (`description.egress`), which is refused on every binding.
  */
@@ -422,7 +422,7 @@ function reject(c: Reject, state: WorkspaceState): PlannedEvent[] {
   ];
 }
 
-/** True when rules may approve `a` without a person (DESIGN.md "Auto-approval"). */
+/** True when rules may approve `a` without a person (docs/architecture.md "The approval contract"). */
 export function autoApprovable(state: WorkspaceState, a: ActionState): boolean {
   const tag = a.description?.actionKind?.tag;
   return (

@@ -1,6 +1,6 @@
 /**
- * The description digest: what binds a person's decision to what they were shown (DESIGN.md
- * "Reviewing a batch"). A client that shows an action sends back the digest of the record it
+ * The description digest: what binds a person's decision to what they were shown (docs/architecture.md
+ * "The approval contract"). A client that shows an action sends back the digest of the record it
  * rendered (ActionRecord.description_digest); the approval service refuses a decision whose digest
  * differs from the stored description's, and records the digest in ActionApproved.
  *

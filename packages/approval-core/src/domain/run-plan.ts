@@ -1,6 +1,6 @@
 /**
- * Which approved actions of a binding the next batch apply may claim (DESIGN.md "a batch applies
- * in submission order"). Pure: the lifecycle worker appends the claims this plans.
+ * Which approved actions of a binding the next batch apply may claim (docs/architecture.md
+ * "Temporal's part": a batch applies in submission order). Pure: the lifecycle worker appends the claims this plans.
  */
 import { ActionStatus } from "@gatehouse/proto";
 import { CASCADE_ACTOR, cascadeReason, cascadeRejections } from "./cascade.ts";

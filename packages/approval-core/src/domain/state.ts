@@ -1,11 +1,11 @@
 /**
  * The approval projection of one workspace stream: `initialState()` and `evolve(state, event)`.
  * The action log is `events.reduce(evolve, initialState())`, so a replay and the live view fold the
- * same function and cannot disagree (STYLE.md "Event-sourced domain as a decider").
+ * same function and cannot disagree (the event-sourced domain as a decider).
  *
  * Log ids are stream revisions: an observation's id is the revision of its ObservationRecorded,
  * an action's id the revision of its ActionSubmitted, a refused write's id the revision of its
- * ActionRefused (DESIGN.md "Events").
+ * ActionRefused (docs/architecture.md "Events: the source of truth").
  */
 import {
   type ActionDescription,

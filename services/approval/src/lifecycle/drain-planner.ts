@@ -1,5 +1,5 @@
 /**
- * Pure planning of the auto-approval drain (DESIGN.md "Auto-approval"): which action of a binding
+ * Pure planning of the auto-approval drain (docs/architecture.md "The approval contract"): which action of a binding
  * rules may approve next, and which bindings a set of actions touches. The engine (Temporal) then
  * carries out each step; nothing here reads or writes anything.
  */

@@ -1,5 +1,5 @@
 /**
- * Expiry without a workflow per pending action (DESIGN.md "Orchestration": action expiry): a
+ * Expiry without a workflow per pending action (docs/architecture.md "Temporal's part": action expiry): a
  * sweep every `everyMs` rejects each workspace's pending actions older than the TTL — reason
  * "expired", decided by "system:expiry", with their cascades — in one append per workspace, with
  * expected revision (several approval replicas may sweep: a lost race re-reads and finds them

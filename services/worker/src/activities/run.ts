@@ -1,5 +1,5 @@
 /**
- * The batch apply of one binding's run (DESIGN.md "Apply is at most once"; contract invariants in
+ * The batch apply of one binding's run (docs/architecture.md "The approval contract"; contract invariants in
  * @gatehouse/approval-core/lifecycle-contract). One activity attempt:
  * (a) ends the binding's claims without an outcome (a previous attempt or run died after claiming:
  *     its requests may have been sent) as "outcome unknown" — never sends them again;
