@@ -4,8 +4,8 @@
  * from the staged payload only (plus what the gatekeeper already read to describe it); nothing
  * here reads the repository or allows anything.
  */
-import { contentRisks, type ScannedText } from "@gatehouse/gatekeeper-kit";
-import { graphemes, visibleLine } from "@gatehouse/gateway-contract/invisible";
+import { contentRisks, oneLine, type ScannedText } from "@gatehouse/gatekeeper-kit";
+import { graphemes } from "@gatehouse/gateway-contract/invisible";
 import type { ActionDescription, ActionRisk } from "@gatehouse/proto";
 import type { CommitPayload } from "./state.ts";
 
@@ -19,15 +19,6 @@ const PREVIEW_LINES = 3;
 const PREVIEW_CHARS = 300;
 const FIELD_CHARS = 200;
 
-/**
- * `text` as one line for a summary, field or reason (`visibleLine`): line breaks and tabs become
- * one space, invisible characters their ⟨U+XXXX⟩ tokens, every language's characters kept; at most
- * `maxChars` grapheme clusters (the last one "…" when cut).
- */
-export function oneLine(text: string, maxChars = FIELD_CHARS): string {
-  return visibleLine(text, maxChars);
-}
-
 /** The first ≤3 lines / 300 grapheme clusters of `text` (never cut inside one). */
 export function previewOf(text: string): string {
   const lines = text.split("\n").slice(0, PREVIEW_LINES).join("\n");
@@ -36,7 +27,7 @@ export function previewOf(text: string): string {
 }
 
 function field(name: string, value: string): { name: string; value: string } {
-  return { name, value: oneLine(value) };
+  return { name, value: oneLine(value, FIELD_CHARS) };
 }
 
 function subjectOf(message: string): string {

@@ -14,12 +14,11 @@
  * could not be read becomes a pre-flight warning.
  */
 import { dirname, posix } from "node:path";
-import type { UntrustedBlock } from "@gatehouse/gatekeeper-kit";
+import { oneLine, type UntrustedBlock } from "@gatehouse/gatekeeper-kit";
 import type { ActionRisk } from "@gatehouse/proto";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createTwoFilesPatch, FILE_HEADERS_ONLY } from "diff";
 import type { CatalogTool } from "./catalog.ts";
-import { oneLine } from "./review-facts.ts";
 
 /** Calls a tool of the bound server for describing only (no observation), answering within `timeoutMs`. */
 export type DescribeCall = (

@@ -4,7 +4,7 @@
  * of the main text argument. Generic over any tool; no reads of the bound server.
  */
 
-import { contentRisks, oneLine as kitOneLine } from "@gatehouse/gatekeeper-kit";
+import { contentRisks, oneLine } from "@gatehouse/gatekeeper-kit";
 import type { ActionField, ActionRisk } from "@gatehouse/proto";
 
 /** Argument names that identify what a call acts on, in order of preference. */
@@ -17,14 +17,6 @@ export interface ReviewFacts {
   fields: ActionField[];
   risks: ActionRisk[];
   preview: string;
-}
-
-/**
- * One line of at most `max` grapheme clusters (the kit's `oneLine`): every script kept, line
- * breaks and tabs as spaces, invisible and direction-control characters as ⟨U+XXXX⟩ tokens.
- */
-export function oneLine(text: string, max = 200): string {
-  return kitOneLine(text, max);
 }
 
 function lineCount(s: string): number {

@@ -10,8 +10,8 @@
  * gatekeeper-kit's contentRisks over the string values the statement writes (its string literals
  * and string parameters) or, for a schema change, over the statement itself.
  */
-import { contentRisks, type ScannedText } from "@gatehouse/gatekeeper-kit";
-import { graphemes, visibleLine } from "@gatehouse/gateway-contract/invisible";
+import { contentRisks, oneLine, type ScannedText } from "@gatehouse/gatekeeper-kit";
+import { graphemes } from "@gatehouse/gateway-contract/invisible";
 import type { ActionDescription, ActionField, ActionRisk } from "@gatehouse/proto";
 import { parseSync } from "libpg-query";
 import type { CapturedChange } from "./row-images.ts";
@@ -26,15 +26,6 @@ export type ReviewParts = Pick<
 /** An UPDATE changing more rows than this is flagged destructive. */
 export const MANY_ROWS = 10;
 const FIELD_CHARS = 200;
-
-/**
- * `text` as one line (`visibleLine`): line breaks and tabs become one space, invisible characters
- * their ⟨U+XXXX⟩ tokens, every language's characters kept; at most `maxChars` grapheme clusters
- * ("…" when cut).
- */
-export function oneLine(text: string, maxChars = FIELD_CHARS): string {
-  return visibleLine(text, maxChars);
-}
 
 /** The first ≤3 lines / 300 grapheme clusters of `text`. */
 export function previewOf(text: string): string {
@@ -101,7 +92,7 @@ export function writeReview(
   const preview = previewOf(payload.sql);
   if (kind === "ddl" || kind === "select" || !change) {
     return {
-      summary: oneLine(`schema change: ${payload.sql.trim()}`),
+      summary: oneLine(`schema change: ${payload.sql.trim()}`, FIELD_CHARS),
       fields: [field("statement", "DDL"), field("target", table)],
       risks: [
         { kind: "irreversible", reason: "schema changes are not reverted automatically" },
@@ -123,14 +114,14 @@ export function writeReview(
   ];
   const risks: ActionRisk[] = [];
   if (kind === "delete")
-    risks.push({ kind: "destructive", reason: `deletes ${rows(n)} from ${oneLine(table)}` });
+    risks.push({ kind: "destructive", reason: `deletes ${rows(n)} from ${oneLine(table, FIELD_CHARS)}` });
   else if (kind === "update" && !facts.hasWhere)
     risks.push({
       kind: "destructive",
-      reason: `updates every row of ${oneLine(table)} (no WHERE): ${rows(n)} now`,
+      reason: `updates every row of ${oneLine(table, FIELD_CHARS)} (no WHERE): ${rows(n)} now`,
     });
   else if (kind === "update" && n > MANY_ROWS)
-    risks.push({ kind: "destructive", reason: `overwrites ${rows(n)} of ${oneLine(table)}` });
+    risks.push({ kind: "destructive", reason: `overwrites ${rows(n)} of ${oneLine(table, FIELD_CHARS)}` });
   if (change.note)
     risks.push({
       kind: "irreversible",
@@ -149,7 +140,7 @@ export function writeReview(
   const preflightWarnings =
     n === 0 ? ["the statement matches 0 rows now: as things stand, approving it changes nothing"] : [];
   return {
-    summary: oneLine(`${verb} ${table} (${rows(n)})`),
+    summary: oneLine(`${verb} ${table} (${rows(n)})`, FIELD_CHARS),
     fields,
     risks,
     preflightWarnings,
@@ -158,7 +149,7 @@ export function writeReview(
 }
 
 function field(name: string, value: string): ActionField {
-  return { name, value: oneLine(value) };
+  return { name, value: oneLine(value, FIELD_CHARS) };
 }
 
 /**
@@ -175,7 +166,7 @@ export function revertReview(
   const deleted = inverse.filter((r) => r.after === null).length;
   const key = rowKey({ rowCount: n, rows: [...inverse], primaryKey, paired: true });
   return {
-    summary: oneLine(`revert action ${actionId}: restore ${rows(n)} of ${table}`),
+    summary: oneLine(`revert action ${actionId}: restore ${rows(n)} of ${table}`, FIELD_CHARS),
     fields: [
       field("table", table),
       field("statement", "REVERT"),
@@ -187,7 +178,7 @@ export function revertReview(
         ? [
             {
               kind: "destructive",
-              reason: `deletes ${rows(deleted)} the reverted action inserted into ${oneLine(table)}`,
+              reason: `deletes ${rows(deleted)} the reverted action inserted into ${oneLine(table, FIELD_CHARS)}`,
             },
           ]
         : [],
