@@ -1,4 +1,4 @@
-import type { ExecuteStart } from "@gatehouse/proto";
+import { type ExecuteStart, isGrantableMethodName } from "@gatehouse/proto";
 import { InvalidArgumentError } from "./errors.ts";
 import { effectiveLimits } from "./limits.ts";
 import type { EffectiveLimits, GrantedMethods } from "./protocol.ts";
@@ -19,13 +19,6 @@ export const MAX_CODE_BYTES = 1024 * 1024;
 const MAX_BINDINGS = 64;
 const MAX_METHODS = 512;
 const BINDING_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
-/**
- * A granted method name: 1-128 visible ASCII characters, so MCP tool names such as `get-env`,
- * `files.read` or `ns/tool` pass (the binding's .d.ts quotes them: `env.EV["get-env"](...)`); no
- * space, control or non-ASCII character. gatekeeper-mcp grants no method to a tool named otherwise
- * (its catalog's `usableToolName`), so such a tool never reaches this check.
- */
-const METHOD_NAME = /^[\x21-\x7e]{1,128}$/;
 const EXECUTION_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const WORKSPACE_ID = EXECUTION_ID;
 
@@ -79,7 +72,7 @@ export function validateStart(start: ExecuteStart): ValidStart {
       throw new InvalidArgumentError(`start.bindings[${i}].methods has more than ${MAX_METHODS} entries`);
     }
     binding.methods.forEach((method, j) => {
-      if (!METHOD_NAME.test(method) || method in Object.prototype || method === "then") {
+      if (!isGrantableMethodName(method)) {
         throw new InvalidArgumentError(
           `start.bindings[${i}].methods[${j}] (binding ${name}, method ${JSON.stringify(method.slice(0, 130))}) is not usable as a method name; use 1-128 visible ASCII characters, not an Object.prototype member or "then"`,
         );

@@ -11,3 +11,4 @@ export * from "./gen/gatehouse/v1/events.js";
 export * from "./gen/gatehouse/v1/gatekeeper.js";
 export * from "./gen/gatehouse/v1/kernel.js";
 export * from "./gen/gatehouse/v1/sandbox.js";
+export { isGrantableMethodName } from "./method-names.js";

@@ -3,6 +3,7 @@
  * each classified (read/action). A tool outside the scope is simply absent: it gets no method,
  * no type, and a call to it can never reach the server.
  */
+import { isGrantableMethodName } from "@gatehouse/proto";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { classifyTool, type ToolClassification } from "./classify.ts";
 import type { ConnectionPool } from "./connections.ts";
@@ -10,24 +11,12 @@ import { ScopeViolation } from "./errors.ts";
 import type { ResolvedResource } from "./resource-url.ts";
 import { scopePermits } from "./scope-fragment.ts";
 
-/** Names that can never be tool methods: the extra method, and names capnweb refuses to call. */
-export const RESERVED_METHOD_NAMES: ReadonlySet<string> = new Set([
-  "getActionResult",
-  ...Object.getOwnPropertyNames(Object.prototype),
-]);
-
 /**
- * Tool names the sandbox runner accepts as method names (its start-message check): 1-128 visible
- * ASCII characters, as the MCP specification's tool-name guidance has them (letters, digits, `_`,
- * `-`, `.`, `/`). A tool named otherwise (a space, non-ASCII) would make the sandbox refuse every
- * run of the workspace, so it gets no method, like a reserved name.
+ * The one name no tool may take: the binding's own extra method. Names the sandbox cannot take
+ * (`isGrantableMethodName` of @gatehouse/proto: a space, non-ASCII, "then", Object.prototype
+ * members) are left out too.
  */
-const USABLE_METHOD_NAME = /^[\x21-\x7e]{1,128}$/;
-
-/** True when `name` can be a binding method: usable by the sandbox, not reserved, not "then". */
-export function usableToolName(name: string): boolean {
-  return USABLE_METHOD_NAME.test(name) && name !== "then" && !RESERVED_METHOD_NAMES.has(name);
-}
+export const RESERVED_METHOD_NAMES: ReadonlySet<string> = new Set(["getActionResult"]);
 
 /** One permitted tool. */
 export interface CatalogTool {
@@ -49,7 +38,12 @@ export async function loadCatalog(pool: ConnectionPool, resource: ResolvedResour
   const listed = await pool.listTools(resource);
   const tools = new Map<string, CatalogTool>();
   for (const tool of listed) {
-    if (!scopePermits(resource.scope, tool.name) || !usableToolName(tool.name)) continue;
+    if (
+      !scopePermits(resource.scope, tool.name) ||
+      !isGrantableMethodName(tool.name) ||
+      RESERVED_METHOD_NAMES.has(tool.name)
+    )
+      continue;
     tools.set(tool.name, { tool, classification: classifyTool(tool, resource.trust === "vetted") });
   }
   const listedNames = new Set(listed.map((t) => t.name));
