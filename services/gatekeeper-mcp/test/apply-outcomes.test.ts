@@ -9,7 +9,7 @@
  * server's own record, so a write that happened is never recorded "failed".
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https";
 import { join, resolve } from "node:path";
@@ -23,7 +23,7 @@ import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { classifyCallError } from "../src/transport-faults.ts";
-import { type Harness, startHarness, tempDir, unary } from "./helpers.ts";
+import { type Harness, startHarness, startHttpMcpServer, tempDir, unary } from "./helpers.ts";
 
 const FAULT_SERVER = resolve(import.meta.dirname, "fixtures/fault-server.ts");
 /** Status codes by which the worker records a thrown apply as failed (refused before acting). */
@@ -53,33 +53,13 @@ let tlsPort = 0;
 let tlsRequests = 0;
 
 /** Starts the fault server over HTTP on `port`; `resumable`: with an event store. */
-async function startHttpServer(port: number, writes: string, resumable = false): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", FAULT_SERVER], {
-    env: {
-      ...process.env,
-      TRANSPORT: "http",
-      PORT: String(port),
-      WRITES_FILE: writes,
-      EVENT_STORE: resumable ? "1" : "",
-    },
-    stdio: ["ignore", "ignore", "pipe"],
+function startHttpServer(port: number, writes: string, resumable = false): Promise<ChildProcess> {
+  return startHttpMcpServer("fault server", ["--import", "tsx", FAULT_SERVER], {
+    TRANSPORT: "http",
+    PORT: String(port),
+    WRITES_FILE: writes,
+    EVENT_STORE: resumable ? "1" : "",
   });
-  await new Promise<void>((ok, ko) => {
-    let err = "";
-    const timer = setTimeout(() => ko(new Error(`fault server did not start: ${err}`)), 60_000);
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      if (err.includes("listening on port")) {
-        clearTimeout(timer);
-        ok();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      ko(new Error(`fault server exited with ${code}: ${err}`));
-    });
-  });
-  return child;
 }
 
 before(async () => {

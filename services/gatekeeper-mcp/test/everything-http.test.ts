@@ -5,12 +5,20 @@
  * cross-service suite).
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { createServer, request, type Server } from "node:http";
 import { after, before, test } from "node:test";
 import type { ResolveResourceResponse } from "@gatehouse/proto";
 import { freePort } from "@gatehouse/service-kit";
-import { EVERYTHING_SERVER, type Harness, openBinding, rejects, startHarness, unary } from "./helpers.ts";
+import {
+  EVERYTHING_SERVER,
+  type Harness,
+  openBinding,
+  rejects,
+  startHarness,
+  startHttpMcpServer,
+  unary,
+} from "./helpers.ts";
 
 let h: Harness;
 let child: ChildProcess;
@@ -20,19 +28,8 @@ const toolCalls: string[] = [];
 
 before(async () => {
   const port = await freePort();
-  child = spawn(process.execPath, [EVERYTHING_SERVER, "streamableHttp"], {
-    env: { ...process.env, PORT: String(port) },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("everything server did not start in 120 s")), 120_000);
-    child.stderr!.on("data", (d: Buffer) => {
-      if (d.toString().includes("listening on port")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once("exit", () => reject(new Error("everything server exited")));
+  child = await startHttpMcpServer("everything server", [EVERYTHING_SERVER, "streamableHttp"], {
+    PORT: String(port),
   });
   proxy = createServer((req, res) => {
     const chunks: Buffer[] = [];

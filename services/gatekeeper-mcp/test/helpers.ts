@@ -3,6 +3,7 @@
  * OpenSession stream, and registry entries for the REAL MCP servers installed in node_modules.
  */
 import assert from "node:assert/strict";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -272,4 +273,42 @@ export function rejects(
 ): Promise<void> {
   const real = Promise.resolve(p);
   return matcher ? assert.rejects(real, matcher as RegExp) : assert.rejects(real);
+}
+
+/**
+ * Starts a Streamable HTTP MCP server as a child process (`node ...args`, with `env` added to this
+ * process's environment) and resolves once its stderr says "listening on port" (the fixtures and
+ * the everything server both print it).
+ * @throws naming `label` and the server's stderr when it exits first or is not listening within
+ *   `timeoutMs` (default 120 s: a cold tsx start on a busy machine).
+ */
+export async function startHttpMcpServer(
+  label: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 120_000,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  await new Promise<void>((ok, ko) => {
+    let err = "";
+    const timer = setTimeout(
+      () => ko(new Error(`${label} did not start in ${timeoutMs} ms: ${err}`)),
+      timeoutMs,
+    );
+    child.stderr!.on("data", (d: Buffer) => {
+      err += d.toString();
+      if (err.includes("listening on port")) {
+        clearTimeout(timer);
+        ok();
+      }
+    });
+    child.once("exit", (code) => {
+      clearTimeout(timer);
+      ko(new Error(`${label} exited with ${code}: ${err}`));
+    });
+  });
+  return child;
 }

@@ -6,13 +6,13 @@
  * for later reads. FakeApprovalQueue stands in for services/approval.
  */
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import { freePort } from "@gatehouse/service-kit";
-import { type Harness, openBinding, startHarness, tempDir } from "./helpers.ts";
+import { type Harness, openBinding, startHarness, startHttpMcpServer, tempDir } from "./helpers.ts";
 
 const SERVER = resolve(import.meta.dirname, "fixtures/session-http-server.ts");
 
@@ -23,27 +23,11 @@ let writesFile: string;
 let server: ChildProcess | undefined;
 
 /** Starts the fixture on `port`; resolves once it listens. */
-async function startServer(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", SERVER], {
-    env: { ...process.env, PORT: String(port), WRITES_FILE: writesFile },
-    stdio: ["ignore", "ignore", "pipe"],
+function startServer(): Promise<ChildProcess> {
+  return startHttpMcpServer("MCP fixture", ["--import", "tsx", SERVER], {
+    PORT: String(port),
+    WRITES_FILE: writesFile,
   });
-  await new Promise<void>((ok, ko) => {
-    let err = "";
-    const timer = setTimeout(() => ko(new Error(`MCP fixture did not start: ${err}`)), 60_000);
-    child.stderr!.on("data", (d: Buffer) => {
-      err += d.toString();
-      if (err.includes("listening on port")) {
-        clearTimeout(timer);
-        ok();
-      }
-    });
-    child.once("exit", (code) => {
-      clearTimeout(timer);
-      ko(new Error(`MCP fixture exited with ${code}: ${err}`));
-    });
-  });
-  return child;
 }
 
 async function stopServer(): Promise<void> {
