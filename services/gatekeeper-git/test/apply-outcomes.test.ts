@@ -12,10 +12,9 @@ import { afterEach, beforeEach, test } from "node:test";
 import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionResponse, ApplyActionsProgress } from "@gatehouse/proto";
 import { type ServiceError, status } from "@grpc/grpc-js";
-import { createRemotes } from "../src/remotes.ts";
 import { type CuttingProxy, startCuttingProxy } from "./cutting-proxy.ts";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.ts";
-import { type Harness, makeRepo, sh, startHarness, type TestRepo } from "./helpers.ts";
+import { type Harness, makeRepo, sh, startHarnessWithRemote, type TestRepo } from "./helpers.ts";
 
 const TOKEN = "bot-token-never-shown";
 let repo: TestRepo;
@@ -28,15 +27,7 @@ beforeEach(async () => {
   repo = makeRepo({ "README.md": "one\n" });
   server = await startGitHttpServer(repo.root, { bot: TOKEN });
   proxy = await startCuttingProxy(server.url);
-  writeFileSync(join(repo.root, "token"), `${TOKEN}\n`);
-  const remotes = createRemotes({
-    remotes: [{ url: proxy.url, username: "bot", tokenFile: join(repo.root, "token") }],
-  });
-  h = await startHarness([repo.root], undefined, {
-    remotes,
-    cacheDir: join(repo.root, "cache"),
-    fetchIntervalMs: 0,
-  });
+  h = await startHarnessWithRemote(repo.root, proxy.url, TOKEN);
   url = `git+${proxy.url}repo.git`;
 });
 afterEach(async () => {

@@ -10,9 +10,15 @@ import { join } from "node:path";
 import { afterEach, beforeEach, test } from "node:test";
 import type { ApplyActionResponse, ApplyActionsProgress, GatekeeperClient } from "@gatehouse/proto";
 import { gitTrace } from "../src/git.ts";
-import { createRemotes } from "../src/remotes.ts";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.ts";
-import { type Harness, makeRepo, sh, startHarness, type TestRepo } from "./helpers.ts";
+import {
+  type Harness,
+  makeRepo,
+  sh,
+  startHarness,
+  startHarnessWithRemote,
+  type TestRepo,
+} from "./helpers.ts";
 
 let repo: TestRepo;
 let h: Harness;
@@ -165,16 +171,8 @@ test("a commit that conflicts mid-run: those before it applied with one update, 
 /** Restarts the harness on `repo` served over smart HTTP; returns the binding's URL. */
 async function overHttp(): Promise<{ url: string; server: GitHttpServer }> {
   const server = await startGitHttpServer(repo.root, { bot: "bot-token" });
-  writeFileSync(join(repo.root, "token"), "bot-token\n");
-  const remotes = createRemotes({
-    remotes: [{ url: server.url, username: "bot", tokenFile: join(repo.root, "token") }],
-  });
   await h.close();
-  h = await startHarness([repo.root], undefined, {
-    remotes,
-    cacheDir: join(repo.root, "cache"),
-    fetchIntervalMs: 0,
-  });
+  h = await startHarnessWithRemote(repo.root, server.url, "bot-token");
   return { url: `git+${server.url}repo.git`, server };
 }
 

@@ -13,7 +13,13 @@ import { FakeApprovalQueue } from "@gatehouse/gatekeeper-kit/testing";
 import { type ApplyActionResponse, GatekeeperClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import { pino } from "pino";
-import { type GitGatekeeper, type Limits, type RemoteRule, startGitGatekeeper } from "../src/index.ts";
+import {
+  createRemotes,
+  type GitGatekeeper,
+  type Limits,
+  type RemoteRule,
+  startGitGatekeeper,
+} from "../src/index.ts";
 
 export function sh(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {
@@ -218,4 +224,21 @@ export async function startHarness(
 /** assert.rejects for capnweb RpcPromises (thenables, not Promises). */
 export function rejects(p: PromiseLike<unknown>, re: RegExp): Promise<void> {
   return assert.rejects((async () => await p)(), re);
+}
+
+/**
+ * A harness whose gatekeeper may reach `remoteUrl` (an HTTP remote prefix, e.g. a git http-backend
+ * server or a proxy in front of it) as user "bot" with `token` (written to `<root>/token`), caching
+ * clones under `<root>/cache` and never fetching in the background. The binding URL of the served
+ * `repo.git` is `git+<remoteUrl>repo.git`.
+ */
+export function startHarnessWithRemote(root: string, remoteUrl: string, token: string): Promise<Harness> {
+  writeFileSync(join(root, "token"), `${token}\n`);
+  return startHarness([root], undefined, {
+    remotes: createRemotes({
+      remotes: [{ url: remoteUrl, username: "bot", tokenFile: join(root, "token") }],
+    }),
+    cacheDir: join(root, "cache"),
+    fetchIntervalMs: 0,
+  });
 }

@@ -11,7 +11,15 @@ import { readApplyOutcome } from "@gatehouse/gatekeeper-kit";
 import type { ApplyActionResponse, PrepareRevertResponse } from "@gatehouse/proto";
 import { createRemotes } from "../src/index.ts";
 import { type GitHttpServer, startGitHttpServer } from "./git-http-server.ts";
-import { type Harness, makeRepo, rejects, sh, startHarness, type TestRepo } from "./helpers.ts";
+import {
+  type Harness,
+  makeRepo,
+  rejects,
+  sh,
+  startHarness,
+  startHarnessWithRemote,
+  type TestRepo,
+} from "./helpers.ts";
 
 let repo: TestRepo;
 let server: GitHttpServer;
@@ -21,15 +29,7 @@ let url: string;
 beforeEach(async () => {
   repo = makeRepo({ "README.md": "one\ntwo\nthree\n", "docs/a.md": "a\n" });
   server = await startGitHttpServer(repo.root, { bot: "bot-token", alice: "alice-token" });
-  writeFileSync(join(repo.root, "token"), "bot-token\n");
-  const remotes = createRemotes({
-    remotes: [{ url: server.url, username: "bot", tokenFile: join(repo.root, "token") }],
-  });
-  h = await startHarness([repo.root], undefined, {
-    remotes,
-    cacheDir: join(repo.root, "cache"),
-    fetchIntervalMs: 0,
-  });
+  h = await startHarnessWithRemote(repo.root, server.url, "bot-token");
   url = `git+${server.url}repo.git`;
 });
 afterEach(async () => {
