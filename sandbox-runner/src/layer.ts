@@ -17,12 +17,8 @@ import { createRunscBackend } from "./pool/runsc-backend.ts";
  */
 export type SandboxMode = "gvisor" | "gvisor-pod" | "kubernetes" | "none" | "auto";
 
-/**
- * The layer in force: "gvisor" (each workspace its own runsc container), "gvisor-pod" (every sandbox a
- * child process inside the runner's own gVisor sandbox, shared by the workspaces of this runner),
- * "none" (the isolate is the only wall).
- */
-export type SandboxIsolation = "gvisor" | "gvisor-pod" | "none";
+/** The layer in force, which the backend selectBackend returns provides (defined next to SandboxBackend). */
+export type { SandboxIsolation } from "./pool/backend.ts";
 
 /** The warning every result carries when runsc is absent and the operator accepted that. */
 export const GVISOR_OFF_WARNING =

@@ -10,8 +10,8 @@ import type { Logger } from "pino";
 import { Admission, AdmissionRefused } from "./admission.ts";
 import { InvalidArgumentError, SandboxRunnerError, toGrpcStatus } from "./errors.ts";
 import { Execution, type ExecutionOutcome, type ExecutionSettings } from "./execution.ts";
-import type { SandboxIsolation } from "./layer.ts";
 import type { RunnerMetrics } from "./metrics.ts";
+import type { SandboxIsolation } from "./pool/backend.ts";
 import { type SandboxPool, TaskAbortedError } from "./pool/pool.ts";
 import { validateStart } from "./validate.ts";
 

@@ -10,7 +10,12 @@
  * `destroy` deletes the pod, exits come from the stream closing, explained by the pod's status).
  */
 
-import type { SandboxIsolation } from "../layer.ts";
+/**
+ * The layer in force: "gvisor" (each workspace its own runsc container), "gvisor-pod" (every sandbox a
+ * child process inside the runner's own gVisor sandbox, shared by the workspaces of this runner),
+ * "none" (the isolate is the only wall).
+ */
+export type SandboxIsolation = "gvisor" | "gvisor-pod" | "none";
 
 /** How a sandbox ended: exit code or signal of its process as seen by the backend, plus a stderr tail. */
 export interface SandboxExit {

@@ -3,8 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { spawnTiedToParent } from "@gatehouse/service-kit";
-import type { SandboxIsolation } from "../layer.ts";
-import type { SandboxBackend, SandboxInstance } from "./backend.ts";
+import type { SandboxBackend, SandboxInstance, SandboxIsolation } from "./backend.ts";
 import { childInstance } from "./child-instance.ts";
 
 /**

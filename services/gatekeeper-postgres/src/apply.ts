@@ -37,7 +37,13 @@ import type { Pools } from "./pools.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { applyRevert } from "./revert-apply.ts";
 import { captureChange } from "./row-images.ts";
-import { dropWrite, type PostgresState, type StagedPayload, type WritePayload } from "./state.ts";
+import {
+  type AppliedResult,
+  dropWrite,
+  type PostgresState,
+  type StagedPayload,
+  type WritePayload,
+} from "./state.ts";
 import { analyseWrite } from "./write-statement.ts";
 
 /** The marker table, created on first apply. Grant the write role USAGE on the schema and SELECT, INSERT on the table. */
@@ -53,15 +59,6 @@ CREATE TABLE IF NOT EXISTS gatehouse.applied_actions (
 
 /** Largest result_json kept (row images for a revert), bytes; past it the images are dropped and the write is not revertable. */
 export const MAX_RESULT_BYTES = 512 * 1024;
-
-/** What an applied write's result_json holds. */
-export interface AppliedResult {
-  rowCount: number;
-  /** Row images for a revert; absent when they were not all captured or did not fit. */
-  images?: { primaryKey: string[]; rows: { before: string | null; after: string | null }[] };
-  /** Why `images` is absent. */
-  notRevertable?: string;
-}
 
 export interface ApplyDeps {
   registry: RegistryConfig;

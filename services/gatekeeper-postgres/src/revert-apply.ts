@@ -8,11 +8,10 @@
  * - deleted row (after null): inserted again from its before-image (fails if its key exists again).
  */
 import type pg from "pg";
-import type { AppliedResult } from "./apply.ts";
 import type { OpenedResource } from "./binding.ts";
 import { NotRevertable } from "./errors.ts";
 import { keyOf, writableColumnsOf } from "./row-images.ts";
-import type { RevertPayload } from "./state.ts";
+import type { AppliedResult, RevertPayload } from "./state.ts";
 import { qualified, quoteIdent } from "./write-statement.ts";
 
 /** Most rows named in a "changed since" failure. */

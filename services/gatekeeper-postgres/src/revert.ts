@@ -9,13 +9,13 @@
  */
 import { oneLine } from "@gatehouse/gatekeeper-kit";
 import { Delivery, type PrepareRevertRequest, type PrepareRevertResponse } from "@gatehouse/proto";
-import { type AppliedResult, parsePayload } from "./apply.ts";
+import { parsePayload } from "./apply.ts";
 import { openResource } from "./binding.ts";
 import { NotRevertable } from "./errors.ts";
 import type { Limits } from "./limits.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { revertReview } from "./review.ts";
-import type { PostgresState, RevertPayload, RowImage } from "./state.ts";
+import type { AppliedResult, PostgresState, RevertPayload, RowImage } from "./state.ts";
 import { describeWrite } from "./writes.ts";
 
 export interface RevertDeps {

@@ -42,6 +42,19 @@ export interface RevertPayload {
 
 export type StagedPayload = WritePayload | RevertPayload;
 
+/**
+ * What an applied action's result_json holds (apply.ts writes it in the marker row and the reply;
+ * revert.ts reads it to stage the inverse).
+ */
+export interface AppliedResult {
+  /** Rows the statement changed (PostgreSQL's command count). */
+  rowCount: number;
+  /** Row images for a revert; absent when they were not all captured or did not fit. */
+  images?: { primaryKey: string[]; rows: RowImage[] };
+  /** Why `images` is absent. */
+  notRevertable?: string;
+}
+
 /** A pending write in the overlay. */
 export interface PendingSqlWrite extends WritePayload {
   localId: string;

@@ -5,7 +5,7 @@
  */
 import { ChatStarted } from "@gatehouse/proto";
 import { InvalidArgument } from "./domain/errors.ts";
-import { checkPerson } from "./members.ts";
+import { checkPerson } from "./domain/membership.ts";
 import type { Workspaces } from "./workspaces.ts";
 
 /** The surfaces a chat starts over: the gateway's /mcp, or `gatehouse mcp` on stdio. */

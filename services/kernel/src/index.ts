@@ -34,10 +34,11 @@ export {
   requestConnection,
 } from "./connections.ts";
 export * from "./domain/errors.ts";
+export { checkPerson, MEMBER_ID, reaches, workspaceOf } from "./domain/membership.ts";
 export * from "./domain/workspace.ts";
 export { DEFAULT_LIMITS, executeCode, MAX_CODE_BYTES, MAX_LIMITS } from "./execution.ts";
 export { GatekeeperClients, gatekeeperKindFor, type UnconfiguredHints } from "./gatekeepers.ts";
-export { addMember, checkPerson, MEMBER_ID, reaches, removeMember, workspaceOf } from "./members.ts";
+export { addMember, removeMember } from "./members.ts";
 export { personStream, preferencesOf } from "./notification-preferences.ts";
 export { addObserver, type ObserverDeps, redactCredential } from "./observers.ts";
 export { REVIEW_NOTIFICATIONS_STREAM, ReviewNotifier } from "./review-notifier.ts";

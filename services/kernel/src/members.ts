@@ -6,37 +6,9 @@
  * by its callers (the gateway: only the owner), as the kernel trusts its callers.
  */
 import { MemberAdded, MemberRemoved, type Workspace } from "@gatehouse/proto";
-import { InvalidArgument, MemberAlreadyAdded, NotAMember, OwnerNotRemovable } from "./domain/errors.ts";
-import type { WorkspaceState } from "./domain/workspace.ts";
+import { MemberAlreadyAdded, NotAMember, OwnerNotRemovable } from "./domain/errors.ts";
+import { checkPerson, reaches, workspaceOf } from "./domain/membership.ts";
 import type { Workspaces } from "./workspaces.ts";
-
-/**
- * A person as membership names them: "user:" + an OIDC subject (1-255 printable ASCII characters
- * without spaces, OpenID Connect Core §2), e.g. "user:dev-approver", "user:auth0|5f1c".
- */
-export const MEMBER_ID = /^user:[\x21-\x7e]{1,255}$/;
-
-/**
- * @throws InvalidArgument naming `field` when `value` is not "user:<subject>".
- */
-export function checkPerson(field: string, value: string): void {
-  if (!MEMBER_ID.test(value)) {
-    const shown = JSON.stringify(value.slice(0, 80));
-    throw new InvalidArgument(
-      `${field} must be a person as "user:<subject>" (the subject of their sign-in token, printable, no spaces), e.g. "user:dev-approver"; got ${shown}`,
-    );
-  }
-}
-
-/** The workspace as Kernel answers it: identity, owner and members. */
-export function workspaceOf(state: WorkspaceState): Workspace {
-  return { id: state.id, name: state.name, owner: state.owner, members: [...state.members] };
-}
-
-/** Whether `person` ("user:<subject>") owns the workspace or is one of its members. */
-export function reaches(workspace: Pick<Workspace, "owner" | "members">, person: string): boolean {
-  return person !== "" && (workspace.owner === person || workspace.members.includes(person));
-}
 
 /**
  * Adds `member` to the workspace: appends MemberAdded{member, addedBy} at the revision it checked.

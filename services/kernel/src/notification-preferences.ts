@@ -13,7 +13,7 @@ import {
   type SetNotificationPreferencesRequest,
 } from "@gatehouse/proto";
 import { InvalidArgument } from "./domain/errors.ts";
-import { checkPerson } from "./members.ts";
+import { checkPerson } from "./domain/membership.ts";
 
 /** The stream of one person's own records: `person-<subject>` for "user:<subject>". */
 export function personStream(person: string): string {

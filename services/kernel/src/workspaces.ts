@@ -16,9 +16,9 @@ import {
 } from "@gatehouse/proto";
 import { Metadata } from "@grpc/grpc-js";
 import { BindingAlreadyExists, InvalidArgument, WorkspaceNotFound } from "./domain/errors.ts";
+import { checkPerson, reaches, workspaceOf } from "./domain/membership.ts";
 import { emptyWorkspace, evolveWorkspace, streamOf, type WorkspaceState } from "./domain/workspace.ts";
 import { type GatekeeperClients, gatekeeperKindFor } from "./gatekeepers.ts";
-import { checkPerson, reaches, workspaceOf } from "./members.ts";
 
 const WORKSPACE_ID = /^[a-z0-9][a-z0-9-]{2,62}$/;
 const BINDING_NAME = /^[A-Z][A-Z0-9_]{0,62}$/;
