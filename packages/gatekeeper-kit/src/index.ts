@@ -22,6 +22,10 @@
  * - Apply outcomes (apply-outcome.ts): not sent (`NotSent`, recorded failed), sent with the answer
  *   lost (`AnswerLost`, outcome unknown), answered; `classifyTransportError` and `faultMessage`
  *   turn a transport error into one of them with a message naming the endpoint and the cause.
+ * - Process skeleton: `runGatekeeperProcess` (a gatekeeper's `main.ts`: env, logger, tracing,
+ *   ops endpoint, signals), `startGatekeeper` (approval client, tracing, gRPC server),
+ *   `gatekeeperHandlers` (the Gatekeeper service around the gatekeeper's own parts),
+ *   `gatekeeperMetrics` (rpcs, latency, sessions on a registry of its own).
  * - gRPC skeleton: `unaryHandler(method, {metrics, logger}, fn)` wraps a unary handler with
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
  *   unexpected errors; `applyStreamHandler(deps, fn)` serves the streaming ApplyAction (`running`
@@ -87,6 +91,12 @@ export {
 } from "./frame-budget.ts";
 export { FrameTransport, type FrameTransportOptions } from "./frame-transport.ts";
 export { toServiceError } from "./grpc-status.ts";
+export {
+  bindingNameOf,
+  type GatekeeperParts,
+  gatekeeperHandlers,
+  type HandlerDeps,
+} from "./handlers.ts";
 export { codeSpan, INLINE_MAX_GRAPHEMES, inlineSafe, oneLine } from "./inline-text.ts";
 export { type InvisibleValue, invisibleNote, invisibleValues } from "./invisible-note.ts";
 export {
@@ -98,8 +108,15 @@ export {
   transition,
 } from "./journal.ts";
 export { type KitLogger, silentLogger } from "./logger.ts";
+export { type GatekeeperMetrics, gatekeeperMetrics, metricPrefix } from "./metrics.ts";
 export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
 export { PendingOverlay, type PendingWrite } from "./overlay.ts";
+export {
+  ConfigurationRefused,
+  type GatekeeperProcessSpec,
+  type ProcessBase,
+  runGatekeeperProcess,
+} from "./process.ts";
 export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
 export { type AppliedResultParser, type RestorableState, restoreOverlayOnce } from "./restore.ts";
 export { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./retry.ts";
@@ -107,4 +124,10 @@ export { type ServedGatekeeper, type ServeGatekeeperOptions, serveGatekeeper } f
 export { type ClientSession, connectSession } from "./session-client.ts";
 export { BINDING_NAME, checkOpenFields } from "./session-open.ts";
 export { redactForCaller, type SessionHandlers, serveSession } from "./session-server.ts";
+export {
+  type RunningGatekeeper,
+  type StartGatekeeperOptions,
+  type StartParts,
+  startGatekeeper,
+} from "./start.ts";
 export { type UnaryDeps, type UnaryLogger, type UnaryMetrics, unaryHandler } from "./unary.ts";

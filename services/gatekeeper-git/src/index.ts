@@ -13,8 +13,7 @@
 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
-import { serviceTracing } from "@gatehouse/telemetry";
+import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import type { Logger } from "pino";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
@@ -67,12 +66,8 @@ export interface GitGatekeeperOptions {
   limits?: Partial<Limits>;
 }
 
-export interface GitGatekeeper {
-  port: number;
-  metrics: GitGatekeeperMetrics;
-  healthy(): boolean;
-  close(): Promise<void>;
-}
+/** A running gatekeeper: `port`, `metrics`, `healthy()` (true until close starts), `close()`. */
+export type GitGatekeeper = RunningGatekeeper<GitGatekeeperMetrics>;
 
 /** Starts the gRPC server. @throws Error when the address cannot be bound or a root / the cache dir is not absolute. */
 export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<GitGatekeeper> {
@@ -82,30 +77,26 @@ export async function startGitGatekeeper(opts: GitGatekeeperOptions): Promise<Gi
   if (opts.cacheDir !== undefined && !opts.cacheDir.startsWith("/")) {
     throw new Error(`cache directory "${opts.cacheDir}" must be an absolute path`);
   }
-  const logger = opts.logger.child({ component: "gatekeeper-git" });
-  const metrics = opts.metrics ?? createMetrics();
-  const tracing = serviceTracing("gatekeeper-git");
-  tracing.countDroppedSpansOn(metrics.registry);
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
-  const served = await serveGatekeeper({
+  return startGatekeeper({
     name: "gatekeeper-git",
-    tracing,
-    impl: createGatekeeperServer({
-      policy: {
-        allowedRoots: opts.allowedRoots,
-        remotes: opts.remotes ?? [],
-        cacheDir: opts.cacheDir ?? join(tmpdir(), "gatehouse-gatekeeper-git"),
-      },
-      limits: { ...DEFAULT_LIMITS, ...opts.limits },
-      approval,
-      state: new GitState(opts.fetchIntervalMs),
-      logger,
-      metrics,
-    }),
+    approvalAddress: opts.approvalAddress,
     host: opts.host,
     port: opts.port,
-    logger,
-    onClose: () => approval.close(),
+    logger: opts.logger,
+    metrics: opts.metrics ?? createMetrics(),
+    build: ({ approval, logger, metrics }) => ({
+      impl: createGatekeeperServer({
+        policy: {
+          allowedRoots: opts.allowedRoots,
+          remotes: opts.remotes ?? [],
+          cacheDir: opts.cacheDir ?? join(tmpdir(), "gatehouse-gatekeeper-git"),
+        },
+        limits: { ...DEFAULT_LIMITS, ...opts.limits },
+        approval,
+        state: new GitState(opts.fetchIntervalMs),
+        logger,
+        metrics,
+      }),
+    }),
   });
-  return { ...served, metrics };
 }

@@ -1,34 +1,10 @@
-/** Prometheus metrics of the git gatekeeper, on a registry of its own. */
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+/** Prometheus metrics of the git gatekeeper: the kit's shared ones (`gatekeeperMetrics`). */
+import { type GatekeeperMetrics, gatekeeperMetrics } from "@gatehouse/gatekeeper-kit";
 
-export interface GitGatekeeperMetrics {
-  registry: Registry;
-  rpcs: Counter<"method" | "code">;
-  rpcSeconds: Histogram<"method">;
-  sessions: Gauge;
-}
+/** The git gatekeeper's metric handles (rpcs, latency, sessions). */
+export type GitGatekeeperMetrics = GatekeeperMetrics;
 
+/** Creates the metrics (with default process metrics when `withDefaults`). */
 export function createMetrics(withDefaults = true): GitGatekeeperMetrics {
-  const registry = new Registry();
-  if (withDefaults) collectDefaultMetrics({ register: registry, prefix: "gatekeeper_git_" });
-  return {
-    registry,
-    rpcs: new Counter({
-      name: "gatekeeper_git_rpcs_total",
-      help: "gRPC calls handled, by method and status code",
-      labelNames: ["method", "code"],
-      registers: [registry],
-    }),
-    rpcSeconds: new Histogram({
-      name: "gatekeeper_git_rpc_seconds",
-      help: "gRPC unary call latency in seconds",
-      labelNames: ["method"],
-      registers: [registry],
-    }),
-    sessions: new Gauge({
-      name: "gatekeeper_git_sessions",
-      help: "open capnweb sessions",
-      registers: [registry],
-    }),
-  };
+  return gatekeeperMetrics("gatekeeper-git", withDefaults);
 }

@@ -6,11 +6,9 @@
  */
 import {
   type ApprovalQueue,
-  applyRunHandler,
-  applyStreamHandler,
+  bindingNameOf,
   checkOpenFields,
-  serveSession,
-  unaryHandler,
+  gatekeeperHandlers,
 } from "@gatehouse/gatekeeper-kit";
 import type { GatekeeperServer, ResolveResourceRequest, ResolveResourceResponse } from "@gatehouse/proto";
 import type { Logger } from "pino";
@@ -20,7 +18,7 @@ import { gitRunUnits } from "./apply-run.ts";
 import { Binding, type Limits } from "./binding.ts";
 import { GitBindingService } from "./binding-service.ts";
 import { generateGitDts } from "./dts.ts";
-import { InvalidRequest, InvalidResourceUrl } from "./errors.ts";
+import { InvalidResourceUrl } from "./errors.ts";
 import { GitFailed, gitText } from "./git.ts";
 import type { GitGatekeeperMetrics } from "./metrics.ts";
 import { checkObserver } from "./observers.ts";
@@ -78,9 +76,7 @@ export async function resolveResource(
   req: ResolveResourceRequest,
   deps: ServerDeps,
 ): Promise<ResolveResourceResponse> {
-  const binding = req.name || "REPO";
-  if (!/^[A-Z][A-Z0-9_]*$/.test(binding))
-    throw new InvalidRequest(`name "${binding.slice(0, 40)}" must match /^[A-Z][A-Z0-9_]*$/`);
+  const binding = bindingNameOf(req, "REPO");
   if (req.checkOnly) {
     const parsed = parseGitResource(req.url, deps.policy);
     return { binding, trust: "byo", dts: "", methods: [], url: parsed.normalizedUrl, actionKinds: undefined };
@@ -96,75 +92,46 @@ export async function resolveResource(
   };
 }
 
+/** Builds the Gatekeeper service implementation: git's parts in the kit's `gatekeeperHandlers`. */
 export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
-  return {
-    resolveResource: unaryHandler("ResolveResource", deps, (req) => resolveResource(req, deps)),
-    openSession: (call) => {
-      deps.metrics.rpcs.inc({ method: "OpenSession", code: "STARTED" });
-      serveSession(call, {
-        logger: deps.logger,
-        onSessionChange: (d) => deps.metrics.sessions.inc(d),
-        noSuchMethodHint: `call one of ${GIT_METHODS.join(", ")} (see the binding's .d.ts)`,
-        methodsOnFailure: GIT_METHODS,
-        async start(open) {
-          checkOpenFields(open);
-          const resource = await openResource(open.url, deps);
-          const state = deps.state.binding(open.workspaceId, open.binding);
-          await restoreOnce(state, deps.approval, open.callerToken);
-          const svc = new GitBindingService(
-            new Binding(
-              {
-                workspaceId: open.workspaceId,
-                binding: open.binding,
-                callerToken: open.callerToken,
-                resource,
-              },
-              state,
-              deps.approval,
-              deps.limits,
-              upstreamFor(resource, deps.state.fetches),
-              deps.policy.remotes,
-            ),
-          );
-          return new GitRepoTarget(svc);
-        },
-      });
+  const applyDeps = { policy: deps.policy, state: deps.state, logger: deps.logger };
+  return gatekeeperHandlers(deps, {
+    resolveResource: (req) => resolveResource(req, deps),
+    session: {
+      noSuchMethodHint: `call one of ${GIT_METHODS.join(", ")} (see the binding's .d.ts)`,
+      methodsOnFailure: GIT_METHODS,
+      async start(open) {
+        checkOpenFields(open);
+        const resource = await openResource(open.url, deps);
+        const state = deps.state.binding(open.workspaceId, open.binding);
+        await restoreOnce(state, deps.approval, open.callerToken);
+        const svc = new GitBindingService(
+          new Binding(
+            {
+              workspaceId: open.workspaceId,
+              binding: open.binding,
+              callerToken: open.callerToken,
+              resource,
+            },
+            state,
+            deps.approval,
+            deps.limits,
+            upstreamFor(resource, deps.state.fetches),
+            deps.policy.remotes,
+          ),
+        );
+        return new GitRepoTarget(svc);
+      },
     },
-    // Streams `running` while the commit or push is in flight, then the outcome (gatekeeper.proto).
-    applyAction: applyStreamHandler(deps, (req, { deadline }) =>
-      applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }, deadline),
-    ),
-    // A run in order, stopping at the first failure; consecutive commits on one branch are
-    // written with one ref update (apply-run.ts).
-    applyActions: applyRunHandler(
-      deps,
-      (req, { deadline }) =>
-        applyAction(req, { policy: deps.policy, state: deps.state, logger: deps.logger }, deadline),
-      undefined,
-      gitRunUnits({ policy: deps.policy, state: deps.state, logger: deps.logger }),
-    ),
-    actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
-      const dropped = dropWrite(
-        deps.state.binding(req.workspaceId, req.binding),
-        req.localId,
-        "was rejected",
-      );
-      deps.logger.info(
-        { event: "action.rejected", actionId: req.actionId, dropped },
-        "pending commits dropped",
-      );
-      return {};
-    }),
-    prepareRevert: unaryHandler("PrepareRevert", deps, (req) =>
+    // A commit or push; in a run, consecutive commits on one branch are written with one ref
+    // update (apply-run.ts).
+    apply: (req, { deadline }) => applyAction(req, applyDeps, deadline),
+    runUnits: gitRunUnits(applyDeps),
+    dropRejected: (req) =>
+      dropWrite(deps.state.binding(req.workspaceId, req.binding), req.localId, "was rejected"),
+    prepareRevert: (req) =>
       prepareRevert(req, { policy: deps.policy, state: deps.state, limits: deps.limits }),
-    ),
-    checkObserver: unaryHandler("CheckObserver", deps, async (req) => {
-      const res = await checkObserver(req, deps.policy);
-      deps.logger.info(
-        { event: "observer.checked", observer: req.observer, allowed: res.allowed },
-        "observer checked (strategy B)",
-      );
-      return res;
-    }),
-  };
+    // Strategy B (observers.ts).
+    checkObserver: (req) => checkObserver(req, deps.policy),
+  });
 }

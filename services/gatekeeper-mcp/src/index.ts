@@ -11,11 +11,10 @@
  * ```
  */
 
-import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
-import { serviceTracing } from "@gatehouse/telemetry";
+import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import type { Logger } from "pino";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
-import { createMetrics, type GatekeeperMetrics } from "./metrics.ts";
+import { createMetrics, type McpGatekeeperMetrics } from "./metrics.ts";
 import type { RegistryConfig } from "./registry.ts";
 import { createGatekeeperServer } from "./server.ts";
 
@@ -25,6 +24,7 @@ export { classifyTool, type ToolClassification } from "./classify.ts";
 export { describeToolCall } from "./describe.ts";
 export { generateBindingDts } from "./dts.ts";
 export * from "./errors.ts";
+export type { McpGatekeeperMetrics } from "./metrics.ts";
 export {
   createRegistry,
   loadRegistryFile,
@@ -46,43 +46,35 @@ export interface McpGatekeeperOptions {
   port: number;
   logger: Logger;
   /** Metrics to register into (default: a fresh registry with process metrics). */
-  metrics?: GatekeeperMetrics;
+  metrics?: McpGatekeeperMetrics;
   timeouts?: Partial<PoolTimeouts>;
 }
 
-/** A running gatekeeper. */
-export interface McpGatekeeper {
-  port: number;
-  metrics: GatekeeperMetrics;
-  /** True until close() starts. */
-  healthy(): boolean;
-  /** Stops accepting calls, ends open sessions, closes every MCP client (stdio children exit). */
-  close(): Promise<void>;
-}
+/**
+ * A running gatekeeper: `port`, `metrics`, `healthy()` (true until close starts) and `close()`
+ * (stops accepting calls, ends open sessions, closes every MCP client: stdio children exit).
+ */
+export type McpGatekeeper = RunningGatekeeper<McpGatekeeperMetrics>;
 
 /** Starts the gRPC server. @throws Error when the address cannot be bound. */
 export async function startMcpGatekeeper(opts: McpGatekeeperOptions): Promise<McpGatekeeper> {
-  const logger = opts.logger.child({ component: "gatekeeper-mcp" });
-  const metrics = opts.metrics ?? createMetrics();
-  const pool = new ConnectionPool({
-    logger,
-    ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
-    observe: (method, outcome) => metrics.mcpRequests.inc({ method, outcome }),
-  });
-  const tracing = serviceTracing("gatekeeper-mcp");
-  tracing.countDroppedSpansOn(metrics.registry);
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
-  const served = await serveGatekeeper({
+  return startGatekeeper({
     name: "gatekeeper-mcp",
-    tracing,
-    impl: createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
+    approvalAddress: opts.approvalAddress,
     host: opts.host,
     port: opts.port,
-    logger,
-    onClose: async () => {
-      await pool.closeAll();
-      approval.close();
+    logger: opts.logger,
+    metrics: opts.metrics ?? createMetrics(),
+    build: ({ approval, logger, metrics }) => {
+      const pool = new ConnectionPool({
+        logger,
+        ...(opts.timeouts ? { timeouts: opts.timeouts } : {}),
+        observe: (method, outcome) => metrics.mcpRequests.inc({ method, outcome }),
+      });
+      return {
+        impl: createGatekeeperServer({ registry: opts.registry, pool, approval, logger, metrics }),
+        onClose: () => pool.closeAll(),
+      };
     },
   });
-  return { ...served, metrics };
 }

@@ -5,9 +5,8 @@
  */
 
 import type { ApprovalQueue } from "@gatehouse/gatekeeper-kit";
-import { checkOpenFields, serveSession } from "@gatehouse/gatekeeper-kit";
-import type { SessionClientMessage, SessionOpen, SessionServerMessage } from "@gatehouse/proto";
-import type { ServerDuplexStream } from "@grpc/grpc-js";
+import { checkOpenFields, type SessionHandlers } from "@gatehouse/gatekeeper-kit";
+import type { SessionOpen } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { BindingService } from "./binding-service.ts";
 import { createBindingTarget } from "./binding-target.ts";
@@ -23,7 +22,6 @@ export interface SessionDeps {
   pool: ConnectionPool;
   approval: ApprovalQueue;
   logger: Logger;
-  onSessionChange?: (delta: 1 | -1) => void;
 }
 
 /**
@@ -43,15 +41,14 @@ export function checkOpen(open: SessionOpen, registry: RegistryConfig): Resolved
   return resource;
 }
 
-/** The gRPC handler of `Gatekeeper.OpenSession`. */
-export function handleOpenSession(
-  call: ServerDuplexStream<SessionClientMessage, SessionServerMessage>,
-  deps: SessionDeps,
-): void {
+/**
+ * OpenSession's MCP part (the kit's `gatekeeperHandlers` serves it with `serveSession`): checks
+ * the open message, loads the tool catalog and builds the binding target.
+ */
+export function mcpSessionHandlers(deps: SessionDeps): Omit<SessionHandlers, "onSessionChange"> {
   const log = deps.logger.child({ component: "session" });
-  serveSession(call, {
+  return {
     logger: log,
-    ...(deps.onSessionChange ? { onSessionChange: deps.onSessionChange } : {}),
     noSuchMethodHint: "call one of its permitted tools or getActionResult (see the binding's .d.ts)",
     async start(open) {
       const resource = checkOpen(open, deps.registry);
@@ -70,5 +67,5 @@ export function handleOpenSession(
       );
       return createBindingTarget(service, catalog);
     },
-  });
+  };
 }

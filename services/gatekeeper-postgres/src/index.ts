@@ -11,8 +11,7 @@
  * });
  * ```
  */
-import { type ApprovalQueue, connectApprovalQueue, serveGatekeeper } from "@gatehouse/gatekeeper-kit";
-import { serviceTracing } from "@gatehouse/telemetry";
+import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import type { Logger } from "pino";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { createMetrics, type PostgresGatekeeperMetrics } from "./metrics.ts";
@@ -50,44 +49,37 @@ export interface PostgresGatekeeperOptions {
   afterCommit?: (actionId: number) => void;
 }
 
-/** A running gatekeeper. */
-export interface PostgresGatekeeper {
-  port: number;
-  metrics: PostgresGatekeeperMetrics;
-  healthy(): boolean;
-  /** Stops the gRPC server and closes every database pool. */
-  close(): Promise<void>;
-}
+/**
+ * A running gatekeeper: `port`, `metrics`, `healthy()` (true until close starts) and `close()`
+ * (stops the gRPC server and closes every database pool).
+ */
+export type PostgresGatekeeper = RunningGatekeeper<PostgresGatekeeperMetrics>;
 
 /** Starts the gRPC server. @throws Error when the address cannot be bound. */
 export async function startPostgresGatekeeper(opts: PostgresGatekeeperOptions): Promise<PostgresGatekeeper> {
   await loadParser();
-  const logger = opts.logger.child({ component: "gatekeeper-postgres" });
-  const metrics = opts.metrics ?? createMetrics();
-  const tracing = serviceTracing("gatekeeper-postgres");
-  tracing.countDroppedSpansOn(metrics.registry);
-  const approval: ApprovalQueue = connectApprovalQueue(opts.approvalAddress, { tracing });
-  const pools = new Pools(opts.registry, opts.env ?? process.env, logger);
-  const served = await serveGatekeeper({
+  return startGatekeeper({
     name: "gatekeeper-postgres",
-    tracing,
-    impl: createGatekeeperServer({
-      registry: opts.registry,
-      pools,
-      limits: { ...DEFAULT_LIMITS, ...opts.limits },
-      approval,
-      state: new PostgresState(),
-      logger,
-      metrics,
-      ...(opts.afterCommit ? { afterCommit: opts.afterCommit } : {}),
-    }),
+    approvalAddress: opts.approvalAddress,
     host: opts.host,
     port: opts.port,
-    logger,
-    onClose: async () => {
-      approval.close();
-      await pools.close();
+    logger: opts.logger,
+    metrics: opts.metrics ?? createMetrics(),
+    build: ({ approval, logger, metrics }) => {
+      const pools = new Pools(opts.registry, opts.env ?? process.env, logger);
+      return {
+        impl: createGatekeeperServer({
+          registry: opts.registry,
+          pools,
+          limits: { ...DEFAULT_LIMITS, ...opts.limits },
+          approval,
+          state: new PostgresState(),
+          logger,
+          metrics,
+          ...(opts.afterCommit ? { afterCommit: opts.afterCommit } : {}),
+        }),
+        onClose: () => pools.close(),
+      };
     },
   });
-  return { ...served, metrics };
 }

@@ -6,11 +6,9 @@
  */
 import {
   type ApprovalQueue,
-  applyRunHandler,
-  applyStreamHandler,
+  bindingNameOf,
   checkOpenFields,
-  serveSession,
-  unaryHandler,
+  gatekeeperHandlers,
 } from "@gatehouse/gatekeeper-kit";
 import type {
   BindingActionKind,
@@ -22,7 +20,6 @@ import type { Logger } from "pino";
 import { type ApplyDeps, applyAction } from "./apply.ts";
 import { Binding, openResource } from "./binding.ts";
 import { generatePostgresDts } from "./dts.ts";
-import { InvalidRequest } from "./errors.ts";
 import type { Limits } from "./limits.ts";
 import type { PostgresGatekeeperMetrics } from "./metrics.ts";
 import { checkObserver } from "./observers.ts";
@@ -63,10 +60,7 @@ export const POSTGRES_ACTION_KINDS: readonly BindingActionKind[] = [
 
 /** ResolveResource: the binding name (default DB), d.ts, methods, normalized URL and action kinds. */
 export function resolveResource(req: ResolveResourceRequest, deps: ServerDeps): ResolveResourceResponse {
-  const binding = req.name || "DB";
-  if (!/^[A-Z][A-Z0-9_]*$/.test(binding)) {
-    throw new InvalidRequest(`name "${binding.slice(0, 40)}" must match /^[A-Z][A-Z0-9_]*$/`);
-  }
+  const binding = bindingNameOf(req, "DB");
   const { resource } = openResource(req.url, deps.registry);
   if (req.checkOnly) {
     return {
@@ -88,6 +82,7 @@ export function resolveResource(req: ResolveResourceRequest, deps: ServerDeps): 
   };
 }
 
+/** Builds the Gatekeeper service implementation: PostgreSQL's parts in the kit's `gatekeeperHandlers`. */
 export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
   const applyDeps: ApplyDeps = {
     registry: deps.registry,
@@ -96,57 +91,35 @@ export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
     logger: deps.logger,
     ...(deps.afterCommit ? { afterCommit: deps.afterCommit } : {}),
   };
-  return {
-    resolveResource: unaryHandler("ResolveResource", deps, async (req) => resolveResource(req, deps)),
-    openSession: (call) => {
-      deps.metrics.rpcs.inc({ method: "OpenSession", code: "STARTED" });
-      serveSession(call, {
-        logger: deps.logger,
-        onSessionChange: (d) => deps.metrics.sessions.inc(d),
-        noSuchMethodHint: `call one of ${POSTGRES_METHODS.join(", ")} (see the binding's .d.ts)`,
-        methodsOnFailure: POSTGRES_METHODS,
-        async start(open) {
-          checkOpenFields(open);
-          const opened = openResource(open.url, deps.registry);
-          const state = deps.state.binding(open.workspaceId, open.binding);
-          await restoreOnce(state, deps.approval, open.callerToken);
-          return new PostgresTarget(
-            new Binding(
-              { workspaceId: open.workspaceId, binding: open.binding, callerToken: open.callerToken },
-              opened,
-              state,
-              deps.approval,
-              deps.limits,
-              deps.pools,
-            ),
-          );
-        },
-      });
+  return gatekeeperHandlers(deps, {
+    resolveResource: async (req) => resolveResource(req, deps),
+    session: {
+      noSuchMethodHint: `call one of ${POSTGRES_METHODS.join(", ")} (see the binding's .d.ts)`,
+      methodsOnFailure: POSTGRES_METHODS,
+      async start(open) {
+        checkOpenFields(open);
+        const opened = openResource(open.url, deps.registry);
+        const state = deps.state.binding(open.workspaceId, open.binding);
+        await restoreOnce(state, deps.approval, open.callerToken);
+        return new PostgresTarget(
+          new Binding(
+            { workspaceId: open.workspaceId, binding: open.binding, callerToken: open.callerToken },
+            opened,
+            state,
+            deps.approval,
+            deps.limits,
+            deps.pools,
+          ),
+        );
+      },
     },
-    applyAction: applyStreamHandler(deps, (req, ctx) => applyAction(req, applyDeps, ctx)),
-    applyActions: applyRunHandler(deps, (req, ctx) => applyAction(req, applyDeps, ctx)),
-    actionRejected: unaryHandler("ActionRejected", deps, async (req) => {
-      const dropped = dropWrite(
-        deps.state.binding(req.workspaceId, req.binding),
-        req.localId,
-        "was rejected",
-      );
-      deps.logger.info(
-        { event: "action.rejected", actionId: req.actionId, dropped },
-        "pending writes dropped",
-      );
-      return {};
-    }),
-    prepareRevert: unaryHandler("PrepareRevert", deps, async (req) =>
+    // Exactly once each (apply.ts).
+    apply: (req, ctx) => applyAction(req, applyDeps, ctx),
+    dropRejected: (req) =>
+      dropWrite(deps.state.binding(req.workspaceId, req.binding), req.localId, "was rejected"),
+    prepareRevert: async (req) =>
       prepareRevert(req, { registry: deps.registry, state: deps.state, limits: deps.limits }),
-    ),
-    checkObserver: unaryHandler("CheckObserver", deps, async (req) => {
-      const res = await checkObserver(req, deps.registry, deps.state);
-      deps.logger.info(
-        { event: "observer.checked", observer: req.observer, allowed: res.allowed },
-        "observer checked (strategy B)",
-      );
-      return res;
-    }),
-  };
+    // Strategy B (observers.ts).
+    checkObserver: (req) => checkObserver(req, deps.registry, deps.state),
+  });
 }
