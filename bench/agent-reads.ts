@@ -20,12 +20,12 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { type EventStore, openSqliteEventStore } from "@gatehouse/event-store";
+import { configureExecutionIndex, runOnce } from "@gatehouse/kernel/idempotent-execution";
 import { CodeExecuted, ExecuteResult } from "@gatehouse/proto";
-import { configureExecutionIndex, runOnce } from "../services/kernel/src/idempotent-execution.ts";
-import { appendChat, readChats } from "../services/worker/src/agent/chat-appends.ts";
-import { configureChatsCache } from "../services/worker/src/agent/chats-cache.ts";
-import { resultOf, seed } from "./bench-agent-history.ts";
-import { envInt, envStr, gitCommit, log, round, runBench, stats } from "./bench-support.ts";
+import { appendChat, readChats } from "@gatehouse/worker/chat-appends";
+import { configureChatsCache } from "@gatehouse/worker/chats-cache";
+import { resultOf, seed } from "./agent-history.ts";
+import { envInt, envStr, gitCommit, log, round, runBench, stats } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const TURNS = envInt("BENCH_AGENT_READS_TURNS", 4);

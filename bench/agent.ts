@@ -10,7 +10,7 @@
  * running the snippet, then a final text answer; then BENCH_AGENT_CLI_RUNS `gatehouse exec` runs of the
  * snippet (the compiled CLI, a process per run, as a person types it); then BENCH_AGENT_STEPS
  * Kernel.ExecuteCode calls exactly as `gatehouse exec` makes them (in this process, no CLI start).
- * Round 1 is warm-up. Per step (read off the stream's event times, scripts/bench-agent-steps.ts):
+ * Round 1 is warm-up. Per step (read off the stream's event times, bench/agent-steps.ts):
  * ChatTurnStarted or the previous ChatToolResult → this step's ChatToolResult, minus the fake's own
  * time for the step's request (measured at the fake). The worker's own `model_step` log line gives
  * the model call as the agent saw it (the AI SDK's generateText, HTTP included); both are reported.
@@ -19,7 +19,7 @@
  * BENCH_AGENT_CLI_RUNS (default 2 per snippet per round), BENCH_AGENT_MAX_SECONDS (default 200: no
  * round starts after that many seconds of rounds; the rounds done are reported), BENCH_SANDBOX
  * (auto | gvisor | none), BENCH_AGENT_SEED_EVENTS (default 0: that many events of a kernel history appended
- * to each workspace stream before the turns, scripts/bench-agent-history.ts), BENCH_AGENT_READ_CACHES
+ * to each workspace stream before the turns, bench/agent-history.ts), BENCH_AGENT_READ_CACHES
  * (on | off, default on: off makes every chat read and execution-id check fold the whole stream).
  * Prints a table; writes bench-results/agent.json.
  */
@@ -33,18 +33,18 @@ import { promisify } from "node:util";
 import { foldChats } from "@gatehouse/agent-core";
 import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
+import { startDevStack } from "@gatehouse/dev-stack";
 import type { EventStore, StoredEvent } from "@gatehouse/event-store";
+import { configureExecutionIndex } from "@gatehouse/kernel/idempotent-execution";
 import { KernelClient } from "@gatehouse/proto";
+import { configureChatsCache } from "@gatehouse/worker/chats-cache";
 import { credentials } from "@grpc/grpc-js";
 import { Client, Connection } from "@temporalio/client";
 import { DefaultLogger, Runtime } from "@temporalio/worker";
 import pino from "pino";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { configureExecutionIndex } from "../services/kernel/src/idempotent-execution.ts";
-import { configureChatsCache } from "../services/worker/src/agent/chats-cache.ts";
-import { seed } from "./bench-agent-history.ts";
-import { type StepTiming, type TurnTiming, turnTiming } from "./bench-agent-steps.ts";
-import { activitySpans } from "./bench-agent-temporal.ts";
+import { seed } from "./agent-history.ts";
+import { type StepTiming, type TurnTiming, turnTiming } from "./agent-steps.ts";
+import { activitySpans } from "./agent-temporal.ts";
 import {
   envInt,
   envSandbox,
@@ -59,10 +59,10 @@ import {
   runBench,
   timed,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
-const CLI = join(ROOT, "packages/cli/bin/gatehouse.js");
+const CLI = join(ROOT, "apps/cli/bin/gatehouse.js");
 const ROUNDS = envInt("BENCH_AGENT_ROUNDS", 21);
 const MAX_SECONDS = envInt("BENCH_AGENT_MAX_SECONDS", 200);
 if (ROUNDS < 2)
@@ -101,7 +101,7 @@ const SNIPPETS = {
 type Kind = keyof typeof SNIPPETS;
 const KINDS: Kind[] = ["read", "plain"];
 
-/** Nearest-rank percentile `q` (0–1) of `xs`, as bench-support's `stats` computes p50/p99. */
+/** Nearest-rank percentile `q` (0–1) of `xs`, as support.ts's `stats` computes p50/p99. */
 function pct(xs: number[], q: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return round(s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))] ?? Number.NaN, 2);
@@ -328,7 +328,7 @@ async function main() {
       };
     };
     const direct = async (kind: Kind) => {
-      // The request `gatehouse exec` sends (packages/cli/src/commands/workspace.ts).
+      // The request `gatehouse exec` sends (apps/cli/src/commands/workspace.ts).
       const r = await unary(kernel, kernel.executeCode, {
         workspaceId: ws[kind],
         code: SNIPPETS[kind].code,

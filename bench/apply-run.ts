@@ -21,7 +21,7 @@ import { createRegistry, startMcpGatekeeper } from "@gatehouse/gatekeeper-mcp";
 import { type ApplyActionsProgress, GatekeeperClient, type RunAction } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import { pino } from "pino";
-import { envInt, log, printTable, type Row, round } from "./bench-support.ts";
+import { envInt, log, printTable, type Row, round } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const N = envInt("BENCH_APPLY_RUN", 200);

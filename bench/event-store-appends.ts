@@ -1,10 +1,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { InvalidEvent, type NewEvent, openSqliteEventStore } from "@gatehouse/event-store";
+import { type EventRow, openDatabase } from "@gatehouse/event-store/sqlite-schema";
 import { z } from "zod";
-import { InvalidEvent, type NewEvent } from "./port.ts";
-import { type EventRow, openDatabase } from "./schema.ts";
-import { openSqliteEventStore } from "./sqlite.ts";
 
 /** Input of {@link benchAppends}. */
 export interface BenchAppendsOptions {

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
+import { InvalidEvent, openPostgresEventStore } from "@gatehouse/event-store";
 import pg from "pg";
-import { benchRounds } from "./bench.ts";
-import { InvalidEvent } from "./port.ts";
-import { openPostgresEventStore } from "./postgres.ts";
+import { benchRounds } from "./event-store-appends.ts";
 
 /** Output of {@link benchPostgresAppends}. Rates are events per second of wall time. */
 export interface BenchPostgresResult {

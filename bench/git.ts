@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { ExecuteResult, KernelClient } from "@gatehouse/proto";
-import { log, median, type Row, returned, round, unary } from "./bench-support.ts";
+import { log, median, type Row, returned, round, unary } from "./support.ts";
 
 /** Raw samples, ms: whole-snippet times for K reads (and K = 0), and per-call `git show` times. */
 export interface GitSamples {

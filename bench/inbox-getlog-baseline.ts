@@ -1,6 +1,6 @@
 /**
  * The inbox as the gateway computed it before the read model: from one
- * workspace's whole log (GetLog). Kept only as the baseline of scripts/bench-inbox.ts.
+ * workspace's whole log (GetLog). Kept only as the baseline of bench/inbox.ts.
  */
 import {
   type Action,

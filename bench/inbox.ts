@@ -5,7 +5,7 @@
  *  - read model: one GetInbox call for every workspace (projection tables), mapped to the gateway's
  *    JSON rows, as the gateway's /api/inbox does now;
  *  - baseline: GetLog for each workspace (in parallel) and the inbox folded from each whole log, as
- *    the gateway did before the read model (scripts/inbox-getlog-baseline.ts).
+ *    the gateway did before the read model (bench/inbox-getlog-baseline.ts).
  * Also reports how long the projector took to project the seeded store from nothing.
  *
  * Env overrides (positive integers): BENCH_INBOX_WORKSPACES (100), BENCH_INBOX_PENDING (100 per
@@ -19,18 +19,18 @@ import { performance } from "node:perf_hooks";
 import { startApprovalService } from "@gatehouse/approval";
 import { openEventStore } from "@gatehouse/event-store";
 import { startPostgresServer } from "@gatehouse/event-store/postgres-server";
+import { toAction, toLogResponse } from "@gatehouse/gateway/mapping";
 import {
   DecisionsClient,
   type GetInboxResponse,
   type GetLogPageRequest,
   type LogView,
 } from "@gatehouse/proto";
-import { seedPendingWorkspaces } from "@gatehouse/read-model";
 import { startTemporalDevServer } from "@gatehouse/temporal-dev";
 import { credentials } from "@grpc/grpc-js";
-import { toAction, toLogResponse } from "../services/gateway/src/mapping.ts";
-import { envInt, log, printTable, type Row, round, stats, unary } from "./bench-support.ts";
 import { inboxWorkspace } from "./inbox-getlog-baseline.ts";
+import { seedPendingWorkspaces } from "./read-model-inbox.ts";
+import { envInt, log, printTable, type Row, round, stats, unary } from "./support.ts";
 
 const WORKSPACES = envInt("BENCH_INBOX_WORKSPACES", 100);
 const PENDING = envInt("BENCH_INBOX_PENDING", 100);

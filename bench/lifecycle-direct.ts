@@ -7,7 +7,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type Stats, stats } from "./bench-support.ts";
+import { type Stats, stats } from "./support.ts";
 
 const SERVER_MEMORY = join(
   resolve(fileURLToPath(import.meta.url), "../.."),

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { Client, Connection } from "@temporalio/client";
-import { log } from "./bench-support.ts";
+import { log } from "./support.ts";
 
 /** VmRSS of `pid` in KiB (from /proc/<pid>/status); 0 when the process is gone or not Linux. */
 export function rssKiB(pid: number): number {
@@ -133,32 +133,32 @@ export async function workflowTypes(
 export interface CliCommand {
   command: string;
   args: string[];
-  /** What ran, e.g. `node packages/cli/dist/main.js` or the root package.json's "gatehouse" script. */
+  /** What ran, e.g. `node apps/cli/dist/main.js` or the root package.json's "gatehouse" script. */
   label: string;
 }
 
 /**
  * The `gatehouse` command as users run it (README: `npm run gatehouse -- <command>`): the bin that
- * packages/cli/package.json declares when it declares one, else the root package.json's "gatehouse"
+ * apps/cli/package.json declares when it declares one, else the root package.json's "gatehouse"
  * script (without npm's own start-up), with `node` replaced by this Node binary.
  * @throws Error when neither exists.
  */
 export function gatehouseCli(root: string): CliCommand {
-  const cli = JSON.parse(readFileSync(join(root, "packages/cli/package.json"), "utf8")) as {
+  const cli = JSON.parse(readFileSync(join(root, "apps/cli/package.json"), "utf8")) as {
     bin?: string | Record<string, string>;
   };
   const bin = typeof cli.bin === "string" ? cli.bin : cli.bin?.gatehouse;
   if (bin) {
     return {
       command: process.execPath,
-      args: [join(root, "packages/cli", bin)],
-      label: `node packages/cli/${bin.replace(/^\.\//, "")} (packages/cli bin)`,
+      args: [join(root, "apps/cli", bin)],
+      label: `node apps/cli/${bin.replace(/^\.\//, "")} (apps/cli bin)`,
     };
   }
   const script = (
     JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { scripts?: Record<string, string> }
   ).scripts?.gatehouse;
-  if (!script) throw new Error(`no "gatehouse" bin in packages/cli/package.json nor script in package.json`);
+  if (!script) throw new Error(`no "gatehouse" bin in apps/cli/package.json nor script in package.json`);
   if (/[|&;$<>`]/.test(script))
     return { command: "sh", args: ["-c", `${script} "$@"`, "gatehouse"], label: script };
   const [program, ...args] = script.split(/\s+/).filter(Boolean);

@@ -5,11 +5,11 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { mintCallerToken } from "@gatehouse/caller-token";
+import { startDevStack } from "@gatehouse/dev-stack";
+import { untilFinal } from "@gatehouse/e2e/support/until-final";
 import { ActionStatus, ApprovalQueueClient, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { untilFinal } from "../packages/cli/test/until-final.ts";
-import { directMcp, mcpFloor } from "./bench-lifecycle-direct.ts";
+import { directMcp, mcpFloor } from "./lifecycle-direct.ts";
 import {
   gatehouseCli,
   refilled,
@@ -18,7 +18,7 @@ import {
   temporalPid,
   timeSpawns,
   workflowTypes,
-} from "./bench-lifecycle-probes.ts";
+} from "./lifecycle-probes.ts";
 import {
   envInt,
   envSandbox,
@@ -31,7 +31,7 @@ import {
   runBench,
   stats,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const SINGLE = envInt("BENCH_LIFECYCLE_SINGLE", 50);

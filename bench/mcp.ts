@@ -18,11 +18,11 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { startDevStack } from "@gatehouse/dev-stack";
+import { connectMcpHttp, type McpHttp, structuredOf, textOf } from "@gatehouse/e2e/support/mcp-http-client";
 import { KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import pino from "pino";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { connectMcpHttp, type McpHttp, structuredOf, textOf } from "../packages/cli/test/mcp-http-client.ts";
 import {
   envInt,
   envSandbox,
@@ -34,7 +34,7 @@ import {
   stats,
   timed,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const CALLS = envInt("BENCH_MCP_CALLS", 50);
@@ -140,7 +140,7 @@ async function main() {
             "--no-node-snapshot",
             "--import",
             "tsx",
-            join(ROOT, "packages/cli/src/main.ts"),
+            join(ROOT, "apps/cli/src/main.ts"),
             "--json",
             "exec",
             ws,

@@ -9,7 +9,7 @@ import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import type { PostgresServer } from "@gatehouse/event-store/postgres-server";
 import pg from "pg";
-import { timed } from "./bench-support.ts";
+import { timed } from "./support.ts";
 
 const run = promisify(execFile);
 

@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { mintCallerToken } from "@gatehouse/caller-token";
+import { type DevStack, startDevStack } from "@gatehouse/dev-stack";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { type ClientSession, connectSession } from "@gatehouse/gatekeeper-kit";
 import {
@@ -17,7 +18,6 @@ import { ApprovalQueueClient, GatekeeperClient, KernelClient } from "@gatehouse/
 import { credentials } from "@grpc/grpc-js";
 import pg from "pg";
 import pino from "pino";
-import { type DevStack, startDevStack } from "../packages/cli/src/dev-stack.ts";
 import {
   benchSql,
   connectDriver,
@@ -28,7 +28,7 @@ import {
   READ_PW,
   READ_SQL,
   WRITE_PW,
-} from "./bench-postgres-db.ts";
+} from "./postgres-db.ts";
 import {
   envInt,
   envSandbox,
@@ -44,7 +44,7 @@ import {
   stats,
   timed,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const CALLS = envInt("BENCH_PG_CALLS", 200);

@@ -1,7 +1,7 @@
-/** benchInbox: inbox latency from the read model over many pending actions (for scripts/bench). */
+/** benchInbox: inbox latency from the read model over many pending actions (for bench/inbox.ts). */
 import { encodeEventData, type PlannedEvent, planned, workspaceStreamId } from "@gatehouse/approval-core";
 import { type EventStore, openEventStore } from "@gatehouse/event-store";
-import { startReadModel } from "./read-model.ts";
+import { startReadModel } from "@gatehouse/read-model";
 
 /** Options of {@link benchInbox}. */
 export interface BenchInboxOptions {
@@ -84,7 +84,7 @@ function seedEvents(ws: string, pending: number): PlannedEvent[] {
 /**
  * Appends workspaces `bench-0` … `bench-<workspaces-1>` (those not already there), each with one
  * binding and `pending` pending actions (every fifth depends on the next), through the domain's event
- * encoding. Shared by {@link benchInbox} and `scripts/bench-inbox.ts`.
+ * encoding. Shared by {@link benchInbox} and `bench/inbox.ts`.
  * @returns the workspace ids, in order.
  */
 export async function seedPendingWorkspaces(

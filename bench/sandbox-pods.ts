@@ -11,12 +11,13 @@
  * Needs the cluster (`npm run cluster -- up`) and runsc. BENCH_CLAIMS (default 12), BENCH_EXECS (default 60),
  * BENCH_COLD (default 4).
  */
+
+import { ensureCluster } from "@gatehouse/deploy/test/cluster";
+import { ensureImages } from "@gatehouse/deploy/test/install";
+import { backendOptions, sandboxNamespace, template } from "@gatehouse/deploy/test/sandbox-pods";
 import { executeSnippet, type SandboxRunnerHandle, startSandboxRunner } from "@gatehouse/sandbox-runner";
 import pino from "pino";
-import { ensureCluster } from "../deploy/test/cluster.ts";
-import { ensureImages } from "../deploy/test/install.ts";
-import { backendOptions, sandboxNamespace, template } from "../deploy/test/sandbox-pods.ts";
-import { envInt, printTable, type Row, round, type Stats, stats } from "./bench-support.ts";
+import { envInt, printTable, type Row, round, type Stats, stats } from "./support.ts";
 
 const CLAIMS = envInt("BENCH_CLAIMS", 12);
 const EXECS = envInt("BENCH_EXECS", 60);

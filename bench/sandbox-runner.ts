@@ -1,6 +1,6 @@
 /**
  * Benchmark of the sandbox runner, each figure next to a baseline measured in the same run. Called by the
- * repo's `npm run bench`; runnable alone: `node --no-node-snapshot --import tsx src/bench.ts`.
+ * repo's `npm run bench`; runnable alone: `node --no-node-snapshot --import tsx bench/sandbox-runner.ts`.
  *
  * - executeCode of a trivial snippet on a warm workspace sandbox (gRPC Execute stream -> pool -> the
  *   workspace's long-lived sandbox -> fresh isolate), with a short pause between executions (as between an
@@ -13,12 +13,16 @@
  *   once, next to bare isolated-vm calls per second in this process.
  */
 import { SandboxRunnerClient } from "@gatehouse/proto";
+import {
+  executeSnippet,
+  type SandboxIsolation,
+  type SandboxMode,
+  type SandboxRunnerHandle,
+  startSandboxRunner,
+} from "@gatehouse/sandbox-runner";
 import { credentials } from "@grpc/grpc-js";
 import ivm from "isolated-vm";
 import pino from "pino";
-import { executeSnippet } from "./client.ts";
-import { type SandboxRunnerHandle, startSandboxRunner } from "./index.ts";
-import type { SandboxIsolation, SandboxMode } from "./layer.ts";
 
 /** Latency percentiles in milliseconds (nearest rank; p99 of fewer than 100 samples is the maximum). */
 export interface Percentiles {
@@ -217,13 +221,8 @@ export async function benchSandboxRunner(options: SandboxBenchOptions = {}): Pro
   }
 }
 
-// Run as a script only when this file itself is the entry: bundled into another entry (the sandbox image's
-// runner bundle), import.meta.url is that entry's and must not start a benchmark.
-if (
-  process.argv[1] &&
-  import.meta.url === `file://${process.argv[1]}` &&
-  import.meta.url.endsWith("/bench.ts")
-) {
+// Run as a script only when this file itself is the entry (stack.ts imports it as a module).
+if (process.argv[1] && import.meta.url === `file://${process.argv[1]}`) {
   const result = await benchSandboxRunner({ iterations: Number(process.env.BENCH_ITERATIONS ?? 30) });
   console.log(JSON.stringify(result, null, 2));
 }

@@ -9,7 +9,7 @@
  *  2. One MCP read through the gatekeeper (sandbox -> kernel relay -> gatekeeper -> MCP server, plus
  *     the observation append), as (T_K - T_0) / K, vs a direct MCP SDK client call to its own
  *     server-memory process over stdio, on a copy of the same memory file.
- *  3. (bench-store.ts, also `npm run bench:store` alone) The event store: appends per second at batch
+ *  3. (store.ts, also `npm run bench:store` alone) The event store: appends per second at batch
  *     1/10/100 on embedded SQLite and PostgreSQL vs the raw driver (better-sqlite3 / pg) inserting the
  *     same rows; replay events per second (readStream + approval-core evolve) vs the raw driver's
  *     SELECT + JSON.parse of the same rows.
@@ -35,15 +35,15 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { startDevStack } from "@gatehouse/dev-stack";
 import { KernelClient } from "@gatehouse/proto";
-import { benchSandboxRunner, type SandboxBenchResult } from "@gatehouse/sandbox-runner";
 import { credentials } from "@grpc/grpc-js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { getDefaultEnvironment, StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import ivm from "isolated-vm";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { type GitSamples, gitRows, sampleGit } from "./bench-git.ts";
-import { storeBench, storeBenchOptionsFromEnv } from "./bench-store.ts";
+import { type GitSamples, gitRows, sampleGit } from "./git.ts";
+import { benchSandboxRunner, type SandboxBenchResult } from "./sandbox-runner.ts";
+import { storeBench, storeBenchOptionsFromEnv } from "./store.ts";
 import {
   envInt,
   envSandbox,
@@ -56,7 +56,7 @@ import {
   runBench,
   stats,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 
@@ -403,7 +403,7 @@ async function main() {
       detail.git = g.detail;
     }
 
-    // --- 3: the event store (bench-store.ts) ------------------------------------------------------
+    // --- 3: the event store (store.ts) ------------------------------------------------------
     const store = await storeBench(storeOptions);
     rows.push(...store.rows);
     detail.store = store.detail;

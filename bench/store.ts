@@ -29,8 +29,6 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { encodeEventData, type PlannedEvent, planned, WorkspaceStreams } from "@gatehouse/approval-core";
 import {
-  benchAppends,
-  benchPostgresAppends,
   type EventStore,
   type NewEvent,
   openPostgresEventStore,
@@ -50,7 +48,9 @@ import {
 } from "@gatehouse/proto";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { envInt, envStr, log, median, printTable, type Row, round } from "./bench-support.ts";
+import { benchAppends } from "./event-store-appends.ts";
+import { benchPostgresAppends } from "./event-store-postgres.ts";
+import { envInt, envStr, log, median, printTable, type Row, round } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:tracing`: what tracing costs a request, and that a dead OTLP endpoint costs no more.
- * Three split stacks run at once (every service its own process, packages/cli/test/split-stack.ts), alike
+ * Three split stacks run at once (every service its own process, e2e/support/split-stack.ts), alike
  * but for tracing: off; on, exporting to a live Jaeger (scripts/build-jaeger.sh); on, exporting to a dead
  * endpoint (a port that accepts connections and never answers, so every export hangs until its timeout).
  * The same execute_code (a read through the memory MCP gatekeeper: gateway → kernel → sandbox runner →
@@ -14,12 +14,12 @@ import { createServer, type Socket } from "node:net";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { connectMcpHttp, type McpHttp, textOf } from "@gatehouse/e2e/support/mcp-http-client";
+import { type SplitDevToken, type SplitStack, startSplitStack } from "@gatehouse/e2e/support/split-stack";
 import { startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { callUnary } from "@gatehouse/service-kit";
 import { startJaeger } from "@gatehouse/telemetry/testing";
-import { connectMcpHttp, type McpHttp, textOf } from "../packages/cli/test/mcp-http-client.ts";
-import { type SplitDevToken, type SplitStack, startSplitStack } from "../packages/cli/test/split-stack.ts";
-import { envInt, printTable, type Row, round, runBench, stats } from "./bench-support.ts";
+import { envInt, printTable, type Row, round, runBench, stats } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const require = createRequire(import.meta.url);

@@ -15,11 +15,11 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { startDevStack } from "@gatehouse/dev-stack";
+import { launchBrowser } from "@gatehouse/e2e/support/browser";
 import { KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser } from "playwright-core";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { launchBrowser } from "../packages/cli/test/browser.ts";
 import {
   envInt,
   envSandbox,
@@ -31,7 +31,7 @@ import {
   runBench,
   stats,
   unary,
-} from "./bench-support.ts";
+} from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const SIZES = envStr("BENCH_WEB_LOAD_SIZES", "1000,5000")

@@ -15,7 +15,7 @@
  *     its dependents") and approves the rest in one decision; the batch must name exactly the rest,
  *     they must be applied, the held ones stay pending, and the servers' state must agree.
  * Prints a table and writes bench-results/web-review.json (full-page screenshots of the review page
- * go to packages/cli/test-output/screenshots/bench-review-*.png). The 5,000-pending first load of the
+ * go to e2e/test-output/screenshots/bench-review-*.png). The 5,000-pending first load of the
  * review page is in `npm run bench:web-load`.
  */
 import assert from "node:assert/strict";
@@ -23,23 +23,14 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startDevStack } from "@gatehouse/dev-stack";
+import { launchBrowser, SCREENSHOTS } from "@gatehouse/e2e/support/browser";
+import { api } from "@gatehouse/e2e/support/gateway-client";
 import type { Action, ActionDetail } from "@gatehouse/gateway-contract";
 import { KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser, Locator, Page } from "playwright-core";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { launchBrowser, SCREENSHOTS } from "../packages/cli/test/browser.ts";
-import { api } from "../packages/cli/test/gateway-client.ts";
-import {
-  envSandbox,
-  gitCommit,
-  log,
-  printTable,
-  type Row,
-  returned,
-  runBench,
-  unary,
-} from "./bench-support.ts";
+import { envSandbox, gitCommit, log, printTable, type Row, returned, runBench, unary } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const SANDBOX = envSandbox();

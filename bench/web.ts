@@ -13,22 +13,12 @@ import { cpus, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { startDevStack } from "@gatehouse/dev-stack";
+import { launchBrowser } from "@gatehouse/e2e/support/browser";
+import { api, openEvents } from "@gatehouse/e2e/support/gateway-client";
 import { KernelClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
-import { startDevStack } from "../packages/cli/src/dev-stack.ts";
-import { launchBrowser } from "../packages/cli/test/browser.ts";
-import { api, openEvents } from "../packages/cli/test/gateway-client.ts";
-import {
-  envInt,
-  envSandbox,
-  log,
-  type Row,
-  returned,
-  round,
-  runBench,
-  stats,
-  unary,
-} from "./bench-support.ts";
+import { envInt, envSandbox, log, type Row, returned, round, runBench, stats, unary } from "./support.ts";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../..");
 const PENDING = envInt("BENCH_WEB_PENDING", 1000);

@@ -1,14 +1,14 @@
 /**
- * `npm run bench -w @gatehouse/worker`: approve→applied latency (one approval appended, its binding
+ * `npm run bench:worker` (bench/worker-lifecycle.ts): approve→applied latency (one approval appended, its binding
  * run woken, the outcome read from the stream; p50/p99) and the wall time to approve 1,000 pending
  * actions in one append and have them applied by the binding's runs, on a real Temporal dev server
  * with the SQLite store and an in-process RecordingGatekeeper. Baseline printed next to it: the same store
  * append path without Temporal (decide+append of Approve, Claim, Applied per action).
  */
 import { decide } from "@gatehouse/approval-core";
-import { approve, type Engine, outcome, uniqueId } from "../test/support/driver.ts";
-import { startFixture } from "../test/support/fixture.ts";
-import { seedWorkspace, submit } from "../test/support/workspace.ts";
+import { approve, type Engine, outcome, uniqueId } from "@gatehouse/worker/test/support/driver";
+import { startFixture } from "@gatehouse/worker/test/support/fixture";
+import { seedWorkspace, submit } from "@gatehouse/worker/test/support/workspace";
 
 const LATENCY_N = Number(process.env.BENCH_LATENCY_N ?? 200);
 const BATCH_N = Number(process.env.BENCH_BATCH_N ?? 1000);

@@ -13,7 +13,7 @@ import { canConnect, waitUntil } from "@gatehouse/service-kit";
 import { parse } from "yaml";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 
 /** A running `gatehouse dev`. */
 export interface DevProcess {

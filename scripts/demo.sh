@@ -26,13 +26,13 @@ rm -rf "$demo_dir"
 mkdir -p "$demo_dir"
 touch "$marker"
 export GATEHOUSE_DATA_DIR="$demo_dir"
-gh() { node packages/cli/bin/gatehouse.js "$@"; }
+gh() { node apps/cli/bin/gatehouse.js "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let v=JSON.parse(s);for(const k of process.argv[1].split("."))v=v[k];console.log(typeof v==="object"?JSON.stringify(v):v)})' "$1"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "starting gatehouse dev (all services and a Temporal dev server, data in $GATEHOUSE_DATA_DIR)"
 # exec: $! is then the node process itself, so the trap below stops it.
-(exec node --no-node-snapshot packages/cli/bin/gatehouse.js dev --port-base "${DEMO_PORT_BASE:-7101}" --web-port "${DEMO_WEB_PORT:-8781}" \
+(exec node --no-node-snapshot apps/cli/bin/gatehouse.js dev --port-base "${DEMO_PORT_BASE:-7101}" --web-port "${DEMO_WEB_PORT:-8781}" \
   >"$GATEHOUSE_DATA_DIR/dev.log" 2>&1) &
 dev_pid=$!
 trap 'kill $dev_pid 2>/dev/null; wait $dev_pid 2>/dev/null || true' EXIT

@@ -7,7 +7,7 @@
 #   - the Python MCP SDK (PyPI mcp) in a venv under ${XDG_CACHE_HOME:-~/.cache}/gatehouse/python-mcp, outside
 #     the checkout: the CLI's tests drive the gateway's MCP endpoint with its client
 #   - the local Kubernetes cluster's binaries in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/cluster/bin
-#     (scripts/cluster/build.sh, docs/cluster.md)
+#     (deploy/cluster/build.sh, docs/cluster.md)
 #   - promtool in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/promtool/bin (scripts/build-promtool.sh), for the
 #     chart's alert and dashboard tests
 #   - Jaeger in ${GATEHOUSE_CACHE_DIR:-~/.cache/gatehouse}/jaeger (scripts/build-jaeger.sh): the tracing tests' OTLP receiver
@@ -47,7 +47,7 @@ command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 # setpriv (util-linux): gatehouse dev's children die with it; ss (iproute2): a busy port's error names its pid.
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 command -v ss >/dev/null 2>&1 || missing+=(iproute2)
-# jq: scripts/cluster/image.sh names an image in its OCI index.
+# jq: deploy/cluster/image.sh names an image in its OCI index.
 command -v jq >/dev/null 2>&1 || missing+=(jq)
 # postgresql: the PostgreSQL event-store backend's tests start a real server on loopback.
 compgen -G "/usr/lib/postgresql/*/bin/postgres" >/dev/null || missing+=(postgresql)
@@ -79,7 +79,7 @@ if [ -z "${TEMPORAL_ADDRESS:-}" ] && ! command -v temporal >/dev/null 2>&1 && [ 
   go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION"
 fi
 
-# The Python MCP SDK, a client we did not write, for the MCP endpoint tests (packages/cli/test/mcp-clients.test.ts).
+# The Python MCP SDK, a client we did not write, for the MCP endpoint tests (e2e/mcp/mcp-clients.test.ts).
 # Made once; the marker file names the version, so a half-made or older venv is made again.
 PYTHON_MCP_VERSION=2.3.0
 python_mcp="${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse/python-mcp"
@@ -104,9 +104,9 @@ fi
 # ${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/gatehouse}/cluster/bin only when missing: the chart's
 # tests run on that cluster. GATEHOUSE_SKIP_CLUSTER_BUILD=1 skips it (then those tests build on first use).
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
-if [ -z "${GATEHOUSE_SKIP_CLUSTER_BUILD:-}" ] && ! bash scripts/cluster/build.sh --check; then
+if [ -z "${GATEHOUSE_SKIP_CLUSTER_BUILD:-}" ] && ! bash deploy/cluster/build.sh --check; then
   echo "setup: building the local Kubernetes cluster's binaries (about 30 minutes the first time on 2 idle cores, over an hour on a busy machine; cached after)"
-  bash scripts/cluster/build.sh
+  bash deploy/cluster/build.sh
 fi
 
 # promtool (Prometheus's rule checker and rule unit-test runner), built from the Go module proxy into

@@ -27,14 +27,14 @@ todo=0
 todos=""
 failures=""
 # scripts: the set-up step's own tests (not a package: run with node --test directly).
-packages=(scripts packages/caller-token packages/gateway-contract packages/service-kit packages/telemetry packages/event-store packages/approval-core packages/agent-core packages/agent-mcp packages/read-model packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git services/gatekeeper-postgres sandbox-runner services/kernel services/gateway packages/cli deploy loadtests)
-# Any other folder with tests runs too (after those), so a new package is never silently left out.
-for dir in packages/* services/* web sandbox-runner deploy loadtests; do
-  ls "$dir"/test/*.test.ts >/dev/null 2>&1 || continue
+packages=(scripts packages/caller-token packages/gateway-contract packages/service-kit packages/telemetry packages/event-store packages/approval-core packages/agent-core packages/agent-mcp packages/read-model packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git services/gatekeeper-postgres sandbox-runner services/kernel services/gateway apps/cli deploy loadtests)
+# Tests live in <package>/test/ (e2e: one folder per surface). Any other folder with tests runs too (after those), so a new package is never silently left out.
+for dir in packages/* services/* web sandbox-runner apps/* e2e bench deploy loadtests; do
+  ls "$dir"/*/*.test.ts >/dev/null 2>&1 || continue
   [[ " ${packages[*]} " == *" $dir "* ]] || packages+=("$dir")
 done
 for pkg in "${packages[@]}"; do
-  ls "$pkg"/test/*.test.ts >/dev/null 2>&1 || continue
+  ls "$pkg"/*/*.test.ts >/dev/null 2>&1 || continue
   echo "== tests: $pkg"
   log=$(mktemp)
   if [ -f "$pkg/package.json" ]; then

@@ -1,5 +1,5 @@
 /**
- * Compiles the CLI to JavaScript under packages/cli/dist/: main.js bundles src/main.ts with what it
+ * Compiles the CLI to JavaScript under apps/cli/dist/: main.js bundles src/main.ts with what it
  * imports — the workspace packages (they export TypeScript sources) and the npm packages — so
  * `gatehouse` starts by reading one file instead of compiling TypeScript and resolving hundreds of
  * modules. Code only one command needs (the MCP server of `gatehouse mcp`) is imported dynamically
@@ -7,10 +7,10 @@
  *
  * Left out of the bundle, resolved from node_modules at run time: native modules (better-sqlite3, @kurrent/* (the KurrentDB client's native bridge),
  * isolated-vm), libpg-query (PostgreSQL's parser as WebAssembly: it reads libpg-query.wasm from its own
- * directory, which a bundle does not have), Temporal (@temporalio/*), tsx, and `gatehouse dev`'s whole stack: dev-stack.ts and
+ * directory, which a bundle does not have), Temporal (@temporalio/*), tsx, and `gatehouse dev`'s whole stack: @gatehouse/dev-stack and
  * the packages the dev command imports dynamically are loaded from source through tsx
  * (src/load-dev-stack.ts), so the services run as they do from source.
- * Run by `npm run build` (turbo); by hand: `node build.mjs` in packages/cli.
+ * Run by `npm run build` (turbo); by hand: `node build.mjs` in apps/cli.
  */
 import { rmSync } from "node:fs";
 import { build } from "esbuild";
@@ -29,10 +29,6 @@ const externals = {
       }
       return EXTERNAL.test(args.path) ? { path: args.path, external: true } : undefined;
     });
-    // dev-stack.ts (every service) is loaded from source through tsx, relative to dist/main.js.
-    b.onResolve({ filter: /\/dev-stack\.ts$/ }, (args) =>
-      args.kind === "dynamic-import" ? { path: "../src/dev-stack.ts", external: true } : undefined,
-    );
   },
 };
 

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type TimedEvent, turnTiming } from "../bench-agent-steps.ts";
-import { activitySpans } from "../bench-agent-temporal.ts";
+import { type TimedEvent, turnTiming } from "../agent-steps.ts";
+import { activitySpans } from "../agent-temporal.ts";
 
 const T0 = Date.parse("2026-12-04T20:00:00.000Z");
 type Event = TimedEvent & { data: Record<string, unknown> };

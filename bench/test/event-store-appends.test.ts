@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { benchAppends, InvalidEvent } from "../src/index.ts";
+import { InvalidEvent } from "@gatehouse/event-store";
+import { benchAppends } from "../event-store-appends.ts";
 
 test("benchAppends measures the store and the raw-insert baseline in one run and removes its files", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gatehouse-bench-test-"));

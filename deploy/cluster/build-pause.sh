@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Pod sandbox ("pause") binary from scripts/cluster/pause/main.go into $CACHE/bin/pause
+# Builds the Pod sandbox ("pause") binary from deploy/cluster/pause/main.go into $CACHE/bin/pause
 # (static, seconds); rebuilt when the source changes (its sha256 is the version marker).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -3,7 +3,7 @@
 # containerd, without a registry or a Docker engine. Stable interface (the chart and images scripts
 # call it):
 #
-#   scripts/cluster/image.sh --ref REF --rootfs DIR [options]
+#   deploy/cluster/image.sh --ref REF --rootfs DIR [options]
 #
 #   --ref REF          full image name with a registry domain, e.g. gatehouse.local/pause:3.10
 #                      (Pods then use `image: REF` with `imagePullPolicy: Never`)
@@ -58,7 +58,7 @@ name="${ref%:*}"
 [ -d "$rootfs" ] || bad "--rootfs $rootfs: no such directory"
 [[ "$user" =~ ^[0-9]+(:[0-9]+)?$ ]] || bad "--user $user: expected a numeric UID or UID:GID (e.g. 65534:65534)"
 [[ "$workdir" == /* ]] || bad "--workdir $workdir: expected an absolute path"
-[ -x "$BIN/umoci" ] || die "umoci is missing from $BIN: run scripts/cluster/build.sh (or npm run cluster -- up)"
+[ -x "$BIN/umoci" ] || die "umoci is missing from $BIN: run deploy/cluster/build.sh (or npm run cluster -- up)"
 
 [ -n "$out" ] || out="$CACHE/images/$(echo "$name" | tr '/:' '__')_$tag.tar"
 mkdir -p "$(dirname "$out")"

@@ -1,4 +1,4 @@
-# Shared paths and helpers for scripts/cluster/*.sh (sourced, not run).
+# Shared paths and helpers for deploy/cluster/*.sh (sourced, not run).
 #
 # Layout (agreed between the cluster, chart and images scripts — keep it):
 #   CACHE=${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse}/cluster

@@ -2,7 +2,7 @@
  * `npm run images [-- --load] [--only services|sandbox] [--out DIR]`: builds gatehouse/services and
  * gatehouse/sandbox as OCI archives without a Docker engine — the base root file system from Debian's
  * packages (base.ts, cached outside the checkout), the app under /app (app.ts, rebuilt each time), the
- * image written by scripts/cluster/image.sh (umoci) — and with --load imports them into the local
+ * image written by deploy/cluster/image.sh (umoci) — and with --load imports them into the local
  * cluster's containerd, tagged <version> and dev. Prints what it did and writes <out>/images.json:
  * `{ images: [{ kind, ref, archive, rootfsBytes, archiveBytes, baseCached, seconds: {base, app, image} }] }`.
  * Exit 2 on bad arguments (naming the flag), 1 on a failed build.

@@ -13,8 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { startDevStack } from "@gatehouse/dev-stack";
 import pino from "pino";
-import { startDevStack } from "../../packages/cli/src/dev-stack.ts";
 import {
   clusterEnv,
   ensureCluster,
@@ -78,9 +78,9 @@ async function executeCodeP50(session: McpSession): Promise<number> {
   return Math.round(times[10]! * 10) / 10;
 }
 
-/** Runs the CLI (packages/cli) against the installed kernel and approval service through port-forwards. */
+/** Runs the CLI (apps/cli) against the installed kernel and approval service through port-forwards. */
 async function gatehouse(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
-  const { stdout } = await run("node", [`${REPO}/packages/cli/bin/gatehouse.js`, ...args], {
+  const { stdout } = await run("node", [`${REPO}/apps/cli/bin/gatehouse.js`, ...args], {
     env: { ...process.env, ...env },
     timeout: 120_000,
   });

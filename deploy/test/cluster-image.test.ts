@@ -1,9 +1,9 @@
 /**
- * scripts/cluster/image.sh builds container images without a registry or a Docker engine: umoci lays
+ * deploy/cluster/image.sh builds container images without a registry or a Docker engine: umoci lays
  * out an OCI image from a rootfs directory and its config, and the script writes an OCI archive that
  * containerd names by its io.containerd.image.name annotation. These tests run the real script with
- * the real umoci (built into the cluster cache by scripts/setup.sh → scripts/cluster/build.sh tools)
- * and --no-import (no cluster needed; loading into containerd is covered by cluster.test.ts).
+ * the real umoci (built into the cluster cache by scripts/setup.sh → deploy/cluster/build.sh tools)
+ * and --no-import (no cluster needed; loading into containerd is covered by local-cluster.test.ts).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";

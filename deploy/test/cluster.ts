@@ -1,5 +1,5 @@
 /**
- * Test helpers for the local cluster (`npm run cluster -- up|down`, scripts/cluster/): bring it up or
+ * Test helpers for the local cluster (`npm run cluster -- up|down`, deploy/cluster/): bring it up or
  * reuse a running one (and its NetworkPolicy agent), run kubectl against it, wait on conditions,
  * port-forward to a Service. Each `ensure…` stops only what it started.
  */

@@ -1,7 +1,7 @@
 /**
  * The external systems an install needs, run in the local cluster for the tests: a Temporal dev server
  * and a NATS server, each in namespace `gh-deps` from the host's own binaries (`temporal`, installed by
- * `npm run setup`; Debian's `nats-server`) packed as images by scripts/cluster/image.sh.
+ * `npm run setup`; Debian's `nats-server`) packed as images by deploy/cluster/image.sh.
  */
 import { execFileSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -58,7 +58,7 @@ function imageOfBinary(name: string, binary: string): string {
     execFileSync(
       "bash",
       [
-        join(REPO, "scripts/cluster/image.sh"),
+        join(REPO, "deploy/cluster/image.sh"),
         "--ref",
         ref,
         "--rootfs",

@@ -39,7 +39,7 @@ export const COMPONENTS: readonly string[] = [
 /** Every component the chart can deploy: {@link COMPONENTS} and the optional ones. */
 export const ALL_COMPONENTS: readonly string[] = [...COMPONENTS, ...OPTIONAL_COMPONENTS];
 
-/** The cluster cache folder agreed with scripts/cluster (binaries in bin/, runtime state in run/). */
+/** The cluster cache folder agreed with deploy/cluster (binaries in bin/, runtime state in run/). */
 export function clusterCache(): string {
   const base =
     process.env.GATEHOUSE_CACHE_DIR ??

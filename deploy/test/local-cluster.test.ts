@@ -1,5 +1,5 @@
 /**
- * `npm run cluster -- up|status|down` against the real local cluster (scripts/cluster/*.sh): a real
+ * `npm run cluster -- up|status|down` against the real local cluster (deploy/cluster/*.sh): a real
  * etcd, kube-apiserver, controller manager, scheduler, containerd with the gVisor shim, kubelet,
  * kube-proxy and CoreDNS on this host. Proves that a Pod with `runtimeClassName: gvisor` runs on
  * gVisor's kernel (a runc Pod next to it shows the host's), that a Pod resolves a Service's name

@@ -1,6 +1,6 @@
 /**
  * NetworkPolicy enforcement on the real local cluster (issue 14): kube-network-policies, run by
- * `npm run cluster -- up` as a host process (scripts/cluster/netpol.sh), drops what a policy denies.
+ * `npm run cluster -- up` as a host process (deploy/cluster/netpol.sh), drops what a policy denies.
  *
  * 1. Two plain busybox pods and a Service in a fresh namespace: TCP (HTTP over nc) client → server pod IP and
  *    client → Service IP pass without a policy, time out (dropped, not refused) under a default-deny

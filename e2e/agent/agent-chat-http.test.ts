@@ -27,9 +27,9 @@ import type {
 import { InProcessNoticeBus } from "@gatehouse/live-notices";
 import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { agentChats, startAgentChatsServer } from "@gatehouse/worker";
-import { api, openEvents } from "./gateway-client.ts";
-import { type Harness, startHarness } from "./harness.ts";
-import { startWorkerProcess } from "./worker-process.ts";
+import { api, openEvents } from "../support/gateway-client.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
+import { startWorkerProcess } from "../support/worker-process.ts";
 
 /** The turn's token budget (AGENT_MAX_TURN_TOKENS): the fake reports 15 tokens per answer unless told. */
 const MAX_TOKENS = 1000;

@@ -15,9 +15,9 @@ import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-c
 import type { ConnectionDecisionResult, ConnectionRequestsResponse } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
 import { bundleAgentWorkflows, startAgent } from "@gatehouse/worker";
-import { api } from "./gateway-client.ts";
-import { DEV_OWNER, type Harness, startHarness } from "./harness.ts";
-import { startWorkerProcess } from "./worker-process.ts";
+import { api } from "../support/gateway-client.ts";
+import { DEV_OWNER, type Harness, startHarness } from "../support/harness.ts";
+import { startWorkerProcess } from "../support/worker-process.ts";
 
 let fake: FakeOpenAiServer;
 let h: Harness;

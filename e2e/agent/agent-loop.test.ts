@@ -13,9 +13,9 @@ import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import { waitUntil } from "@gatehouse/service-kit";
 import { type AgentChats, AgentOff, agentChats, startAgent } from "@gatehouse/worker";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { DEV_OWNER, type Harness, startHarness, unary } from "./harness.ts";
-import { startWorkerProcess } from "./worker-process.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { DEV_OWNER, type Harness, startHarness, unary } from "../support/harness.ts";
+import { startWorkerProcess } from "../support/worker-process.ts";
 
 const MAX_STEPS = 5;
 let fake: FakeOpenAiServer;

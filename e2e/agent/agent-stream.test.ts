@@ -14,9 +14,9 @@ import type { Chat, ChatDelta, SendMessageResult } from "@gatehouse/gateway-cont
 import { connectNatsNoticeBus } from "@gatehouse/live-notices";
 import { startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { freePort, waitUntil } from "@gatehouse/service-kit";
-import { api, type EventStreamClient, openEvents } from "./gateway-client.ts";
-import { DEV_OWNER, type Harness, startHarness } from "./harness.ts";
-import { startWorkerProcess } from "./worker-process.ts";
+import { api, type EventStreamClient, openEvents } from "../support/gateway-client.ts";
+import { DEV_OWNER, type Harness, startHarness } from "../support/harness.ts";
+import { startWorkerProcess } from "../support/worker-process.ts";
 
 let fake: FakeOpenAiServer;
 let h: Harness;

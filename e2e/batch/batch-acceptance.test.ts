@@ -14,9 +14,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
-import { returned } from "./harness.ts";
-import { type SplitStack, startSplitStack } from "./split-stack.ts";
-import { untilFinal } from "./until-final.ts";
+import { returned } from "../support/harness.ts";
+import { type SplitStack, startSplitStack } from "../support/split-stack.ts";
+import { untilFinal } from "../support/until-final.ts";
 
 const require = createRequire(import.meta.url);
 const MEMORY_SERVER = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");

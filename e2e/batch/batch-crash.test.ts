@@ -16,9 +16,9 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ActionStatus } from "@gatehouse/proto";
 import { callUnary, waitUntil } from "@gatehouse/service-kit";
-import { returned } from "./harness.ts";
-import { type SplitStack, startSplitStack } from "./split-stack.ts";
-import { untilFinal } from "./until-final.ts";
+import { returned } from "../support/harness.ts";
+import { type SplitStack, startSplitStack } from "../support/split-stack.ts";
+import { untilFinal } from "../support/until-final.ts";
 
 const require = createRequire(import.meta.url);
 const FILES_SERVER = require.resolve("@modelcontextprotocol/server-filesystem/dist/index.js");

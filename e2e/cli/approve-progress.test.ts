@@ -16,16 +16,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { devRegistry } from "@gatehouse/dev-stack";
 import { waitUntil } from "@gatehouse/service-kit";
-import { devRegistry } from "../src/dev-stack.ts";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { type Harness, returned, startHarness } from "../support/harness.ts";
 
 const BIN = join(import.meta.dirname, "..", "bin", "gatehouse.js");
 const run = promisify(execFile);
 /** A real MCP server (SDK, stdio) whose `slow_write {label}` finishes once `release-<label>` exists. */
 const SLOW_TOOL_SERVER = join(
   import.meta.dirname,
-  "../../../services/gatekeeper-mcp/test/fixtures/slow-tool-server.ts",
+  "../../services/gatekeeper-mcp/test/fixtures/slow-tool-server.ts",
 );
 
 let h: Harness;

@@ -14,10 +14,10 @@ import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { freePort } from "@gatehouse/service-kit";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { type Harness, returned, startHarness } from "../support/harness.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const ROOT = resolve(import.meta.dirname, "../..");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const run = promisify(execFile);
 
 let h: Harness;

@@ -15,8 +15,8 @@ import { KernelClient } from "@gatehouse/proto";
 import { callUnary, canConnect, type ProcessInfo, processInfo, waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const ROOT = resolve(import.meta.dirname, "../..");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const linux = process.platform === "linux";
 const hasRunsc = (() => {
   try {

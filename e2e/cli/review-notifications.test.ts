@@ -18,6 +18,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
+import { type DevStack, startDevStack } from "@gatehouse/dev-stack";
 import type { ApiError, NotificationPreferencesResponse } from "@gatehouse/gateway-contract";
 import { REVIEW_NOTIFICATIONS_STREAM } from "@gatehouse/kernel";
 import { loadNotifyConfig, type NotifyConfig } from "@gatehouse/notify";
@@ -25,10 +26,9 @@ import { KernelClient } from "@gatehouse/proto";
 import { freePort, waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser } from "playwright-core";
-import { type DevStack, startDevStack } from "../src/dev-stack.ts";
-import { launchBrowser } from "./browser.ts";
-import { api } from "./gateway-client.ts";
-import { DEV_MEMBERS, DEV_OWNER, unary } from "./harness.ts";
+import { launchBrowser } from "../support/browser.ts";
+import { api } from "../support/gateway-client.ts";
+import { DEV_MEMBERS, DEV_OWNER, unary } from "../support/harness.ts";
 
 const python = join(
   process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
@@ -37,7 +37,7 @@ const python = join(
   "bin",
   "python",
 );
-const SMTP_SINK = join(import.meta.dirname, "../../notify/test/fixtures/smtp_sink.py");
+const SMTP_SINK = join(import.meta.dirname, "../../packages/notify/test/fixtures/smtp_sink.py");
 
 const dir = mkdtempSync(join(tmpdir(), "gatehouse-notify-"));
 const mailbox = join(dir, "mail.jsonl");

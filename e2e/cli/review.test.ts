@@ -12,13 +12,13 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { submitReview } from "@gatehouse/cli/review";
 import { type ActionRecord, ActionStatus } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
-import { submitReview } from "../src/commands/review.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const ROOT = resolve(import.meta.dirname, "../..");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const run = promisify(execFile);
 
 let h: Harness;

@@ -15,8 +15,8 @@ import type { ApiError, ConnectionDecisionResult, InboxResponse } from "@gatehou
 import { type ConnectionRequest, ConnectionsClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { credentials, type ServiceError, status } from "@grpc/grpc-js";
-import { api } from "./gateway-client.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let connections: ConnectionsClient;

@@ -9,7 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { ActionStatus } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import type { ServiceError } from "@grpc/grpc-js";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { CodeExecutionStarted, type ExecuteResult } from "@gatehouse/proto";
 import type { ServiceError } from "@grpc/grpc-js";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {

@@ -12,8 +12,8 @@ import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-c
 import type { ApiError, ExecutionView } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
-import { api } from "./gateway-client.ts";
-import { DEV_OWNER, type Harness, startHarness, unary } from "./harness.ts";
+import { api } from "../support/gateway-client.ts";
+import { DEV_OWNER, type Harness, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let fake: FakeOpenAiServer;

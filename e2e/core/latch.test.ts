@@ -6,12 +6,12 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { logTable } from "@gatehouse/cli/output";
+import { devRegistry } from "@gatehouse/dev-stack";
 import { createRemotes } from "@gatehouse/gatekeeper-git";
 import { waitUntil } from "@gatehouse/service-kit";
-import { devRegistry } from "../src/dev-stack.ts";
-import { logTable } from "../src/output.ts";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {

@@ -11,6 +11,7 @@ import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { writeDevFile } from "@gatehouse/dev-stack";
 import type {
   ApiError,
   InboxResponse,
@@ -20,10 +21,9 @@ import type {
   WorkspacesResponse,
 } from "@gatehouse/gateway-contract";
 import type { Browser } from "playwright-core";
-import { writeDevFile } from "../src/dev-stack.ts";
-import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
-import { api, openEvents } from "./gateway-client.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "../support/browser.ts";
+import { api, openEvents } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let base: string;
@@ -353,14 +353,14 @@ test("in the web app, a non-member's inbox lacks the workspace and its action pa
 
 /** Runs the CLI as a process in the harness's data dir, as if `gatehouse dev` ran there; never throws on exit 1. */
 async function gatehouse(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const root = resolve(import.meta.dirname, "../../..");
+  const root = resolve(import.meta.dirname, "../..");
   const env: NodeJS.ProcessEnv = { ...process.env, GATEHOUSE_DATA_DIR: h.dir, GATEHOUSE_USER: "carol" };
   delete env.GATEHOUSE_KERNEL_ADDRESS;
   delete env.GATEHOUSE_APPROVAL_ADDRESS;
   try {
     const { stdout, stderr } = await promisify(execFile)(
       process.execPath,
-      ["--no-node-snapshot", "--import", "tsx", join(root, "packages/cli/src/main.ts"), ...args],
+      ["--no-node-snapshot", "--import", "tsx", join(root, "apps/cli/src/main.ts"), ...args],
       { cwd: root, env, timeout: 120_000 },
     );
     return { code: 0, stdout, stderr };

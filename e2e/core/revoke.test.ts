@@ -13,9 +13,9 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { ActionStatus, type LogView } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
-const CLI = resolve(import.meta.dirname, "../src/main.ts");
+const CLI = resolve(import.meta.dirname, "../../apps/cli/src/main.ts");
 const run = promisify(execFile);
 
 let h: Harness;

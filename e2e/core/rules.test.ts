@@ -10,12 +10,12 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { devRegistry } from "@gatehouse/dev-stack";
 import { ActionStatus } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
-import { devRegistry } from "../src/dev-stack.ts";
-import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {
@@ -47,7 +47,7 @@ async function refused(p: Promise<unknown>, code: status, message: RegExp): Prom
   });
 }
 
-const CLI = resolve(import.meta.dirname, "../src/main.ts");
+const CLI = resolve(import.meta.dirname, "../../apps/cli/src/main.ts");
 /** Runs `gatehouse <args>` against this stack; resolves with its exit code and stderr. */
 async function gatehouse(...args: string[]): Promise<{ code: number; stderr: string }> {
   try {

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type Harness, startHarness, unary } from "./harness.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {

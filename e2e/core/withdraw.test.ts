@@ -9,10 +9,10 @@ import { execFile } from "node:child_process";
 import { join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { type Harness, returned, startHarness } from "../support/harness.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const ROOT = resolve(import.meta.dirname, "../..");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const run = promisify(execFile);
 
 let h: Harness;

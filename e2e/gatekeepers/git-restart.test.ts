@@ -9,12 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
+import { type DevStack, startDevStack } from "@gatehouse/dev-stack";
 import { ActionStatus, DecisionsClient, KernelClient } from "@gatehouse/proto";
 import { callUnary as unary } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
-import { type DevStack, startDevStack } from "../src/dev-stack.ts";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { DEV_MEMBERS, DEV_OWNER, returned } from "./harness.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { DEV_MEMBERS, DEV_OWNER, returned } from "../support/harness.ts";
 
 /** A started stack on `dir` with its kernel and decisions clients. */
 async function start(

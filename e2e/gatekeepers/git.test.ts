@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { ActionStatus } from "@gatehouse/proto";
 import type { ServiceError } from "@grpc/grpc-js";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 before(async () => {

@@ -16,8 +16,8 @@ import { ActionStatus } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import pg from "pg";
 import { stringify } from "yaml";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
-import { untilFinal } from "./until-final.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
+import { untilFinal } from "../support/until-final.ts";
 
 /** The shop database: read and write roles, the sales schema, a table outside it. */
 const SHOP_SQL = `

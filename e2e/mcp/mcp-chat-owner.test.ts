@@ -11,10 +11,10 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import type { ActionDetail } from "@gatehouse/gateway-contract";
 import type { LogView } from "@gatehouse/proto";
-import { api } from "./gateway-client.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectMcpHttp, structuredOf, textOf } from "./mcp-http-client.ts";
-import { connectStdio } from "./mcp-stdio-client.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
+import { connectMcpHttp, structuredOf, textOf } from "../support/mcp-http-client.ts";
+import { connectStdio } from "../support/mcp-stdio-client.ts";
 
 let h: Harness;
 const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";

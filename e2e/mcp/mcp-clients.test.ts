@@ -12,8 +12,8 @@ import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { type Harness, startHarness } from "./harness.ts";
-import { mcpUrl } from "./mcp-http-client.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
+import { mcpUrl } from "../support/mcp-http-client.ts";
 
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);

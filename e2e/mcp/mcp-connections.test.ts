@@ -13,10 +13,10 @@ import type { ConnectionDecisionResult } from "@gatehouse/gateway-contract";
 import { ConnectionsClient } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
-import { api } from "./gateway-client.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectMcpHttp, structuredOf, textOf } from "./mcp-http-client.ts";
-import { connectStdio, type StdioSession } from "./mcp-stdio-client.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
+import { connectMcpHttp, structuredOf, textOf } from "../support/mcp-http-client.ts";
+import { connectStdio, type StdioSession } from "../support/mcp-stdio-client.ts";
 
 let h: Harness;
 let connections: ConnectionsClient;

@@ -16,8 +16,8 @@ import {
   extractWWWAuthenticateParams,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectMcpHttp, mcpUrl, structuredOf } from "./mcp-http-client.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
+import { connectMcpHttp, mcpUrl, structuredOf } from "../support/mcp-http-client.ts";
 
 const AUDIENCE = "gatehouse-mcp-test";
 let h: Harness;

@@ -13,10 +13,10 @@ import { waitUntil } from "@gatehouse/service-kit";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
-import { api } from "./gateway-client.ts";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectMcpHttp, mcpUrl, structuredOf, textOf } from "./mcp-http-client.ts";
+import { api } from "../support/gateway-client.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
+import { connectMcpHttp, mcpUrl, structuredOf, textOf } from "../support/mcp-http-client.ts";
 
 let h: Harness;
 let base: string;

@@ -15,9 +15,9 @@ import { MAX_CODE_BYTES } from "@gatehouse/kernel";
 import { ActionStatus, ActionSubmitted, CodeExecuted } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
-import { connectStdio, type StdioSession } from "./mcp-stdio-client.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
+import { connectStdio, type StdioSession } from "../support/mcp-stdio-client.ts";
 
 let h: Harness;
 const sessions: StdioSession[] = [];
@@ -408,7 +408,7 @@ test("createAgentMcpServer: close() ends the session's WatchBindings stream", as
   await waitUntil("the watch to end", async () => (await watches()) === open());
 });
 
-const CLI = resolve(import.meta.dirname, "../src/main.ts");
+const CLI = resolve(import.meta.dirname, "../../apps/cli/src/main.ts");
 const cliEnv = () => ({
   ...process.env,
   GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel,

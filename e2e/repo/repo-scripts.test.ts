@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
+const ROOT = resolve(import.meta.dirname, "../..");
 const WORKSPACES = ["packages", "services"].flatMap((d) => readdirSync(join(ROOT, d)).map((n) => join(d, n)));
 
 /** Lines that run turbo (comments and echoed text aside). */

@@ -13,9 +13,9 @@ import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { freePort, waitForPort as waitForListening } from "@gatehouse/service-kit";
 import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
-import { git, makeBareRepo } from "./git-repo.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
+const ROOT = resolve(import.meta.dirname, "../..");
 const run = promisify(execFile);
 
 /**
@@ -185,7 +185,7 @@ after(async () => {
 async function gatehouse(...args: string[]): Promise<string> {
   const { stdout } = await run(
     process.execPath,
-    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
+    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "apps/cli/src/main.ts"), ...args],
     { cwd: ROOT, env, timeout: 120_000 },
   );
   return stdout;

@@ -21,8 +21,8 @@ import { waitUntil } from "@gatehouse/service-kit";
 import Database from "better-sqlite3";
 import pg from "pg";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const ROOT = resolve(import.meta.dirname, "../..");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const CLI = ["--no-node-snapshot", "--import", "tsx", MAIN];
 const exec = promisify(execFile);
 

@@ -1,7 +1,7 @@
 /**
  * Debian's Chromium driven by playwright-core (no browser download): the approver web app's
  * acceptance tests open the gateway `gatehouse dev` serves. Screenshots go to
- * packages/cli/test-output/screenshots (gitignored; written by each run).
+ * e2e/test-output/screenshots (gitignored; written by each run).
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";

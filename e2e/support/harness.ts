@@ -6,11 +6,11 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type DevStack, type DevStackOptions, startDevStack } from "@gatehouse/dev-stack";
 import type { RegistryConfig } from "@gatehouse/gatekeeper-mcp";
 import { DecisionsClient, type ExecuteResult, KernelClient } from "@gatehouse/proto";
 import { callUnary } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
-import { type DevStack, type DevStackOptions, startDevStack } from "../src/dev-stack.ts";
 
 export interface Harness {
   dir: string;

@@ -9,7 +9,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Harness } from "./harness.ts";
 
-const CLI = resolve(import.meta.dirname, "../src/main.ts");
+const CLI = resolve(import.meta.dirname, "../../apps/cli/src/main.ts");
 
 export interface StdioSession {
   client: Client;

@@ -17,7 +17,7 @@ import { freePort, waitForPort } from "@gatehouse/service-kit";
 import { startTemporalDevServer, type TemporalDevServer } from "@gatehouse/temporal-dev";
 import { credentials } from "@grpc/grpc-js";
 
-const ROOT = resolve(import.meta.dirname, "../../..");
+const ROOT = resolve(import.meta.dirname, "../..");
 
 /**
  * The services of a split stack. The first approval process is "approval", further ones (option

@@ -2,7 +2,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
-const WORKER_DIR = fileURLToPath(new URL("../../../services/worker", import.meta.url));
+const WORKER_DIR = fileURLToPath(new URL("../../services/worker", import.meta.url));
 
 /** A running worker process. */
 export interface WorkerProcess {

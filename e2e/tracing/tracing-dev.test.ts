@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { startTracing, stopTracing } from "@gatehouse/telemetry";
 import { type Jaeger, type JaegerSpan, startJaeger } from "@gatehouse/telemetry/testing";
-import { type Harness, startHarness } from "./harness.ts";
-import { connectMcpHttp, textOf } from "./mcp-http-client.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
+import { connectMcpHttp, textOf } from "../support/mcp-http-client.ts";
 
 const DEADLINE_MS = 120_000;
 let jaeger: Jaeger | undefined;

@@ -18,9 +18,9 @@ import type { DecisionResult } from "@gatehouse/gateway-contract";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { callUnary } from "@gatehouse/service-kit";
 import { type Jaeger, type JaegerSpan, startJaeger } from "@gatehouse/telemetry/testing";
-import { api } from "./gateway-client.ts";
-import { connectMcpHttp, structuredOf, textOf } from "./mcp-http-client.ts";
-import { type SplitDevToken, type SplitStack, startSplitStack } from "./split-stack.ts";
+import { api } from "../support/gateway-client.ts";
+import { connectMcpHttp, structuredOf, textOf } from "../support/mcp-http-client.ts";
+import { type SplitDevToken, type SplitStack, startSplitStack } from "../support/split-stack.ts";
 
 const require = createRequire(import.meta.url);
 const MEMORY_SERVER = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");

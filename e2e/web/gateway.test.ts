@@ -16,8 +16,8 @@ import type {
 } from "@gatehouse/gateway-contract";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { ActionStatus } from "@gatehouse/proto";
-import { api, openEvents } from "./gateway-client.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { api, openEvents } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let nats: NatsServerProcess;

@@ -25,9 +25,9 @@ import type {
 } from "@gatehouse/gateway-contract";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { callUnary } from "@gatehouse/service-kit";
-import { api, type EventStreamClient, openEvents } from "./gateway-client.ts";
-import { returned } from "./harness.ts";
-import { type SplitDevToken, type SplitStack, startSplitStack } from "./split-stack.ts";
+import { api, type EventStreamClient, openEvents } from "../support/gateway-client.ts";
+import { returned } from "../support/harness.ts";
+import { type SplitDevToken, type SplitStack, startSplitStack } from "../support/split-stack.ts";
 
 const require = createRequire(import.meta.url);
 const MEMORY_SERVER = require.resolve("@modelcontextprotocol/server-memory/dist/index.js");

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { Browser } from "playwright-core";
-import { launchBrowser, openApp } from "./browser.ts";
-import { type Harness, startHarness } from "./harness.ts";
+import { launchBrowser, openApp } from "../support/browser.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
 
 let h: Harness;
 let browser: Browser;

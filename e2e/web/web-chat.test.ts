@@ -12,8 +12,8 @@ import type { AgentConfig } from "@gatehouse/agent-core/providers";
 import { type FakeOpenAiServer, startFakeOpenAiServer } from "@gatehouse/agent-core/testing";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "./browser.ts";
-import { type Harness, startHarness } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "../support/browser.ts";
+import { type Harness, startHarness } from "../support/harness.ts";
 
 let fake: FakeOpenAiServer;
 let nats: NatsServerProcess;
@@ -22,7 +22,7 @@ let browser: Browser;
 const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";
 
 before(async () => {
-  assert.ok(existsSync(join(import.meta.dirname, "../../../web/dist/index.html")), "web/dist is built");
+  assert.ok(existsSync(join(import.meta.dirname, "../../web/dist/index.html")), "web/dist is built");
   fake = await startFakeOpenAiServer();
   nats = await startNatsServer();
   const agent: AgentConfig = {

@@ -10,8 +10,8 @@ import { after, before, test } from "node:test";
 import { ConnectionsClient } from "@gatehouse/proto";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "./browser.ts";
-import { type Harness, startHarness, unary } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "../support/browser.ts";
+import { type Harness, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let browser: Browser;

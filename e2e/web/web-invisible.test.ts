@@ -17,12 +17,12 @@ import type { ActionDetail } from "@gatehouse/gateway-contract";
 import { showInvisible } from "@gatehouse/gateway-contract/invisible";
 import { ActionSubmitted, Delivery } from "@gatehouse/proto";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
-import { api } from "./gateway-client.ts";
-import { git, makeBareRepo } from "./git-repo.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "../support/browser.ts";
+import { api } from "../support/gateway-client.ts";
+import { git, makeBareRepo } from "../support/git-repo.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
-const ROOT = join(import.meta.dirname, "../../..");
+const ROOT = join(import.meta.dirname, "../..");
 const run = promisify(execFile);
 /** A file name that reads "invoice…exe.txt"-like when the override is obeyed. */
 const NAME = "invoice\u202Etxt.exe";
@@ -98,7 +98,7 @@ async function cli(...args: string[]): Promise<string> {
   };
   const { stdout } = await run(
     process.execPath,
-    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "packages/cli/src/main.ts"), ...args],
+    ["--no-node-snapshot", "--import", "tsx", join(ROOT, "apps/cli/src/main.ts"), ...args],
     { cwd: ROOT, env, timeout: 120_000 },
   );
   return stdout;

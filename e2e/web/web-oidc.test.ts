@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { type DevStack, startDevStack } from "@gatehouse/dev-stack";
 import { KernelClient } from "@gatehouse/proto";
 import { callUnary, freePort } from "@gatehouse/service-kit";
 import { credentials } from "@grpc/grpc-js";
 import type { Browser, Page } from "playwright-core";
-import { type DevStack, startDevStack } from "../src/dev-stack.ts";
-import { launchBrowser } from "./browser.ts";
-import { type OidcIssuer, startOidcIssuer } from "./oidc-issuer.ts";
+import { launchBrowser } from "../support/browser.ts";
+import { type OidcIssuer, startOidcIssuer } from "../support/oidc-issuer.ts";
 
 let stack: DevStack;
 let issuer: OidcIssuer;

@@ -16,9 +16,9 @@ import { after, before, test } from "node:test";
 import type { Action, ActionDetail, ApiError } from "@gatehouse/gateway-contract";
 import { waitUntil } from "@gatehouse/service-kit";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
-import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "../support/browser.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness } from "../support/harness.ts";
 
 let h: Harness;
 let browser: Browser;
@@ -26,7 +26,7 @@ let base: string;
 const tokenOf = (subject: string) => h.stack.devTokens.find((t) => t.subject === subject)?.token ?? "";
 
 before(async () => {
-  assert.ok(existsSync(join(import.meta.dirname, "../../../web/dist/index.html")), "web/dist is built");
+  assert.ok(existsSync(join(import.meta.dirname, "../../web/dist/index.html")), "web/dist is built");
   h = await startHarness();
   base = h.stack.addresses.gateway;
   browser = await launchBrowser();

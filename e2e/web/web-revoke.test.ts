@@ -10,9 +10,9 @@ import { after, before, test } from "node:test";
 import type { ApiError, RemoveBindingResult } from "@gatehouse/gateway-contract";
 import { ActionStatus } from "@gatehouse/proto";
 import type { Browser } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS } from "./browser.ts";
-import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS } from "../support/browser.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let browser: Browser;

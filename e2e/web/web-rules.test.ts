@@ -6,11 +6,11 @@ import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { devRegistry } from "@gatehouse/dev-stack";
 import { waitUntil } from "@gatehouse/service-kit";
 import type { Browser } from "playwright-core";
-import { devRegistry } from "../src/dev-stack.ts";
-import { launchBrowser, openApp } from "./browser.ts";
-import { type Harness, returned, startHarness } from "./harness.ts";
+import { launchBrowser, openApp } from "../support/browser.ts";
+import { type Harness, returned, startHarness } from "../support/harness.ts";
 
 let h: Harness;
 let browser: Browser;

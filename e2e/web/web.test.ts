@@ -11,9 +11,9 @@ import type { DecisionResult } from "@gatehouse/gateway-contract";
 import { type NatsServerProcess, startNatsServer } from "@gatehouse/live-notices/nats-server";
 import { ActionSubmitted, Delivery } from "@gatehouse/proto";
 import type { Browser, Page } from "playwright-core";
-import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "./browser.ts";
-import { api } from "./gateway-client.ts";
-import { type Harness, returned, startHarness, unary } from "./harness.ts";
+import { launchBrowser, openApp, SCREENSHOTS, scrollsSideways } from "../support/browser.ts";
+import { api } from "../support/gateway-client.ts";
+import { type Harness, returned, startHarness, unary } from "../support/harness.ts";
 
 let h: Harness;
 let nats: NatsServerProcess;
@@ -25,7 +25,7 @@ const row = (ws: string, id: number) =>
   `[data-testid="action-row"][data-workspace="${ws}"][data-action-id="${id}"]`;
 
 before(async () => {
-  const dist = join(import.meta.dirname, "../../../web/dist/index.html");
+  const dist = join(import.meta.dirname, "../../web/dist/index.html");
   assert.ok(existsSync(dist), "web/dist is built (npm run build)");
   nats = await startNatsServer();
   h = await startHarness(undefined, { natsUrl: nats.url });

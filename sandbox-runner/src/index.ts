@@ -17,7 +17,6 @@ import { DEFAULT_POOL_OPTIONS, type PoolOptions, type SandboxDescription } from 
 import { SandboxPool } from "./pool/pool.ts";
 import { sandboxRunnerHandlers } from "./server.ts";
 
-export { benchSandboxRunner, type SandboxBenchResult } from "./bench.ts";
 export { type ExecuteSnippetRequest, executeSnippet, type ServedBinding } from "./client.ts";
 export type { KubernetesBackendOptions } from "./kubernetes/backend.ts";
 export {

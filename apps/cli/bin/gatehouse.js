@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `gatehouse` command (`npm run gatehouse -- <command>`): runs the compiled CLI, dist/main.js,
- * which `npm run setup` (or `npm run build`) makes from src/ (packages/cli/build.mjs).
+ * which `npm run setup` (or `npm run build`) makes from src/ (apps/cli/build.mjs).
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";

@@ -7,6 +7,7 @@
  * with cli-table3's own `strlen` (string-width: wide CJK and emoji count 2), skipped for the
  * common printable-ASCII cell, whose width is its length.
  */
+/// <reference path="./cli-table3-utils.d.ts" />
 import { strlen } from "cli-table3/src/utils.js";
 
 /** Printable ASCII only: the width is the length. */

@@ -1,5 +1,5 @@
 /**
- * The `gatehouse` command runs the compiled CLI (packages/cli/dist, made by `npm run build`) with
+ * The `gatehouse` command runs the compiled CLI (apps/cli/dist, made by `npm run build`) with
  * plain node, no tsx: the commands that need no service, a clear error when dist/ is missing, and
  * `gatehouse dev` itself (which loads the services from source through tsx) serving the compiled
  * CLI's `workspace create`/`list` and `actions` — real processes and the real Temporal dev server.
@@ -14,7 +14,7 @@ import { promisify } from "node:util";
 import { canConnect, waitUntil } from "@gatehouse/service-kit";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
-const BIN = join(ROOT, "packages/cli/bin/gatehouse.js");
+const BIN = join(ROOT, "apps/cli/bin/gatehouse.js");
 const run = promisify(execFile);
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
@@ -53,7 +53,7 @@ async function gatehouse(
 }
 
 test("the compiled CLI answers --version and --help without tsx", async () => {
-  const version = JSON.parse(readFileSync(join(ROOT, "packages/cli/package.json"), "utf8")).version;
+  const version = JSON.parse(readFileSync(join(ROOT, "apps/cli/package.json"), "utf8")).version;
   const v = await gatehouse(["--version"]);
   assert.equal(v.code, 0, v.stderr);
   assert.equal(v.stdout.trim(), version);

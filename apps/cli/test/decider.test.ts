@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import { who } from "../src/commands/shared.ts";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
-const MAIN = join(ROOT, "packages/cli/src/main.ts");
+const MAIN = join(ROOT, "apps/cli/src/main.ts");
 const run = promisify(execFile);
 
 /** The environment without GATEHOUSE_USER and USER. */

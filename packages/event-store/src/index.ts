@@ -1,4 +1,4 @@
-/** @gatehouse/event-store: the event-store port, its SQLite, PostgreSQL and KurrentDB backends, chain verification, copy between stores, bench. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
+/** @gatehouse/event-store: the event-store port, its SQLite, PostgreSQL and KurrentDB backends, chain verification, copy between stores. The conformance suite is `@gatehouse/event-store/conformance` (it loads node:test). */
 
 export {
   type MigrateReport,
@@ -9,8 +9,6 @@ export {
   type VerifyStoreResult,
   verifyStore,
 } from "./admin.ts";
-export { type BenchAppendsOptions, type BenchAppendsResult, benchAppends } from "./bench.ts";
-export { type BenchPostgresResult, benchPostgresAppends } from "./bench-postgres.ts";
 export {
   CopyDiverged,
   type CopyOptions,

@@ -3,7 +3,7 @@
  * accepts (introducing the resource, possibly narrower) or declines with a reason.
  */
 import { z } from "zod";
-import type { Caller } from "./index.ts";
+import type { Caller } from "./caller.ts";
 
 /** Where a connection request stands: decided once, accepted or declined. */
 export type ConnectionRequestState = "pending" | "accepted" | "declined";

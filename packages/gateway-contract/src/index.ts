@@ -15,8 +15,10 @@
  * workspaces the person reaches.
  */
 import { z } from "zod";
+import type { Caller } from "./caller.ts";
 import type { ConnectionRequest } from "./connections.ts";
 
+export * from "./caller.ts";
 export * from "./chats.ts";
 export * from "./connections.ts";
 export * from "./executions.ts";
@@ -57,12 +59,6 @@ export interface ClientConfig {
 
 /** Lifecycle state of an action, as the action-log projection has it. */
 export type ActionStatus = "pending" | "approved" | "applying" | "applied" | "failed" | "rejected";
-
-/** Who ran the code that read or wrote: `agent` (id = chat id), `gadget`, `user`, `hook`. */
-export interface Caller {
-  kind: string;
-  id: string;
-}
 
 /** One action (a write held for approval) as the projection has it. Ids are log ids (stream positions). */
 export interface Action {

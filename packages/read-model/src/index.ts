@@ -3,12 +3,6 @@
  * detail, log pages) kept by a checkpointed projector, in SQLite or PostgreSQL, rebuildable from the
  * streams (docs/event-store.md "Read models").
  */
-export {
-  type BenchInboxOptions,
-  type BenchInboxResult,
-  benchInbox,
-  seedPendingWorkspaces,
-} from "./bench.ts";
 export { ReadModelBehind } from "./errors.ts";
 export { Leadership, type LeadershipOptions, PROJECTOR_LOCK_KEY } from "./leader.ts";
 export { type ReadModel, type ReadModelOptions, startReadModel } from "./read-model.ts";

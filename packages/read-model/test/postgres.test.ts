@@ -5,7 +5,7 @@ import { openEventStore } from "@gatehouse/event-store";
 import { type PostgresServer, startPostgresServer } from "@gatehouse/event-store/postgres-server";
 import { LogView } from "@gatehouse/proto";
 import pg from "pg";
-import { benchInbox, startReadModel } from "../src/index.ts";
+import { startReadModel } from "../src/index.ts";
 import { buildWorkspace, foldedLogBytes } from "./scenario.ts";
 import { readModelSuite } from "./suite.ts";
 import { until } from "./wait.ts";
@@ -108,23 +108,4 @@ test("an unreachable read-model database is StoreUnavailable naming the URL, pas
   } finally {
     await store.close();
   }
-});
-
-test("inbox latency: 10 000 pending actions across 100 workspaces (PostgreSQL store and read model)", async () => {
-  await raw("CREATE DATABASE bench_rm");
-  const url = server.url.replace(/\/gatehouse$/, "/bench_rm");
-  const { migratePostgres } = await import("@gatehouse/event-store");
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await migratePostgres(client, url);
-  await client.end();
-  const r = await benchInbox({
-    storeUrl: url,
-    readModelUrl: url,
-    workspaces: 100,
-    pendingPerWorkspace: 100,
-    iterations: 20,
-  });
-  console.log(`# inbox postgres: ${JSON.stringify(r)}`);
-  assert.equal(r.pendingActions, 10_000);
 });

@@ -6,7 +6,7 @@ import { after, test } from "node:test";
 import { openEventStore } from "@gatehouse/event-store";
 import { LogView } from "@gatehouse/proto";
 import Database from "better-sqlite3";
-import { benchInbox, startReadModel } from "../src/index.ts";
+import { startReadModel } from "../src/index.ts";
 import { buildWorkspace, foldedLogBytes } from "./scenario.ts";
 import { readModelSuite } from "./suite.ts";
 
@@ -48,10 +48,4 @@ test("an in-memory read model (no url) is rebuilt from the streams at start", as
   } finally {
     await store.close();
   }
-});
-
-test("inbox latency: 10 000 pending actions across 100 workspaces (in-memory SQLite)", async () => {
-  const r = await benchInbox({ workspaces: 100, pendingPerWorkspace: 100, iterations: 20 });
-  console.log(`# inbox sqlite: ${JSON.stringify(r)}`);
-  assert.equal(r.pendingActions, 10_000);
 });
