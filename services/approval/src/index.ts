@@ -33,7 +33,7 @@ import pino, { type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { BindingRuns } from "./adapters/binding-runs.ts";
 import { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
-import { TemporalLifecycle } from "./lifecycle/temporal.ts";
+import { DecisionService } from "./lifecycle/decision-service.ts";
 import { createMetrics } from "./metrics.ts";
 import { RevertRequests } from "./revert.ts";
 import { approvalQueueHandlers, decisionsHandlers } from "./server.ts";
@@ -42,7 +42,7 @@ export * from "@gatehouse/approval-core";
 export { LifecycleEngineUnavailable } from "./adapters/engine-errors.ts";
 export { readModelUrlFor } from "./config.ts";
 export type { ActionLifecycle, ApproveOptions } from "./lifecycle/action-lifecycle.ts";
-export { TemporalLifecycle } from "./lifecycle/temporal.ts";
+export { DecisionService } from "./lifecycle/decision-service.ts";
 export { RevertNotPrepared, RevertRequests } from "./revert.ts";
 
 /** Where the Temporal server is, and how the connection is secured (TLS, API key; absent: plaintext). */
@@ -106,7 +106,7 @@ export interface ApprovalServiceOptions {
 export interface ApprovalService {
   /** The bound gRPC port. */
   port: number;
-  lifecycle: TemporalLifecycle;
+  lifecycle: DecisionService;
   /** Prometheus registry (decisions by outcome, decision→outcome latency). */
   metrics: Registry;
   /** Stops accepting calls, waits for in-flight decisions, closes the Temporal connection. */
@@ -160,7 +160,7 @@ export async function startApprovalService(options: ApprovalServiceOptions): Pro
         clientOptions: { ...PEER_CHANNEL_OPTIONS, ...tracing.grpcClientOptions() },
       });
   const interceptors = await temporalClientInterceptors(tracing);
-  const lifecycle = new TemporalLifecycle({
+  const lifecycle = new DecisionService({
     streams,
     runs: new BindingRuns({
       client: new Client({ connection, namespace, ...(interceptors ? { interceptors } : {}) }),

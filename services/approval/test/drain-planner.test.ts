@@ -1,4 +1,4 @@
-/** The pure planning behind the Temporal lifecycle: given events / when planning / then the plan. */
+/** The pure planning behind the decision service: given events / when planning / then the plan. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {

@@ -1,5 +1,5 @@
 /**
- * Over gRPC, with the Temporal lifecycle: an approval withdrawn before a worker claims it is never
+ * Over gRPC, with the decision service: an approval withdrawn before a worker claims it is never
  * applied (its approved dependents are withdrawn with it), an action already applied cannot be
  * withdrawn, and a batch bound to descriptions is refused whole when one digest does not match.
  * No worker runs at first, so the approvals stay unclaimed until the test starts one.

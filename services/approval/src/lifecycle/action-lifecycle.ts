@@ -1,6 +1,6 @@
 /**
  * How the approval service decides actions (docs/architecture.md "The approval contract" and "Orchestration").
- * `TemporalLifecycle` appends decisions (ActionApproved, ActionRejected + cascade) directly; the
+ * `DecisionService` (decision-service.ts) appends decisions (ActionApproved, ActionRejected + cascade) directly; the
  * lifecycle worker's binding runs (Temporal) append the claims and outcomes (ActionApplying,
  * ActionApplied, ActionApplyFailed, ActionClaimReleased) and call the gatekeeper. Deciding never calls a gatekeeper from this service (its one gatekeeper call is
  * RequestRevert's PrepareRevert, src/revert.ts, which stages and applies nothing).

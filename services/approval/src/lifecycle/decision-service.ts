@@ -1,6 +1,7 @@
 /**
- * `TemporalLifecycle`: the ActionLifecycle with decisions appended directly and the applies run by
- * the lifecycle worker's binding runs (contract: @gatehouse/approval-core/lifecycle-contract).
+ * `DecisionService`: the approval service's ActionLifecycle. It appends the decisions (approve,
+ * reject with its cascade, withdraw, expiry) directly and leaves the applies to the lifecycle
+ * worker's binding runs (contract: @gatehouse/approval-core/lifecycle-contract).
  * Approve appends every ActionApproved of its plan in one append (expected revision; a conflict
  * re-reads and re-plans), wakes the touched bindings' runs and, unless asked not to, watches the
  * stream for the outcomes. Reject appends the rejection and its cascade and hands them to the
@@ -17,8 +18,8 @@ import { ExpirySweeper } from "./expiry.ts";
 import { type LifecycleMetrics, noMetrics } from "./metrics-hooks.ts";
 import { waitForOutcomes } from "./outcome-watch.ts";
 
-/** Dependencies of TemporalLifecycle. */
-export interface TemporalLifecycleOptions {
+/** Dependencies of DecisionService. */
+export interface DecisionServiceOptions {
   streams: WorkspaceStreams;
   runs: BindingRuns;
   /** Pending time-to-live, ms. */
@@ -44,7 +45,12 @@ function contextOf(decidedBy: string) {
   };
 }
 
-export class TemporalLifecycle implements ActionLifecycle {
+/**
+ * Decides actions: approve (Approve, ApproveBatch), reject, withdraw, the auto-approval rule and its
+ * drain after a submit append their events to the workspace stream; it calls no gatekeeper and holds
+ * no Temporal code (the worker's binding runs apply what it approved).
+ */
+export class DecisionService implements ActionLifecycle {
   /** Serializes the drains of one workspace, so two drains never race for the same action. */
   private readonly drains = new KeyedQueue();
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -56,7 +62,7 @@ export class TemporalLifecycle implements ActionLifecycle {
   private readonly maxWaitMs: number;
   readonly expiry: ExpirySweeper;
 
-  constructor(options: TemporalLifecycleOptions) {
+  constructor(options: DecisionServiceOptions) {
     this.streams = options.streams;
     this.runs = options.runs;
     this.logger = options.logger;
