@@ -27,7 +27,7 @@ todo=0
 todos=""
 failures=""
 # scripts: the set-up step's own tests (not a package: run with node --test directly).
-packages=(scripts packages/caller-token packages/gateway-contract packages/service-kit packages/telemetry packages/event-store packages/approval-core packages/agent-core packages/agent-mcp packages/read-model packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git services/gatekeeper-postgres sandbox-runner services/kernel services/gateway apps/cli deploy loadtests)
+packages=(scripts packages/caller-token packages/gateway-contract packages/apply-protocol packages/service-kit packages/telemetry packages/event-store packages/approval-core packages/agent-core packages/agent-mcp packages/read-model packages/temporal-dev packages/gatekeeper-kit packages/live-notices services/approval services/worker services/gatekeeper-mcp services/gatekeeper-git services/gatekeeper-postgres sandbox-runner services/kernel services/gateway apps/cli deploy loadtests)
 # Tests live in <package>/test/ (e2e: one folder per surface). Any other folder with tests runs too (after those), so a new package is never silently left out.
 for dir in packages/* services/* web sandbox-runner apps/* e2e bench deploy loadtests; do
   ls "$dir"/*/*.test.ts >/dev/null 2>&1 || continue

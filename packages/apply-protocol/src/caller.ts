@@ -1,10 +1,11 @@
 /**
- * The gatekeeper caller used by the lifecycle: ApplyAction (server streaming: `running` while the
- * gatekeeper performs the action, then the outcome) and the best-effort ActionRejected
- * notice (proto/gatehouse/v1/gatekeeper.proto); and by the approval service for
- * Gatekeeper.PrepareRevert (RequestRevert). Interfaces so tests can use in-process ones;
- * `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind (a binding's
- * `ResourceIntroduced.gatekeeper`).
+ * The caller half of the apply protocol (gatekeeper.proto ApplyAction / ApplyActions), used by the
+ * lifecycle worker; and the rest of what callers ask gatekeepers by kind: the best-effort
+ * ActionRejected notice, and Gatekeeper.PrepareRevert for the approval service (RequestRevert).
+ * ApplyAction is server streaming: `running` while the gatekeeper performs the action, then the
+ * outcome; how an ApplyActions stream is read is run-stream.ts. Interfaces so tests can use
+ * in-process ones; `GrpcGatekeeperApplier` is the real gRPC client, addressed by gatekeeper kind (a
+ * binding's `ResourceIntroduced.gatekeeper`). The server half is server.ts.
  */
 
 import {
@@ -12,27 +13,23 @@ import {
   type ApplyActionProgress,
   type ApplyActionRequest,
   type ApplyActionResponse,
+  type ApplyActionRunning,
   type ApplyActionsRequest,
   GatekeeperClient,
   type PrepareRevertRequest,
   type PrepareRevertResponse,
 } from "@gatehouse/proto";
-import { type ClientOptions, credentials, Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { followRun, type RunEnd, type RunWatch } from "./apply-run-stream.ts";
-import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./gatekeeper-call-error.ts";
-
-export type { RunEnd, RunWatch } from "./apply-run-stream.ts";
-export { formatMs, GatekeeperCallError } from "./gatekeeper-call-error.ts";
-
-/**
- * gRPC metadata key of ApplyActions carrying the caller's longest wait for one action of the run,
- * in ms (decimal), so the gatekeeper can bound each external call by it (ApplyAction uses the
- * call's deadline for this; a run has one deadline for many actions).
- */
-export const APPLY_MAX_MS_METADATA = "gatehouse-apply-max-ms";
-
-/** Default longest wait for one apply, per gatekeeper kind: 15 minutes, in ms. */
-export const DEFAULT_APPLY_MAX_MS = 15 * 60 * 1000;
+import {
+  type ClientOptions,
+  type ClientReadableStream,
+  credentials,
+  Metadata,
+  type ServiceError,
+  status,
+} from "@grpc/grpc-js";
+import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./call-error.ts";
+import { APPLY_MAX_MS_METADATA, DEFAULT_APPLY_MAX_MS } from "./constants.ts";
+import { followRun, type RunEnd, type RunWatch } from "./run-stream.ts";
 
 /** What `GatekeeperApplier.apply` reports while it waits. */
 export interface ApplyWatch {
@@ -331,4 +328,29 @@ export class GrpcGatekeeperApplier implements GatekeeperApplier, GatekeeperRever
     );
     return c;
   }
+}
+
+/**
+ * Reads an ApplyAction stream to its outcome, with no limit on how long it runs: for tests and
+ * simple tools. The lifecycle worker uses `GrpcGatekeeperApplier.apply`, which also treats a
+ * silent stream as lost and bounds the wait.
+ * @param onRunning called with each `running` message.
+ * @returns the `outcome`. @throws the gRPC ServiceError the stream ended with, or an Error when it
+ *   ended without an outcome.
+ */
+export function readApplyOutcome(
+  call: ClientReadableStream<ApplyActionProgress>,
+  onRunning?: (running: ApplyActionRunning) => void,
+): Promise<ApplyActionResponse> {
+  return new Promise((resolve, reject) => {
+    let outcome: ApplyActionResponse | undefined;
+    call.on("data", (m: ApplyActionProgress) => {
+      if (m.event?.$case === "running") onRunning?.(m.event.running);
+      else if (m.event?.$case === "outcome") outcome = m.event.outcome;
+    });
+    call.on("error", reject);
+    call.on("end", () =>
+      outcome ? resolve(outcome) : reject(new Error("ApplyAction ended without an outcome")),
+    );
+  });
 }

@@ -1,12 +1,12 @@
 /**
  * Reads one Gatekeeper.ApplyActions stream (gatekeeper.proto) on the caller's side: which action
  * is in flight, each outcome as it arrives, and, when the stream breaks or falls silent, which
- * action's outcome is unknown and which were certainly not sent. `GrpcGatekeeperApplier.applyRun`
- * opens the call; this file decides what its messages mean.
+ * action's outcome is unknown and which were certainly not sent (the caller half of the apply
+ * protocol). `GrpcGatekeeperApplier.applyRun` (caller.ts) opens the call; this file decides what its messages mean.
  */
 import type { ApplyActionResponse, ApplyActionsProgress } from "@gatehouse/proto";
 import { type ClientReadableStream, type ServiceError, status } from "@grpc/grpc-js";
-import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./gatekeeper-call-error.ts";
+import { formatMs, GatekeeperCallError, REFUSED_BEFORE_ACTING } from "./call-error.ts";
 
 /** What `GatekeeperApplier.applyRun` reports while the run goes on. */
 export interface RunWatch {

@@ -1,6 +1,7 @@
 /**
- * ApplyActions end to end over real grpc-js on loopback: the kit's `applyRunHandler` serving, and
- * approval-core's `GrpcGatekeeperApplier.applyRun` (what the lifecycle calls) reading. Order,
+ * The caller half of the apply protocol: ApplyActions end to end over real grpc-js on loopback,
+ * `GrpcGatekeeperApplier.applyRun` (what the lifecycle calls) reading and the server half's
+ * `applyRunHandler` serving. Order,
  * results of earlier actions for later ones, stop at the first failure, refusals before and during
  * the run, a gatekeeper process killed mid-run, silence, and a caller that leaves mid-run.
  */
@@ -9,12 +10,6 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { createInterface } from "node:readline";
 import { after, test } from "node:test";
-import {
-  GatekeeperCallError,
-  GrpcGatekeeperApplier,
-  type RunEnd,
-  type RunWatch,
-} from "@gatehouse/approval-core";
 import type {
   ApplyActionRequest,
   ApplyActionResponse,
@@ -23,9 +18,11 @@ import type {
 } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { status } from "@grpc/grpc-js";
-import { applyRunHandler } from "../src/apply-run.ts";
-import { InvalidRequest } from "../src/errors.ts";
-import { startGatekeeper } from "./helpers.ts";
+import { GatekeeperCallError } from "../src/call-error.ts";
+import { GrpcGatekeeperApplier } from "../src/caller.ts";
+import type { RunEnd, RunWatch } from "../src/run-stream.ts";
+import { applyRunHandler } from "../src/server.ts";
+import { InvalidRequest, startGatekeeper, TEST_ERRORS } from "./helpers.ts";
 
 const counted: { method: string; code: string }[] = [];
 const warned: Record<string, unknown>[] = [];
@@ -35,6 +32,7 @@ const deps = {
     rpcSeconds: { startTimer: () => () => undefined },
   },
   logger: { error: () => undefined, warn: (obj: object) => warned.push(obj as Record<string, unknown>) },
+  errors: TEST_ERRORS,
 };
 
 /** Every call of the apply function, in order; and the deadline each got. */

@@ -1,5 +1,6 @@
 /**
- * applyStreamHandler over a real grpc-js server and client on loopback: `running` while the apply
+ * The server half of the apply protocol: applyStreamHandler over a real grpc-js server and client
+ * on loopback: `running` while the apply
  * is in flight, then one outcome; errors as statuses; a caller that leaves never stops the apply.
  */
 import assert from "node:assert/strict";
@@ -7,9 +8,9 @@ import { after, test } from "node:test";
 import type { ApplyActionRequest, ApplyActionResponse, ApplyActionRunning } from "@gatehouse/proto";
 import { waitUntil } from "@gatehouse/service-kit";
 import { type ServiceError, status } from "@grpc/grpc-js";
-import { applyStreamHandler, readApplyOutcome } from "../src/apply-stream.ts";
-import { InvalidRequest } from "../src/errors.ts";
-import { startGatekeeper } from "./helpers.ts";
+import { readApplyOutcome } from "../src/caller.ts";
+import { applyStreamHandler } from "../src/server.ts";
+import { InvalidRequest, startGatekeeper, TEST_ERRORS } from "./helpers.ts";
 
 const counted: { method: string; code: string }[] = [];
 const warned: Record<string, unknown>[] = [];
@@ -19,6 +20,7 @@ const deps = {
     rpcSeconds: { startTimer: () => () => undefined },
   },
   logger: { error: () => undefined, warn: (obj: object) => warned.push(obj as Record<string, unknown>) },
+  errors: TEST_ERRORS,
 };
 
 /** Applies pending on a release the test controls, keyed by local id. */

@@ -16,6 +16,8 @@
  * });
  * ```
  */
+
+import type { ApplyContext, ApplyLogger, RunUnits } from "@gatehouse/apply-protocol";
 import type {
   ActionRejectedRequest,
   ApplyActionRequest,
@@ -28,8 +30,7 @@ import type {
   ResolveResourceRequest,
   ResolveResourceResponse,
 } from "@gatehouse/proto";
-import { applyRunHandler, type RunUnits } from "./apply-run.ts";
-import { type ApplyContext, type ApplyLogger, applyStreamHandler } from "./apply-stream.ts";
+import { applyRunHandler, applyStreamHandler } from "./apply.ts";
 import { InvalidRequest } from "./errors.ts";
 import type { KitLogger } from "./logger.ts";
 import type { GatekeeperMetrics } from "./metrics.ts";

@@ -30,8 +30,19 @@
  *   latency and per-status-code metrics, `toServiceError` mapping and message-free logging of
  *   unexpected errors; `applyStreamHandler(deps, fn)` serves the streaming ApplyAction (`running`
  *   while the apply is in flight, then the outcome); `applyRunHandler(deps, fn)` serves the batch
- *   ApplyActions through the same per-action `fn` (in order, stops at the first failure).
+ *   ApplyActions through the same per-action `fn` (in order, stops at the first failure). Both are
+ *   @gatehouse/apply-protocol's server half with the kit's errors plugged in (apply.ts).
  */
+
+export {
+  APPLY_MAX_MS_METADATA,
+  APPLY_PROGRESS_EVERY_MS,
+  type ApplyContext,
+  type ApplyLogger,
+  type RunUnits,
+  readApplyOutcome,
+} from "@gatehouse/apply-protocol";
+export { applyRunHandler, applyStreamHandler, KIT_APPLY_ERRORS, type KitApplyDeps } from "./apply.ts";
 export {
   AnswerLost,
   applyFault,
@@ -42,15 +53,6 @@ export {
   type TransportCause,
   type TransportFault,
 } from "./apply-outcome.ts";
-export { APPLY_MAX_MS_METADATA, applyRunHandler, checkRun, type RunUnits } from "./apply-run.ts";
-export {
-  APPLY_PROGRESS_EVERY_MS,
-  type ApplyContext,
-  type ApplyLogger,
-  applyStreamHandler,
-  notSentAsFailure,
-  readApplyOutcome,
-} from "./apply-stream.ts";
 export { type ApprovalQueue, type ApprovalQueueOptions, connectApprovalQueue } from "./approval-client.ts";
 export { type Cascaded, cascadeFrom, type DependencyNode, dependencyClosure } from "./cascade.ts";
 export { readYamlConfigFile, type YamlConfigFileOptions } from "./config-file.ts";

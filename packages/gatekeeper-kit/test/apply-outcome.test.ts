@@ -13,9 +13,11 @@ import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { readApplyOutcome } from "@gatehouse/apply-protocol";
 import type { ApplyActionRequest, ApplyActionsProgress } from "@gatehouse/proto";
 import { freePort } from "@gatehouse/service-kit";
 import { type ServiceError, status } from "@grpc/grpc-js";
+import { applyRunHandler, applyStreamHandler } from "../src/apply.ts";
 import {
   AnswerLost,
   applyFault,
@@ -24,8 +26,6 @@ import {
   faultMessage,
   NotSent,
 } from "../src/apply-outcome.ts";
-import { applyRunHandler } from "../src/apply-run.ts";
-import { applyStreamHandler, readApplyOutcome } from "../src/apply-stream.ts";
 import { selfSignedCertificate } from "../src/testing.ts";
 import { startGatekeeper } from "./helpers.ts";
 
