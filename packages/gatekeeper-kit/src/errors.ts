@@ -34,15 +34,6 @@ export class ApprovalRefused extends GatekeeperError {
 }
 
 /**
- * A journal transition was asked of an action in the wrong state (e.g. claiming an action that is
- * already applying, or rejecting one that was applied). Apply must never run twice.
- */
-export class ActionStateConflict extends GatekeeperError {
-  override name = "ActionStateConflict";
-  readonly code = "failed_precondition" as const;
-}
-
-/**
  * A reply would not fit one Cap'n Web frame under the sandbox's frame cap (SANDBOX_MAX_FRAME_BYTES);
  * it was refused before anything was recorded (see frame-budget.ts).
  */

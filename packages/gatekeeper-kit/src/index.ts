@@ -12,8 +12,7 @@
  *   direction-control characters (`invisibleValues`, `invisibleNote`).
  * - Simulation: `ProvisionalIds` (`~1`, `~2`, ... and permanent aliases), `PendingOverlay`
  *   (ordered pending writes over reads; drop cascades), `cascadeFrom` / `dependencyClosure`,
- *   `restoreOverlayOnce` (rebuild the overlay and applied provisional ids after a restart),
- *   `ActionJournal` (staged → pending → applying → applied | failed | rejected, at-most-once claim).
+ *   `restoreOverlayOnce` (rebuild the overlay and applied provisional ids after a restart).
  * - Reply sizes: `replyBudget`, `textPageBytes`, `checkReplyFits`, `cutTextsToFit` size what a
  *   gatekeeper returns from the sandbox's frame cap (`DEFAULT_MAX_FRAME_BYTES`), before it records
  *   the read, so a reply never ends an execution with a MessageSizeError.
@@ -101,14 +100,6 @@ export {
 } from "./handlers.ts";
 export { codeSpan, INLINE_MAX_GRAPHEMES, inlineSafe, oneLine } from "./inline-text.ts";
 export { type InvisibleValue, invisibleNote, invisibleValues } from "./invisible-note.ts";
-export {
-  ActionJournal,
-  isFinal,
-  type JournalEntry,
-  type JournalEventType,
-  type JournalState,
-  transition,
-} from "./journal.ts";
 export { type KitLogger, silentLogger } from "./logger.ts";
 export { type GatekeeperMetrics, gatekeeperMetrics, metricPrefix } from "./metrics.ts";
 export { type ObservedPage, observePage, type PageDescription, type PageSlice, pageOf } from "./observe.ts";
