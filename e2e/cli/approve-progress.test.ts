@@ -20,7 +20,7 @@ import { devRegistry } from "@gatehouse/dev-stack";
 import { waitUntil } from "@gatehouse/service-kit";
 import { type Harness, returned, startHarness } from "../support/harness.ts";
 
-const BIN = join(import.meta.dirname, "..", "bin", "gatehouse.js");
+const BIN = join(import.meta.dirname, "../../apps/cli/bin/gatehouse.js");
 const run = promisify(execFile);
 /** A real MCP server (SDK, stdio) whose `slow_write {label}` finishes once `release-<label>` exists. */
 const SLOW_TOOL_SERVER = join(

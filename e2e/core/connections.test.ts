@@ -211,7 +211,13 @@ test("the CLI lists and declines requests; the log, replay and verify take the c
   const cli = (...args: string[]) =>
     promisify(execFile)(
       process.execPath,
-      ["--no-node-snapshot", "--import", "tsx", join(import.meta.dirname, "..", "src", "main.ts"), ...args],
+      [
+        "--no-node-snapshot",
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "../../apps/cli/src/main.ts"),
+        ...args,
+      ],
       { env: { ...process.env, GATEHOUSE_KERNEL_ADDRESS: h.stack.addresses.kernel, GATEHOUSE_USER: "ann" } },
     );
   const noReason = await cli("connections", "decline", ws, String(r.requestId), "--reason", " ").catch(

@@ -88,7 +88,14 @@ test("over /mcp the session's ChatStarted names the token's person before any to
 
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ["--no-node-snapshot", "--import", "tsx", join(import.meta.dirname, "..", "src", "main.ts"), "log", ws],
+      [
+        "--no-node-snapshot",
+        "--import",
+        "tsx",
+        join(import.meta.dirname, "../../apps/cli/src/main.ts"),
+        "log",
+        ws,
+      ],
       { env: { ...process.env, GATEHOUSE_APPROVAL_ADDRESS: h.stack.addresses.approval } },
     );
     assert.match(stdout, /chat of/);

@@ -91,7 +91,7 @@ test("the Python MCP SDK's client (PyPI mcp) lists the tools and runs execute_co
   const { stdout } = await run(
     PYTHON,
     [
-      join(import.meta.dirname, "mcp_http_client.py"),
+      join(import.meta.dirname, "../support/mcp_http_client.py"),
       mcpUrl(h.stack.addresses.gateway, ws).href,
       token,
       READ,
