@@ -90,7 +90,7 @@ test("a read over Streamable HTTP is recorded and returned", async () => {
   try {
     const res = await b.stub["get-sum"]({ a: 2, b: 3 });
     assert.match(res.content[0].text, /5/);
-    assert.equal(h.approval.observations.at(-1)!.description.kind, "mcp.tool.get-sum");
+    assert.equal(h.approval.observationCalls.at(-1)!.description.kind, "mcp.tool.get-sum");
   } finally {
     b.close();
   }
@@ -105,8 +105,8 @@ test("vetted endpoint + favourable hints is auto-approvable; the same server pas
     const p1 = await vetted.stub["gzip-file-as-resource"](args);
     const p2 = await byo.stub["gzip-file-as-resource"](args);
     assert.equal(toolCalls.length, calls, "writes never reach the server before approval");
-    const s1 = h.approval.submissions.find((s) => s.id === p1.actionId)!;
-    const s2 = h.approval.submissions.find((s) => s.id === p2.actionId)!;
+    const s1 = h.approval.submissions.find((s) => s.actionId === p1.actionId)!;
+    const s2 = h.approval.submissions.find((s) => s.actionId === p2.actionId)!;
     assert.equal(s1.description.autoApprovable, true);
     assert.equal(s2.description.autoApprovable, false);
     assert.match(s2.description.classifiedBy, /endpoint byo/);

@@ -47,14 +47,14 @@ after(async () => {
 async function stage(tool: string, args: Record<string, unknown>): Promise<ActionDescription> {
   const p = await b.stub[tool](args);
   assert.equal(p.status, "pending");
-  return h.approval.submissions.find((s) => s.id === p.actionId)!.description;
+  return h.approval.submissions.find((s) => s.actionId === p.actionId)!.description;
 }
 
 test("write_file over an existing file shows the diff and a destructive risk; the reads are not observations", async () => {
   const path = join(root, "docs", "ledger.md");
-  const observations = h.approval.observations.length;
+  const observations = h.approval.observationCalls.length;
   const d = await stage("write_file", { path, content: "# Ledger\n\nalpha\ngamma\n" });
-  assert.equal(h.approval.observations.length, observations, "describe-reads record nothing");
+  assert.equal(h.approval.observationCalls.length, observations, "describe-reads record nothing");
   assert.equal(callsReachingServer(countFile).filter((c) => c === "write_file").length, 0);
   assert.equal(readFileSync(path, "utf8"), "# Ledger\n\nalpha\nbeta\n", "nothing written");
   assert.match(

@@ -40,7 +40,7 @@ after(async () => {
 });
 
 function apply(actionId: number): Promise<ApplyActionResponse> {
-  const sub = h.approval.submissions.find((s) => s.id === actionId)!;
+  const sub = h.approval.submissions.find((s) => s.actionId === actionId)!;
   return readApplyOutcome(
     h.client.applyAction({
       workspaceId: "ws-1",
@@ -58,11 +58,11 @@ function apply(actionId: number): Promise<ApplyActionResponse> {
 test("a file read is recorded before its content is returned", async () => {
   const b = openBinding(h.client, "FS", "mcp://fs");
   try {
-    const n = h.approval.observations.length;
+    const n = h.approval.observationCalls.length;
     const res = await b.stub.read_text_file({ path: join(root, "hello.txt") });
     assert.equal(res.content[0].text, "hello world");
-    assert.equal(h.approval.observations.length, n + 1);
-    assert.equal(h.approval.observations.at(-1)!.description.kind, "mcp.tool.read_text_file");
+    assert.equal(h.approval.observationCalls.length, n + 1);
+    assert.equal(h.approval.observationCalls.at(-1)!.description.kind, "mcp.tool.read_text_file");
   } finally {
     b.close();
   }
@@ -71,9 +71,9 @@ test("a file read is recorded before its content is returned", async () => {
 test("a failing read returns the error and records nothing", async () => {
   const b = openBinding(h.client, "FS", "mcp://fs");
   try {
-    const n = h.approval.observations.length;
+    const n = h.approval.observationCalls.length;
     await rejects(b.stub.read_text_file({ path: join(root, "missing.txt") }), /read read_text_file failed/);
-    assert.equal(h.approval.observations.length, n, "no observation for a failed read");
+    assert.equal(h.approval.observationCalls.length, n, "no observation for a failed read");
   } finally {
     b.close();
   }
@@ -87,7 +87,7 @@ test("create_directory is pending with the dir unchanged, auto-approvable (vette
     assert.equal(p.status, "pending");
     assert.ok(!existsSync(target), "nothing created before approval");
     assert.equal(callsReachingServer(countFile).filter((c) => c === "create_directory").length, 0);
-    const sub = h.approval.submissions.find((s) => s.id === p.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === p.actionId)!;
     assert.equal(sub.description.autoApprovable, true);
     const res = await apply(p.actionId);
     assert.equal(res.ok, true, res.error);
@@ -103,7 +103,7 @@ test("an apply whose tool returns isError fails with the tool's text, called exa
   try {
     const before = readdirSync(root).sort();
     const p = await b.stub.write_file({ path: join(tmp.dir, "outside.txt"), content: "x" });
-    const sub = h.approval.submissions.find((s) => s.id === p.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === p.actionId)!;
     assert.equal(sub.description.autoApprovable, false, "write_file is destructive");
     const res = await apply(p.actionId);
     assert.equal(res.ok, false);

@@ -8,25 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { FrameTransport } from "@gatehouse/gatekeeper-kit";
-import {
-  type ActionDescription,
-  type ActionRecord,
-  ActionStatus,
-  type ApprovalQueueServer,
-  ApprovalQueueService,
-  GatekeeperClient,
-  type ObservationDescription,
-  type SessionClientMessage,
-  type SessionServerMessage,
-} from "@gatehouse/proto";
-import {
-  type ClientDuplexStream,
-  credentials,
-  Server,
-  ServerCredentials,
-  type ServiceError,
-  status,
-} from "@grpc/grpc-js";
+import { FakeApprovalQueue } from "@gatehouse/gatekeeper-kit/testing";
+import { GatekeeperClient, type SessionClientMessage, type SessionServerMessage } from "@gatehouse/proto";
+import { type ClientDuplexStream, credentials, type ServiceError } from "@grpc/grpc-js";
 import { RpcSession } from "capnweb";
 import { pino } from "pino";
 import { type McpGatekeeper, startMcpGatekeeper } from "../src/index.ts";
@@ -63,11 +47,26 @@ export function countedStdio(
 
 /** The tool names that reached the server, in order, read from a counting tee's file. */
 export function callsReachingServer(countFile: string): string[] {
+  return toolCallsReachingServer(countFile).map((c) => c.name);
+}
+
+/** The tools/call requests that reached the server, in order: tool name and arguments (JSON text). */
+export function toolCallsReachingServer(countFile: string): { name: string; argumentsJson: string }[] {
+  let text: string;
   try {
-    return readFileSync(countFile, "utf8").split("\n").filter(Boolean);
+    text = readFileSync(countFile, "utf8");
   } catch {
     return [];
   }
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf("\t");
+      return tab < 0
+        ? { name: line, argumentsJson: "{}" }
+        : { name: line.slice(0, tab), argumentsJson: line.slice(tab + 1) };
+    });
 }
 
 /** A temp dir removed by the returned function. */
@@ -76,138 +75,47 @@ export function tempDir(prefix = "gk-mcp-"): { dir: string; remove: () => void }
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-/**
- * FakeApprovalQueue: a gRPC ApprovalQueue server that records every call and hands out ids.
- * It stands in for services/approval (built concurrently); the real approval service is tested
- * with this gatekeeper in the cross-service suite.
- */
-export class FakeApprovalQueue {
-  readonly observations: { callerToken: string; description: ObservationDescription; id: number }[] = [];
-  readonly submissions: {
-    callerToken: string;
-    localId: string;
-    description: ActionDescription;
-    payloadJson: string;
-    id: number;
-  }[] = [];
-  readonly records = new Map<number, Partial<ActionRecord>>();
-  /** When set, AuthorizeObservation fails with this status (nothing recorded). */
-  refuseObservations: status | null = null;
-  #next = 1;
-  #server = new Server();
-  port = 0;
-
-  async start(): Promise<this> {
-    const impl: ApprovalQueueServer = {
-      authorizeObservation: (call, cb) => {
-        if (this.refuseObservations !== null) {
-          cb({ code: this.refuseObservations, details: "fake refusal" } as ServiceError);
-          return;
-        }
-        const id = this.#next++;
-        this.observations.push({
-          callerToken: call.request.callerToken,
-          description: call.request.description!,
-          id,
-        });
-        cb(null, { observationId: id });
-      },
-      submitAction: (call, cb) => {
-        const id = this.#next++;
-        const r = call.request;
-        this.submissions.push({
-          callerToken: r.callerToken,
-          localId: r.localId,
-          description: r.description!,
-          payloadJson: r.payloadJson,
-          id,
-        });
-        this.records.set(id, {
-          id,
-          localId: r.localId,
-          description: r.description,
-          status: ActionStatus.ACTION_STATUS_PENDING,
-        });
-        cb(null, { actionId: id, status: ActionStatus.ACTION_STATUS_PENDING });
-      },
-      // Not used by these tests: the MCP gatekeeper keeps no overlay to rebuild.
-      listUnappliedForCaller: (_call, cb) => cb({ code: 12, details: "not used by these tests" }),
-      getActionForCaller: (call, cb) => {
-        const rec = this.records.get(call.request.actionId);
-        if (!rec) {
-          cb({ code: status.NOT_FOUND, details: `no action ${call.request.actionId}` } as ServiceError);
-          return;
-        }
-        cb(null, { ...emptyRecord(), ...rec } as ActionRecord);
-      },
-    };
-    this.#server.addService(ApprovalQueueService, impl);
-    this.port = await new Promise<number>((res, rej) =>
-      this.#server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) =>
-        e ? rej(e) : res(p),
-      ),
-    );
-    return this;
-  }
-
-  close(): void {
-    this.#server.forceShutdown();
-  }
-}
-
-function emptyRecord(): ActionRecord {
-  return {
-    id: 0,
-    workspaceId: "",
-    binding: "",
-    localId: "",
-    description: undefined,
-    status: ActionStatus.ACTION_STATUS_UNSPECIFIED,
-    dependsOn: [],
-    caller: undefined,
-    submittedAt: "",
-    decidedBy: "",
-    decidedAt: "",
-    reason: "",
-    cascadedFrom: 0,
-    resultJson: "",
-    outcomeUnknown: false,
-    executionId: "",
-    lastRevision: 0,
-    chatStartedBy: "",
-    descriptionDigest: "",
-    withdrawnBy: "",
-  };
-}
+/** The kit's FAKE ApprovalQueue (stands in for services/approval; see its doc). */
+export { FakeApprovalQueue };
 
 /** A gatekeeper + FakeApprovalQueue + gRPC client, torn down by `close()`. */
 export interface Harness {
   gk: McpGatekeeper;
   approval: FakeApprovalQueue;
   client: GatekeeperClient;
+  /** Stops the gatekeeper (its MCP clients and stdio children too) and starts a new one on the same approval queue. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startHarness(registry: RegistryInput): Promise<Harness> {
   const approval = await new FakeApprovalQueue().start();
-  const gk = await startMcpGatekeeper({
-    registry: createRegistry(registry),
-    approvalAddress: `127.0.0.1:${approval.port}`,
-    host: "127.0.0.1",
-    port: 0,
-    logger: pino({ level: "silent" }),
-  });
-  const client = new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure());
-  return {
+  const startGk = () =>
+    startMcpGatekeeper({
+      registry: createRegistry(registry),
+      approvalAddress: `127.0.0.1:${approval.port}`,
+      host: "127.0.0.1",
+      port: 0,
+      logger: pino({ level: "silent" }),
+    });
+  const gk = await startGk();
+  const h: Harness = {
     gk,
     approval,
-    client,
+    client: new GatekeeperClient(`127.0.0.1:${gk.port}`, credentials.createInsecure()),
+    async restart() {
+      h.client.close();
+      await h.gk.close();
+      h.gk = await startGk();
+      h.client = new GatekeeperClient(`127.0.0.1:${h.gk.port}`, credentials.createInsecure());
+    },
     async close() {
-      client.close();
-      await gk.close();
+      h.client.close();
+      await h.gk.close();
       approval.close();
     },
   };
+  return h;
 }
 
 /** Promise form of a unary GatekeeperClient call. */

@@ -68,7 +68,7 @@ test("after the HTTP server restarted, the apply starts a new session and writes
   try {
     assert.equal((await b.stub.echo({ message: "before" })).content[0].text, "echo: before");
     const pending = (await b.stub.append_line({ line: "approved write" })) as { actionId: number };
-    const sub = h.approval.submissions.find((s) => s.id === pending.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === pending.actionId)!;
     assert.deepEqual(writesReachingServer(), [], "nothing written before approval");
 
     await stopServer();

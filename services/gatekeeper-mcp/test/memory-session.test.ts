@@ -78,7 +78,7 @@ test("a write is staged as pending without touching the server; ApplyAction chan
       "memory unchanged",
     );
 
-    const sub = h.approval.submissions.find((s) => s.id === pending.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === pending.actionId)!;
     assert.ok(sub, "SubmitAction was called");
     assert.equal(sub.callerToken.startsWith("gh1."), true);
     assert.match(sub.localId, /^[0-9a-f-]{36}$/);
@@ -116,15 +116,15 @@ test("a write is staged as pending without touching the server; ApplyAction chan
       status: ActionStatus.ACTION_STATUS_APPLIED,
       resultJson: applied.resultJson,
     });
-    const obsBefore = h.approval.observations.length;
+    const obsBefore = h.approval.observationCalls.length;
     const result = (await b.stub.getActionResult(pending.actionId)) as {
       status: string;
       result: { content: unknown[] };
     };
     assert.equal(result.status, "applied");
     assert.ok(Array.isArray(result.result.content));
-    assert.equal(h.approval.observations.length, obsBefore + 1);
-    assert.equal(h.approval.observations.at(-1)!.description.kind, "mcp.tool.create_entities.result");
+    assert.equal(h.approval.observationCalls.length, obsBefore + 1);
+    assert.equal(h.approval.observationCalls.at(-1)!.description.kind, "mcp.tool.create_entities.result");
   } finally {
     b.close();
   }
@@ -133,18 +133,18 @@ test("a write is staged as pending without touching the server; ApplyAction chan
 test("a read records an observation (with the caller token) and returns the data", async () => {
   const b = openBinding(h.client, "MEMORY", "mcp://memory");
   try {
-    const obsBefore = h.approval.observations.length;
+    const obsBefore = h.approval.observationCalls.length;
     const res = (await b.stub.read_graph()) as { content: { text: string }[] };
     assert.ok(res.content.length > 0);
-    assert.equal(h.approval.observations.length, obsBefore + 1);
-    const obs = h.approval.observations.at(-1)!;
+    assert.equal(h.approval.observationCalls.length, obsBefore + 1);
+    const obs = h.approval.observationCalls.at(-1)!;
     assert.equal(obs.description.kind, "mcp.tool.read_graph");
     assert.equal(obs.description.containsRestrictedData, false);
     assert.equal(obs.callerToken.startsWith("gh1."), true);
     const nodes = (await b.stub.open_nodes({ names: ["alice"] })) as unknown;
     assert.ok(nodes);
     assert.equal(
-      h.approval.observations.at(-1)!.description.containsRestrictedData,
+      h.approval.observationCalls.at(-1)!.description.containsRestrictedData,
       true,
       "restrictedTools flag",
     );
@@ -185,8 +185,8 @@ test("dependsOn maps earlier action ids to their local ids; an unknown id is a c
       { observations: [{ entityName: "alice", contents: ["x"] }] },
       { dependsOn: [first.actionId] },
     )) as { actionId: number };
-    const firstSub = h.approval.submissions.find((s) => s.id === first.actionId)!;
-    const secondSub = h.approval.submissions.find((s) => s.id === second.actionId)!;
+    const firstSub = h.approval.submissions.find((s) => s.actionId === first.actionId)!;
+    const secondSub = h.approval.submissions.find((s) => s.actionId === second.actionId)!;
     assert.deepEqual(secondSub.description.dependsOn, [firstSub.localId]);
     await rejects(
       b.stub.add_observations({ observations: [] }, { dependsOn: [999_999] }),

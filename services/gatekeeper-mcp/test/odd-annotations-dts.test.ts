@@ -51,7 +51,7 @@ test('a tool whose readOnlyHint is the string "true" is an action (pending, not 
   try {
     const p = await b.stub.string_true({ value: "v" });
     assert.equal(p.status, "pending");
-    const sub = h.approval.submissions.find((s) => s.id === p.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === p.actionId)!;
     assert.match(sub.description.classifiedBy, /readOnlyHint="true"/);
   } finally {
     b.close();
@@ -62,10 +62,13 @@ test("a tool without annotations is an action that is never auto-approvable", as
   const b = openBinding(h.client, "ODD", "mcp://odd");
   try {
     const p = await b.stub.no_annotations({ value: "v" });
-    const sub = h.approval.submissions.find((s) => s.id === p.actionId)!;
+    const sub = h.approval.submissions.find((s) => s.actionId === p.actionId)!;
     assert.equal(sub.description.autoApprovable, false);
     const f = await b.stub.favourable({ value: "v" });
-    assert.equal(h.approval.submissions.find((s) => s.id === f.actionId)!.description.autoApprovable, true);
+    assert.equal(
+      h.approval.submissions.find((s) => s.actionId === f.actionId)!.description.autoApprovable,
+      true,
+    );
   } finally {
     b.close();
   }
@@ -74,9 +77,9 @@ test("a tool without annotations is an action that is never auto-approvable", as
 test("a read that returns isError rejects with the tool text and records nothing", async () => {
   const b = openBinding(h.client, "ODD", "mcp://odd");
   try {
-    const n = h.approval.observations.length;
+    const n = h.approval.observationCalls.length;
     await rejects(b.stub.always_fails({ value: "v" }), /boom: always fails/);
-    assert.equal(h.approval.observations.length, n);
+    assert.equal(h.approval.observationCalls.length, n);
   } finally {
     b.close();
   }

@@ -99,7 +99,7 @@ test("PrepareRevert of an applied MCP write is FAILED_PRECONDITION, stages nothi
   try {
     const entity = { entities: [{ name: "bob", entityType: "person", observations: ["drinks coffee"] }] };
     const pending = (await b.stub.create_entities(entity)) as { actionId: number };
-    const sub = approval.submissions.find((s) => s.id === pending.actionId)!;
+    const sub = approval.submissions.find((s) => s.actionId === pending.actionId)!;
     assert.equal(sub.description.egress, false, "an MCP write goes to the bound server, not out");
     const applied = await readApplyOutcome(
       client.applyAction({
