@@ -4,7 +4,7 @@
  */
 
 import { type ApprovalQueue, gatekeeperHandlers } from "@gatehouse/gatekeeper-kit";
-import type { GatekeeperServer } from "@gatehouse/proto";
+import type { ApplyActionResponse, GatekeeperServer } from "@gatehouse/proto";
 import type { Logger } from "pino";
 import { applyAction } from "./apply.ts";
 import type { ConnectionPool } from "./connections.ts";
@@ -24,14 +24,27 @@ export interface ServerDeps {
   metrics: McpGatekeeperMetrics;
 }
 
-/** Builds the Gatekeeper service implementation. */
+/**
+ * Builds the Gatekeeper service implementation. Applies are at most once per action id in this
+ * process: a second ApplyAction of the same id (a caller that lost the first answer and asked
+ * again) gets the first one's outcome, and the tool is not called again.
+ */
 export function createGatekeeperServer(deps: ServerDeps): GatekeeperServer {
+  const applies = new Map<string, Promise<ApplyActionResponse>>();
   return gatekeeperHandlers(deps, {
     resolveResource: (req) => resolveResource(req, deps),
     session: mcpSessionHandlers(deps),
     // Streams `running` while the tool call is in flight, then the outcome; a run goes one call
     // after another in order, stopping at the first failure (gatekeeper.proto).
-    apply: (req, ctx) => applyAction(req, deps, ctx),
+    apply: (req, ctx) => {
+      const key = JSON.stringify([req.workspaceId, req.binding, req.actionId]);
+      let run = applies.get(key);
+      if (!run) {
+        run = applyAction(req, deps, ctx);
+        applies.set(key, run);
+      }
+      return run;
+    },
     // MCP has no overlays (writes are AWAIT, never simulated): no dropRejected, acknowledging is
     // all there is to do.
     // An MCP tool call has no generic inverse: always FAILED_PRECONDITION (revert.ts).
