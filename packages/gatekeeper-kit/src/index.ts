@@ -109,6 +109,7 @@ export {
   type GatekeeperProcessSpec,
   type ProcessBase,
   runGatekeeperProcess,
+  sandboxMaxFrameBytes,
 } from "./process.ts";
 export { isProvisionalId, ProvisionalIds } from "./provisional-ids.ts";
 export { type AppliedResultParser, type RestorableState, restoreOverlayOnce } from "./restore.ts";
@@ -118,6 +119,7 @@ export { type ClientSession, connectSession } from "./session-client.ts";
 export { BINDING_NAME, checkOpenFields } from "./session-open.ts";
 export { redactForCaller, type SessionHandlers, serveSession } from "./session-server.ts";
 export {
+  type GatekeeperAddress,
   type RunningGatekeeper,
   type StartGatekeeperOptions,
   type StartParts,

@@ -27,18 +27,25 @@ import {
   stopOnSignals,
 } from "@gatehouse/service-kit";
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
-import { type Logger, pino } from "pino";
+import { pino } from "pino";
 import { z } from "zod";
-import type { RunningGatekeeper } from "./start.ts";
+import { DEFAULT_MAX_FRAME_BYTES, MAX_MAX_FRAME_BYTES, MIN_MAX_FRAME_BYTES } from "./frame-budget.ts";
+import type { GatekeeperAddress, RunningGatekeeper } from "./start.ts";
 
-/** What every gatekeeper's start gets from the common variables. */
-export interface ProcessBase {
-  /** "host:port" of the approval service. */
-  approvalAddress: string;
-  host: string;
-  port: number;
-  logger: Logger;
-}
+/** What every gatekeeper's start gets from the common variables (and the logger). */
+export type ProcessBase = GatekeeperAddress;
+
+/**
+ * The `SANDBOX_MAX_FRAME_BYTES` variable of a gatekeeper that sizes its replies: the sandbox
+ * runners' frame cap in bytes (default DEFAULT_MAX_FRAME_BYTES, as theirs; between
+ * MIN_MAX_FRAME_BYTES and MAX_MAX_FRAME_BYTES). Set it to the runners' value.
+ */
+export const sandboxMaxFrameBytes = z.coerce
+  .number()
+  .int()
+  .min(MIN_MAX_FRAME_BYTES)
+  .max(MAX_MAX_FRAME_BYTES)
+  .default(DEFAULT_MAX_FRAME_BYTES);
 
 /** A gatekeeper's process: its name, variables and how it starts. */
 export interface GatekeeperProcessSpec<S extends z.ZodRawShape> {

@@ -29,10 +29,8 @@ export interface StartParts<M extends GatekeeperMetrics> {
   tracing: ServiceTracing;
 }
 
-/** Options of `startGatekeeper`. */
-export interface StartGatekeeperOptions<M extends GatekeeperMetrics> {
-  /** The service's name, e.g. "gatekeeper-git" (log lines, spans). */
-  name: string;
+/** Where a gatekeeper listens, which approval service it calls, and its logger: every gatekeeper's start options have these. */
+export interface GatekeeperAddress {
   /** "host:port" of the approval service's ApprovalQueue. */
   approvalAddress: string;
   /** Interface to bind, e.g. "127.0.0.1". */
@@ -40,6 +38,12 @@ export interface StartGatekeeperOptions<M extends GatekeeperMetrics> {
   /** TCP port; 0 picks a free one (returned). */
   port: number;
   logger: Logger;
+}
+
+/** Options of `startGatekeeper`. */
+export interface StartGatekeeperOptions<M extends GatekeeperMetrics> extends GatekeeperAddress {
+  /** The service's name, e.g. "gatekeeper-git" (log lines, spans). */
+  name: string;
   /** The metrics to record into (e.g. `gatekeeperMetrics(name)`, or a superset). */
   metrics: M;
   /**

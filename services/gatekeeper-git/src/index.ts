@@ -13,8 +13,7 @@
 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
-import type { Logger } from "pino";
+import { type GatekeeperAddress, type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import { DEFAULT_LIMITS, type Limits } from "./binding.ts";
 import { createMetrics, type GitGatekeeperMetrics } from "./metrics.ts";
 import type { RemoteRule } from "./remotes.ts";
@@ -43,7 +42,7 @@ export { type GitResource, parseGitResource, type ResourcePolicy } from "./resou
 export type { CommitPayload, CreateBranchPayload, FileChange, PushPayload, WritePayload } from "./state.ts";
 export { GitRepoTarget } from "./target.ts";
 
-export interface GitGatekeeperOptions {
+export interface GitGatekeeperOptions extends GatekeeperAddress {
   /** Absolute directories under which local repositories may be served. */
   allowedRoots: readonly string[];
   /** Remote prefixes an administrator allows, with credentials (default: none). */
@@ -52,12 +51,6 @@ export interface GitGatekeeperOptions {
   cacheDir?: string;
   /** Minimum time between fetches of a remote for reads, ms (default 2000; applies always fetch). */
   fetchIntervalMs?: number;
-  /** "host:port" of the approval service's ApprovalQueue. */
-  approvalAddress: string;
-  host: string;
-  /** TCP port; 0 picks a free one. */
-  port: number;
-  logger: Logger;
   metrics?: GitGatekeeperMetrics;
   /**
    * Page sizes and byte limits (default DEFAULT_LIMITS: 1000 files / 100 commits per page, 1 MiB files, 64 KiB

@@ -14,13 +14,7 @@
  * - LOG_LEVEL                     pino level (default info)
  */
 
-import {
-  ConfigurationRefused,
-  DEFAULT_MAX_FRAME_BYTES,
-  MAX_MAX_FRAME_BYTES,
-  MIN_MAX_FRAME_BYTES,
-  runGatekeeperProcess,
-} from "@gatehouse/gatekeeper-kit";
+import { ConfigurationRefused, runGatekeeperProcess, sandboxMaxFrameBytes } from "@gatehouse/gatekeeper-kit";
 import { z } from "zod";
 import { loadRemotesFile, type RemoteRule, startGitGatekeeper } from "./index.ts";
 
@@ -43,12 +37,7 @@ runGatekeeperProcess({
       .startsWith("/", "must be an absolute directory, e.g. /var/cache/gatekeeper-git")
       .optional(),
     // The sandbox runners' frame cap: set it to the same value as theirs.
-    SANDBOX_MAX_FRAME_BYTES: z.coerce
-      .number()
-      .int()
-      .min(MIN_MAX_FRAME_BYTES)
-      .max(MAX_MAX_FRAME_BYTES)
-      .default(DEFAULT_MAX_FRAME_BYTES),
+    SANDBOX_MAX_FRAME_BYTES: sandboxMaxFrameBytes,
   },
   async start(env, base) {
     const allowedRoots = env.GATEKEEPER_GIT_ALLOWED_ROOTS.split(":");

@@ -11,8 +11,7 @@
  * ```
  */
 
-import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
-import type { Logger } from "pino";
+import { type GatekeeperAddress, type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import { ConnectionPool, type PoolTimeouts } from "./connections.ts";
 import { createMetrics, type McpGatekeeperMetrics } from "./metrics.ts";
 import type { RegistryConfig } from "./registry.ts";
@@ -36,15 +35,8 @@ export { type ResolvedResource, resolveResourceUrl, type Trust } from "./resourc
 export { formatScopeFragment, parseScopeFragment, type Scope } from "./scope-fragment.ts";
 
 /** Options of `startMcpGatekeeper`. */
-export interface McpGatekeeperOptions {
+export interface McpGatekeeperOptions extends GatekeeperAddress {
   registry: RegistryConfig;
-  /** "host:port" of the approval service's ApprovalQueue. */
-  approvalAddress: string;
-  /** Interface to bind, e.g. "127.0.0.1". */
-  host: string;
-  /** TCP port; 0 picks a free one (returned). */
-  port: number;
-  logger: Logger;
   /** Metrics to register into (default: a fresh registry with process metrics). */
   metrics?: McpGatekeeperMetrics;
   timeouts?: Partial<PoolTimeouts>;

@@ -11,8 +11,7 @@
  * });
  * ```
  */
-import { type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
-import type { Logger } from "pino";
+import { type GatekeeperAddress, type RunningGatekeeper, startGatekeeper } from "@gatehouse/gatekeeper-kit";
 import { DEFAULT_LIMITS, type Limits } from "./limits.ts";
 import { createMetrics, type PostgresGatekeeperMetrics } from "./metrics.ts";
 import { Pools } from "./pools.ts";
@@ -31,15 +30,9 @@ export * from "./resource-url.ts";
 export * from "./statement-scope.ts";
 
 /** Options of `startPostgresGatekeeper`. */
-export interface PostgresGatekeeperOptions {
+export interface PostgresGatekeeperOptions extends GatekeeperAddress {
   /** The administrator's servers (registry.ts); validated. */
   registry: RegistryConfig;
-  /** "host:port" of the approval service's ApprovalQueue. */
-  approvalAddress: string;
-  host: string;
-  /** TCP port; 0 picks a free one. */
-  port: number;
-  logger: Logger;
   metrics?: PostgresGatekeeperMetrics;
   /** Page sizes and byte budgets (default DEFAULT_LIMITS; set `maxFrameBytes` to the runners' frame cap). */
   limits?: Partial<Limits>;

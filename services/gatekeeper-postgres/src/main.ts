@@ -11,13 +11,7 @@
  * - LOG_LEVEL                         pino level (default info)
  * Passwords are read from the files or environment variables the registry names.
  */
-import {
-  ConfigurationRefused,
-  DEFAULT_MAX_FRAME_BYTES,
-  MAX_MAX_FRAME_BYTES,
-  MIN_MAX_FRAME_BYTES,
-  runGatekeeperProcess,
-} from "@gatehouse/gatekeeper-kit";
+import { ConfigurationRefused, runGatekeeperProcess, sandboxMaxFrameBytes } from "@gatehouse/gatekeeper-kit";
 import { z } from "zod";
 import { loadRegistryFile, type RegistryConfig, startPostgresGatekeeper } from "./index.ts";
 
@@ -33,12 +27,7 @@ runGatekeeperProcess({
         1,
         "must name the YAML registry of PostgreSQL servers, e.g. /etc/gatekeeper-postgres/registry.yaml",
       ),
-    SANDBOX_MAX_FRAME_BYTES: z.coerce
-      .number()
-      .int()
-      .min(MIN_MAX_FRAME_BYTES)
-      .max(MAX_MAX_FRAME_BYTES)
-      .default(DEFAULT_MAX_FRAME_BYTES),
+    SANDBOX_MAX_FRAME_BYTES: sandboxMaxFrameBytes,
   },
   async start(env, base) {
     let registry: RegistryConfig;
