@@ -21,6 +21,8 @@
  * - Apply outcomes (apply-outcome.ts): not sent (`NotSent`, recorded failed), sent with the answer
  *   lost (`AnswerLost`, outcome unknown), answered; `classifyTransportError` and `faultMessage`
  *   turn a transport error into one of them with a message naming the endpoint and the cause.
+ * - Conformance (tests only, `@gatehouse/gatekeeper-kit/conformance`): `gatekeeperConformance`,
+ *   the suite every gatekeeper runs against its real system before it is wired in.
  * - Process skeleton: `runGatekeeperProcess` (a gatekeeper's `main.ts`: env, logger, tracing,
  *   ops endpoint, signals), `startGatekeeper` (approval client, tracing, gRPC server),
  *   `gatekeeperHandlers` (the Gatekeeper service around the gatekeeper's own parts),
