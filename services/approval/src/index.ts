@@ -1,6 +1,6 @@
 /**
  * Library entry of the approval service, used in-process by `gatehouse dev` and by tests.
- * docs/architecture.md "The approval contract" and "Orchestration"; contracts in proto/gatehouse/v1/approval.proto
+ * docs/architecture.md "The approval contract" and "Temporal's part"; contracts in proto/gatehouse/v1/approval.proto
  * and @gatehouse/approval-core/lifecycle-contract. The lifecycle engine is Temporal: this service is
  * a Temporal client; the lifecycle worker (@gatehouse/worker) applies actions and calls gatekeepers.
  * The one gatekeeper call this service makes itself is Gatekeeper.PrepareRevert (RequestRevert),

@@ -1,5 +1,5 @@
 /**
- * How the approval service decides actions (docs/architecture.md "The approval contract" and "Orchestration").
+ * How the approval service decides actions (docs/architecture.md "The approval contract" and "Temporal's part").
  * `DecisionService` (decision-service.ts) appends decisions (ActionApproved, ActionRejected + cascade) directly; the
  * lifecycle worker's binding runs (Temporal) append the claims and outcomes (ActionApplying,
  * ActionApplied, ActionApplyFailed, ActionClaimReleased) and call the gatekeeper. Deciding never calls a gatekeeper from this service (its one gatekeeper call is
