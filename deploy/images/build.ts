@@ -65,7 +65,7 @@ function duBytes(path: string): number {
 }
 
 /** The cluster script that writes an OCI archive from a root file system (and imports it). */
-const IMAGE_SH = join(REPO_ROOT, "scripts", "cluster", "image.sh");
+const IMAGE_SH = join(REPO_ROOT, "deploy", "cluster", "image.sh");
 
 /** Builds one image into `out`; imports it when `load`. */
 export async function buildImage(spec: ImageSpec, out: string, load: boolean): Promise<BuiltImage> {

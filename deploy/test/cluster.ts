@@ -120,7 +120,7 @@ export interface TestAgent {
  * @throws Error with netpol.sh's output when the start fails.
  */
 export async function ensureNetpol(): Promise<TestAgent> {
-  const netpol = join(REPO, "scripts", "cluster", "netpol.sh");
+  const netpol = join(REPO, "deploy", "cluster", "netpol.sh");
   const status = await command("bash", [netpol, "status"]);
   const running = status.ok && status.stdout.includes(": up");
   if (!running) {
