@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { test } from "node:test";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const WORKSPACES = ["packages", "services"].flatMap((d) => readdirSync(join(ROOT, d)).map((n) => join(d, n)));
+const WORKSPACES = ["packages", "services", "apps"].flatMap((d) => readdirSync(join(ROOT, d)).map((n) => join(d, n)));
 
 /** Lines that run turbo (comments and echoed text aside). */
 function turboCommands(text: string): string[] {
@@ -20,7 +20,7 @@ function turboCommands(text: string): string[] {
 
 test("every package.json script that runs turbo sets TURBO_TELEMETRY_DISABLED=1", () => {
   const problems: string[] = [];
-  for (const dir of [".", ...WORKSPACES, "sandbox-runner", "web"]) {
+  for (const dir of [".", ...WORKSPACES, "sandbox-runner", "web", "e2e", "bench", "deploy", "loadtests"]) {
     let pkg: { scripts?: Record<string, string> };
     try {
       pkg = JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8"));
