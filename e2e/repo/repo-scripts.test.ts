@@ -8,7 +8,9 @@ import { join, resolve } from "node:path";
 import { test } from "node:test";
 
 const ROOT = resolve(import.meta.dirname, "../..");
-const WORKSPACES = ["packages", "services", "apps"].flatMap((d) => readdirSync(join(ROOT, d)).map((n) => join(d, n)));
+const WORKSPACES = ["packages", "services", "apps"].flatMap((d) =>
+  readdirSync(join(ROOT, d)).map((n) => join(d, n)),
+);
 
 /** Lines that run turbo (comments and echoed text aside). */
 function turboCommands(text: string): string[] {
