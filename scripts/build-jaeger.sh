@@ -2,7 +2,8 @@
 # Builds the Jaeger all-in-one binary (an OTLP receiver with a trace query API) from the Go module proxy
 # into ${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/gatehouse}/jaeger/bin/jaeger, only when missing or
 # at another version. The tracing tests (packages/telemetry) export spans to it and read them back.
-# A wrapper module pins the command with `go get -tool`; its GOCACHE and GOMODCACHE live beside the binary.
+# A wrapper module pins the command with `go get -tool`; the Go caches are the set-up's shared ones
+# (scripts/go-cache.sh).
 # Usage: build-jaeger.sh [--check] [--print-path]
 #   --check       builds nothing: exit 0 when the binary is there at the pinned version, 1 otherwise
 #   --print-path  prints the binary's path (built or not) and exits
@@ -18,10 +19,10 @@ case "${1:-}" in
   *) echo "build-jaeger: unknown option $1 (--check or --print-path)" >&2; exit 2 ;;
 esac
 if [ -x "$BIN" ] && [ "$(cat "$MARKER" 2>/dev/null)" = "$JAEGER_VERSION" ]; then exit 0; fi
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
-command -v go >/dev/null 2>&1 || { echo "build-jaeger: Go is needed to build Jaeger $JAEGER_VERSION; install Go" >&2; exit 1; }
-mkdir -p "$CACHE/bin" "$CACHE/go" "$CACHE/src"
-export GOCACHE="$CACHE/go/cache" GOMODCACHE="$CACHE/go/mod" GOFLAGS="-buildvcs=false -modcacherw"
+# shellcheck source=go-cache.sh
+. "$(dirname "$0")/go-cache.sh"
+gatehouse_go_env || { echo "build-jaeger: Go is needed to build Jaeger $JAEGER_VERSION; install Go" >&2; exit 1; }
+mkdir -p "$CACHE/bin" "$CACHE/src"
 mod="$CACHE/src/jaeger-$JAEGER_VERSION"
 start=$SECONDS
 echo "build-jaeger: building Jaeger $JAEGER_VERSION into $BIN (several minutes cold on 2 cores)"

@@ -25,14 +25,14 @@ case "${1:-}" in
   *) echo "build-monitoring-crds: unknown option $1 (options: --check, --print-dir)" >&2; exit 2 ;;
 esac
 done_already && exit 0
-if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then export PATH="$PATH:/usr/local/go/bin"; fi
-command -v go >/dev/null 2>&1 || { echo "build-monitoring-crds: Go is not installed; install Go >= 1.24" >&2; exit 1; }
+# shellcheck source=go-cache.sh
+. "$(dirname "$0")/go-cache.sh"
+gatehouse_go_env || { echo "build-monitoring-crds: Go is not installed; install Go >= 1.24" >&2; exit 1; }
 
-mkdir -p "$ROOT/bin" "$ROOT/go" "$ROOT/src"
+mkdir -p "$ROOT/bin" "$ROOT/src"
 exec 8>"$ROOT/.build.lock"
 flock 8
 done_already && exit 0
-export GOCACHE="$ROOT/go/cache" GOMODCACHE="$ROOT/go/mod" GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local
 start=$SECONDS
 fail() { echo "build-monitoring-crds: $* (see above)" >&2; exit 1; }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds everything the local cluster needs into $CACHE/bin, only what is missing or at another version
-# than versions.sh pins (~20-25 min cold on 2 idle cores, seconds when cached). Go builds keep their
-# caches in $CACHE/go. One line per component being built.
+# than versions.sh pins (~20-25 min cold on 2 idle cores, seconds when cached). Go builds use the set-up's
+# shared Go caches (scripts/go-cache.sh). One line per component being built.
 # Usage: build.sh [--check] [GROUP...]   groups: tools (helm, umoci), debian (runc, CNI plugins,
 #        iptables), kube, etcd, containerd, gvisor, coredns, pause, netpol
 #        (kube-network-policies); default: all of them.

@@ -3,13 +3,16 @@
 # Layout (agreed between the cluster, chart and images scripts — keep it):
 #   CACHE=${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse}/cluster
 #   $CACHE/bin/          built and extracted binaries (+ cni/ plugins, .versions/ markers)
-#   $CACHE/go/{cache,mod} GOCACHE and GOMODCACHE of every build
+#   ${CACHE%/cluster}/go/{cache,mod}  GOCACHE and GOMODCACHE, shared with every Go build of the set-up
+#                        (scripts/go-cache.sh; a machine set up before moves its old $CACHE/go there)
 #   $CACHE/src/          wrapper modules (one folder per build)
 #   $CACHE/run/          runtime state: pki/, etcd/, containerd/, kubelet/, logs/, pids/, kubeconfig
 # shellcheck disable=SC2034
 CLUSTER_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=versions.sh
 . "$CLUSTER_DIR/versions.sh"
+# shellcheck source=../../scripts/go-cache.sh
+. "$CLUSTER_DIR/../../scripts/go-cache.sh"
 
 CACHE="${GATEHOUSE_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse}/cluster"
 BIN="$CACHE/bin"
@@ -63,8 +66,16 @@ need_build() {
 }
 
 # module_field MODULE@VERSION Dir|GoMod — downloads the module from the Go proxy and prints where
-# `go mod download -json` put its source tree (Dir) or its go.mod (GoMod).
-module_field() { go mod download -json "$1" | sed -n "s/^\t\"$2\": \"\(.*\)\",\$/\1/p"; }
+# `go mod download -json` put its source tree (Dir) or its go.mod (GoMod). On failure prints go's error
+# (which -json writes to stdout) to stderr and returns 1.
+module_field() {
+  local out
+  if ! out="$(go mod download -json "$1")"; then
+    echo "cluster: go mod download $1 failed: $(printf '%s\n' "$out" | sed -n 's/^\t"Error": "\(.*\)",\{0,1\}$/\1/p')" >&2
+    return 1
+  fi
+  printf '%s\n' "$out" | sed -n "s/^\t\"$2\": \"\(.*\)\",\$/\1/p"
+}
 
 # go_build_bin NAME VERSION DIR PACKAGE [go build flags...] — a static, trimmed `go build -p 2` of
 # PACKAGE in module DIR into $BIN/NAME (written aside, then moved in place), marked as built at VERSION.
@@ -76,11 +87,11 @@ go_build_bin() {
   log "built $name in $((SECONDS - start)) s"
 }
 
-# Go environment of every build: caches in $CACHE/go so later runs skip the ~20 min cold build.
+# Go environment of every build: the set-up's shared Go caches (scripts/go-cache.sh), so later runs skip
+# the ~20 min cold build and dependencies shared with the other Go builds compile once.
 go_env() {
-  command -v go >/dev/null 2>&1 || die "go is not on PATH (install Go >= 1.24: the cluster is built from the Go module proxy)"
-  export GOCACHE="$CACHE/go/cache" GOMODCACHE="$CACHE/go/mod" GOFLAGS="-modcacherw -buildvcs=false" GOTOOLCHAIN=local
-  mkdir -p "$GOCACHE" "$GOMODCACHE" "$SRC" "$BIN"
+  gatehouse_go_env || die "go is not on PATH (install Go >= 1.24: the cluster is built from the Go module proxy)"
+  mkdir -p "$SRC" "$BIN"
 }
 
 # pid_alive NAME — true when $PIDS/NAME.pid names a live process.

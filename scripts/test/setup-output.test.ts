@@ -1,42 +1,154 @@
 /**
- * scripts/setup.sh says what it does: one line per step it runs — the build step too, whose
- * `buf generate` and web build print nothing for a while — and with --quiet only the steps that
- * install something. Runs the real script on this checkout, where everything is installed already
- * (`npm test` runs the set-up step first), so only the (cached) build step does work.
+ * scripts/setup.sh installs by need (--for demo|test|cluster) and says what it does: one line per step
+ * it runs — the build step too, whose `buf generate` and web build print nothing for a while — and with
+ * --quiet only the steps that do work. Runs the real script on this checkout, where everything is
+ * installed already (`npm test` runs the set-up step first), so nothing is built: only turbo restores
+ * its cached build. Steps whose tools are missing are simulated with an empty GATEHOUSE_CACHE_DIR and
+ * read with --plan, which runs nothing.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 
-function setup(...args: string[]): { code: number | null; out: string } {
+function setup(
+  args: string[],
+  env: Record<string, string> = {},
+): { code: number | null; out: string; ms: number } {
+  const started = Date.now();
   const r = spawnSync("bash", [join(ROOT, "scripts/setup.sh"), ...args], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" },
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1", ...env },
     timeout: 600_000,
   });
-  return { code: r.status, out: `${r.stdout}${r.stderr}` };
+  return { code: r.status, out: `${r.stdout}${r.stderr}`, ms: Date.now() - started };
+}
+
+/** `setup.sh --plan` as [step, "todo" | "present"] pairs, and its total of cold minutes still to do. */
+function plan(
+  args: string[],
+  env: Record<string, string> = {},
+): { steps: [string, string][]; todoMinutes: number } {
+  const r = setup(["--plan", ...args], env);
+  assert.equal(r.code, 0, r.out);
+  const lines = r.out.trim().split("\n");
+  const total = lines.pop() ?? "";
+  assert.match(total, /^total-todo-minutes \d+$/);
+  const steps = lines.map((line) => {
+    assert.match(line, /^[a-z-]+ (todo|present) \d+$/);
+    const [step, state] = line.split(" ");
+    return [step, state] as [string, string];
+  });
+  return { steps, todoMinutes: Number(total.split(" ")[1]) };
+}
+
+/** An empty cache folder: the cluster's binaries, promtool, Jaeger and the CRDs look missing there. */
+function withEmptyCache(run: (env: Record<string, string>) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), "setup-test-cache-"));
+  try {
+    run({ GATEHOUSE_CACHE_DIR: dir });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Output without the quiet build step's line: turbo rebuilds (and setup reports it) when a source file
+ * changed since the last build, which a working tree may have; a checkout just set up has none.
+ */
+function withoutRebuild(out: string): string {
+  return out.replace(/^setup: build … done in \d+ s\n/m, "");
 }
 
 const BUILD_LINE =
   /^setup: building the generated code \(buf generate: proto → TypeScript\), the sandbox bundle, the compiled CLI and the web app \(turbo restores cached builds\)$/m;
 
-test("setup announces its build step, and says nothing about it with --quiet", () => {
-  const loud = setup();
+test("setup announces its build step with its time, and says nothing on a set-up machine with --quiet", () => {
+  const loud = setup([]);
   assert.equal(loud.code, 0, loud.out);
   assert.match(loud.out, BUILD_LINE);
+  assert.match(loud.out, /^setup: build … done in \d+ s$/m);
   assert.match(loud.out, /^setup: done\. Next: npm run demo/m);
-  const quiet = setup("--quiet");
+  const quiet = setup(["--quiet"]);
   assert.equal(quiet.code, 0, quiet.out);
-  assert.doesNotMatch(quiet.out, /^setup: building the generated code/m);
-  assert.doesNotMatch(quiet.out, /^setup: done/m);
+  assert.equal(withoutRebuild(quiet.out), "", "nothing to do: nothing said");
 });
 
-test("setup refuses an unknown option naming the one it takes", () => {
-  const r = setup("--fast");
-  assert.equal(r.code, 2);
-  assert.match(r.out, /^setup: unknown option --fast \(the only option is --quiet\)$/m);
+test("setup --for demo on a machine where everything is there does nothing, in seconds", () => {
+  const r = setup(["--quiet", "--for", "demo"]);
+  assert.equal(r.code, 0, r.out);
+  assert.equal(withoutRebuild(r.out), "");
+  assert.ok(r.ms < 60_000, `took ${r.ms} ms`);
+});
+
+test("each need's plan lists its steps: the demo's leave out everything only the tests use", () => {
+  const demo = plan(["--for", "demo"]);
+  assert.deepEqual(
+    demo.steps.map(([s]) => s),
+    ["debian-packages", "temporal-cli", "npm-packages", "build"],
+  );
+  const forTest = plan(["--for=test"]);
+  assert.deepEqual(
+    forTest.steps.map(([s]) => s),
+    [
+      "debian-packages",
+      "temporal-cli",
+      "python-mcp",
+      "cluster-binaries",
+      "promtool",
+      "jaeger",
+      "monitoring-crds",
+      "npm-packages",
+      "build",
+    ],
+  );
+  assert.deepEqual(plan([]).steps, forTest.steps, "no --for: what npm test needs");
+  assert.deepEqual(
+    plan(["--for", "cluster"]).steps.map(([s]) => s),
+    ["debian-packages", "cluster-binaries"],
+  );
+  // On this set-up machine only the build (turbo decides) is left, and it counts no cold minutes.
+  for (const p of [demo, forTest]) {
+    assert.deepEqual(
+      p.steps.filter(([, state]) => state === "todo").map(([s]) => s),
+      ["build"],
+    );
+    assert.equal(p.todoMinutes, 0);
+  }
+});
+
+test("with the test-only tools missing, the plan says so and the demo's set-up names them in one line", () => {
+  withEmptyCache((env) => {
+    const p = plan(["--for", "test", "--quiet"], env);
+    const todo = p.steps.filter(([, state]) => state === "todo").map(([s]) => s);
+    assert.deepEqual(todo, ["cluster-binaries", "promtool", "jaeger", "monitoring-crds", "build"]);
+    assert.ok(p.todoMinutes > 10, `${p.todoMinutes} min`);
+    // The demo's own steps are all there: it installs nothing and says what npm test will add.
+    const r = setup(["--for", "demo", "--quiet"], env);
+    assert.equal(r.code, 0, r.out);
+    assert.match(
+      withoutRebuild(r.out),
+      /^setup: ready for the demo\. npm test will first install what only the tests use: the local cluster's binaries, promtool, Jaeger, the monitoring CRDs \(about \d+ min cold on 2 cores; npm run setup -- --for test does it ahead\)\n$/,
+    );
+  });
+});
+
+test("setup refuses an unknown option or need, naming what it takes (exit 2)", () => {
+  const unknown = setup(["--fast"]);
+  assert.equal(unknown.code, 2);
+  assert.match(
+    unknown.out,
+    /^setup: unknown option --fast \(options: --for demo\|test\|cluster, --quiet, --plan\)$/m,
+  );
+  const need = setup(["--for", "prod"]);
+  assert.equal(need.code, 2);
+  assert.match(need.out, /^setup: --for takes demo, test or cluster \(got "prod"\)$/m);
+  const bare = setup(["--quiet", "--for"]);
+  assert.equal(bare.code, 2);
+  assert.match(bare.out, /^setup: --for needs a value: demo, test or cluster$/m);
 });
