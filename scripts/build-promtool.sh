@@ -35,7 +35,7 @@ exec 8>"$ROOT/.build.lock"
 flock 8
 if [ -x "$BIN" ] && [ "$(cat "$MARK" 2>/dev/null)" = "$PROMTOOL_VERSION" ]; then exit 0; fi
 
-echo "build-promtool: building promtool $PROMTOOL_VERSION with go install (PROMTOOL_COLD cold on 2 cores; seconds after)"
+echo "build-promtool: building promtool $PROMTOOL_VERSION with go install (about 3 min cold on 2 cores; seconds after)"
 start=$SECONDS
 tmp="$ROOT/bin.tmp"
 rm -rf "$tmp"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds single-binary Go tools into $CACHE/bin when missing: helm, umoci (the OCI image tool image.sh
-# uses) and coredns (the cluster DNS, packed into an image by up.sh). helm and coredns with `go install`;
-# umoci's go.mod has a replace directive (go install refuses it), so it is built in a wrapper module
-# that copies that directive. Static binaries (CGO_ENABLED=0) so coredns runs from a bare rootfs.
+# uses) and coredns (the cluster DNS, packed into an image by up.sh). helm with `go install`; umoci's
+# go.mod has a replace directive (go install refuses it), so it is built in a wrapper module that copies
+# that directive; coredns in a wrapper module whose main links only the plugins the cluster's Corefile
+# (manifests/coredns.yaml) uses: CoreDNS's own main links every plugin, with the AWS, Azure, Google Cloud
+# and etcd SDKs they bring, most of its cold build. Static binaries (CGO_ENABLED=0) so coredns runs from a
+# bare rootfs.
 # Usage: build-go-tools.sh [NAME...]   (default: all three)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -15,6 +18,8 @@ declare -A pkg=(
   [coredns]="github.com/coredns/coredns@$COREDNS_VERSION"
 )
 declare -A est=([helm]="~3 min cold" [umoci]="~1 min cold" [coredns]="~3 min cold")
+# The Corefile's plugins (manifests/coredns.yaml); add one here before using it there.
+COREDNS_PLUGINS=(errors health ready kubernetes forward cache loop loadbalance)
 # wrapped_build NAME MODULE VERSION PACKAGE — go build PACKAGE in a wrapper module requiring MODULE@VERSION
 # with MODULE's own single-line `replace A => B vX` directives copied (they only apply in the main module).
 wrapped_build() {
@@ -34,6 +39,32 @@ wrapped_build() {
   mv "$BIN/$name.tmp" "$BIN/$name"
 }
 
+# coredns_build VERSION — CoreDNS at VERSION with COREDNS_PLUGINS only, into $BIN/coredns.tmp.
+coredns_build() {
+  local ver="$1" mod="$SRC/coredns-$1" gomod p
+  if [ ! -f "$mod/go.sum" ]; then
+    rm -rf "$mod" && mkdir -p "$mod"
+    gomod="$(cd "$mod" && module_field "github.com/coredns/coredns@$ver" GoMod)"
+    [ -f "$gomod" ] || die "could not download github.com/coredns/coredns@$ver's go.mod from the Go proxy"
+    printf 'module gatehouse.local/cluster/coredns\n\ngo %s\n\nrequire github.com/coredns/coredns %s\n' \
+      "$(sed -n 's/^go //p' "$gomod")" "$ver" >"$mod/go.mod"
+    {
+      echo "// Command coredns is CoreDNS with only the plugins the local cluster's Corefile uses."
+      echo "package main"
+      echo
+      echo "import ("
+      echo "	\"github.com/coredns/coredns/coremain\""
+      for p in "${COREDNS_PLUGINS[@]}"; do echo "	_ \"github.com/coredns/coredns/plugin/$p\""; done
+      echo ")"
+      echo
+      echo "func main() { coremain.Run() }"
+    } >"$mod/main.go"
+    (cd "$mod" && go mod tidy) || die "go mod tidy failed in $mod (see above); delete $mod to retry"
+  fi
+  (cd "$mod" && CGO_ENABLED=0 go build -p 2 -trimpath -ldflags "-s -w" -o "$BIN/coredns.tmp" .) || die "building coredns $ver failed (see above)"
+  mv "$BIN/coredns.tmp" "$BIN/coredns"
+}
+
 [ "$#" -gt 0 ] || set -- helm umoci coredns
 for name in "$@"; do
   [ -n "${pkg[$name]:-}" ] || die "build-go-tools.sh: unknown tool $name (one of: ${!pkg[*]})"
@@ -48,6 +79,8 @@ for name in "$@"; do
   start=$SECONDS
   if [ "$name" = umoci ]; then
     wrapped_build umoci github.com/opencontainers/umoci "$want" github.com/opencontainers/umoci/cmd/umoci
+  elif [ "$name" = coredns ]; then
+    coredns_build "$want"
   else
     GOBIN="$BIN" CGO_ENABLED=0 go install -p 2 -trimpath -ldflags "-s -w" "${pkg[$name]}" || die "building $name $want failed (see above)"
   fi
