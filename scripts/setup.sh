@@ -9,8 +9,9 @@
 #                  Kubernetes cluster's binaries (deploy/cluster/build.sh), promtool, Jaeger and the
 #                  Prometheus Operator's CRDs (scripts/build-*.sh)
 #   --for cluster  what `npm run cluster` uses: jq, curl, util-linux, iproute2 and the cluster's binaries
-# Every Go build shares one Go cache (scripts/go-cache.sh). The Go builds run in the background while
-# `npm ci` and the build run; a failed step is named with the end of its log.
+# Every Go build shares one Go cache (scripts/go-cache.sh). The Go builds run in the background (two
+# chains: the cluster's binaries; the other Go builds) while `npm ci` and the build run; a failed step is
+# named with the end of its log.
 # Each step that has work to do prints "setup: <step> …" and "setup: <step> … done in N s" (a long one
 # also "… still running (N s)" every 60 s); a step with nothing to do prints nothing with --quiet.
 # Usage: setup.sh [--for demo|test|cluster] [--quiet] [--plan]
@@ -151,12 +152,13 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 mkdir -p "$LOGS"
 
-# A background ticker's pid and the Go builds' job (its own process group: go and its compilers with it),
-# stopped on any exit: no process outlives setup.
-ticker_pid="" go_pid=""
+# A background ticker's pid and the Go builds' jobs (each its own process group: go and its compilers
+# with it), stopped on any exit: no process outlives setup.
+ticker_pid="" go_pids=()
 cleanup() {
+  local p
   [ -z "$ticker_pid" ] || kill "$ticker_pid" 2>/dev/null || true
-  [ -z "$go_pid" ] || { kill -- "-$go_pid" 2>/dev/null && wait "$go_pid" 2>/dev/null; } || true
+  for p in "${go_pids[@]}"; do kill -- "-$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -257,24 +259,36 @@ if [ "$need" != cluster ] && ! command -v runsc >/dev/null 2>&1; then
   echo "setup: WARNING runsc (gVisor) is not installed: sandboxes will run with --insecure-no-gvisor only" >&2
 fi
 
-# 2. The Go builds that have work to do, one after another in the background.
-go_todo=()
+# 2. The Go builds that have work to do, in the background as two chains: the cluster's binaries (the
+# longest), and the others one after another. Two chains on 2 cores finish sooner than one: module
+# downloads and links leave a core idle.
+go_todo=() chain_cluster=() chain_tools=()
 for s in "${steps[@]}"; do
-  if is_go_step "$s" && ! present "$s" >/dev/null 2>&1; then go_todo+=("$s"); fi
+  if is_go_step "$s" && ! present "$s" >/dev/null 2>&1; then
+    go_todo+=("$s")
+    if [ "$s" = cluster-binaries ]; then chain_cluster+=("$s"); else chain_tools+=("$s"); fi
+  fi
 done
 if [ "${#go_todo[@]}" -gt 0 ]; then
   gatehouse_go_env || {
     echo "setup: Go is not installed; it builds ${go_todo[*]} (install Go >= 1.24, e.g. from https://go.dev/dl, or Debian's golang-go when recent enough)" >&2
     exit 1
   }
-  set -m # the job below gets its own process group, so cleanup stops the go processes too
-  (
-    trap - EXIT
-    export BACKGROUND=1
-    for s in "${go_todo[@]}"; do go_step "$s" || exit 1; done
-  ) &
-  go_pid=$!
-  set +m
+  # start_chain STEP... — the steps one after another in a background job with its own process group
+  # (set -m), so cleanup stops the go processes too.
+  start_chain() {
+    [ "$#" -gt 0 ] || return 0
+    set -m
+    (
+      trap - EXIT
+      export BACKGROUND=1
+      for s in "$@"; do go_step "$s" || exit 1; done
+    ) &
+    go_pids+=($!)
+    set +m
+  }
+  start_chain "${chain_cluster[@]}"
+  start_chain "${chain_tools[@]}"
 fi
 
 # 3. Meanwhile the Python venv, the npm packages and the build.
@@ -312,12 +326,12 @@ for s in "${steps[@]}"; do
   esac
 done
 
-if [ -n "$go_pid" ]; then
+if [ "${#go_pids[@]}" -gt 0 ]; then
   [ -n "$quiet" ] || echo "setup: waiting for the Go builds (${go_todo[*]})"
-  rc=0
-  wait "$go_pid" || rc=$?
-  go_pid=""
-  [ "$rc" -eq 0 ] || { echo "setup: a Go build failed (its step and log are above); run npm run setup again once fixed" >&2; exit 1; }
+  failed=0
+  for p in "${go_pids[@]}"; do wait "$p" || failed=1; done
+  go_pids=()
+  [ "$failed" -eq 0 ] || { echo "setup: a Go build failed (its step and log are above); run npm run setup again once fixed" >&2; exit 1; }
 fi
 # After --for demo: one line on what `npm test` will add (the test-only steps still to do), if anything.
 if [ "$need" = demo ]; then
