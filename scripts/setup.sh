@@ -58,7 +58,7 @@ steps_cluster=(debian-packages cluster-binaries)
 cold_minutes() {
   case "$1" in
     debian-packages) echo 1 ;; temporal-cli) echo 3 ;; python-mcp) echo 1 ;; cluster-binaries) echo 23 ;;
-    promtool) echo 4 ;; jaeger) echo 5 ;; monitoring-crds) echo 2 ;; npm-packages) echo 3 ;; build) echo 2 ;;
+    promtool) echo 3 ;; jaeger) echo 5 ;; monitoring-crds) echo 2 ;; npm-packages) echo 3 ;; build) echo 2 ;;
   esac
 }
 label() {
@@ -163,12 +163,13 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# tick NAME START — prints "setup: NAME … still running (N s)" every 60 s until killed (its sleep too).
+# tick NAME START — prints "setup: NAME … still running (N s)" every 60 s (GATEHOUSE_SETUP_TICK_SECONDS)
+# until killed (its sleep too).
 tick() {
   local name="$1" start="$2" s=""
   trap '[ -z "$s" ] || kill "$s" 2>/dev/null; exit 0' TERM
   while :; do
-    sleep 60 &
+    sleep "${GATEHOUSE_SETUP_TICK_SECONDS:-60}" &
     s=$!
     wait "$s"
     echo "setup: $name … still running ($((SECONDS - start)) s)"
@@ -280,6 +281,7 @@ if [ "${#go_todo[@]}" -gt 0 ]; then
     [ "$#" -gt 0 ] || return 0
     set -m
     (
+      set +m # its own commands stay in its process group
       trap - EXIT
       export BACKGROUND=1
       for s in "$@"; do go_step "$s" || exit 1; done
@@ -330,7 +332,6 @@ if [ "${#go_pids[@]}" -gt 0 ]; then
   [ -n "$quiet" ] || echo "setup: waiting for the Go builds (${go_todo[*]})"
   failed=0
   for p in "${go_pids[@]}"; do wait "$p" || failed=1; done
-  go_pids=()
   [ "$failed" -eq 0 ] || { echo "setup: a Go build failed (its step and log are above); run npm run setup again once fixed" >&2; exit 1; }
 fi
 # After --for demo: one line on what `npm test` will add (the test-only steps still to do), if anything.

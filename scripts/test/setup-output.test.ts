@@ -7,10 +7,10 @@
  * read with --plan, which runs nothing.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { test } from "node:test";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -151,4 +151,72 @@ test("setup refuses an unknown option or need, naming what it takes (exit 2)", (
   const bare = setup(["--quiet", "--for"]);
   assert.equal(bare.code, 2);
   assert.match(bare.out, /^setup: --for needs a value: demo, test or cluster$/m);
+});
+
+/**
+ * A fake `go` (first on PATH) that sleeps instead of building, with the Temporal CLI hidden (PATH without
+ * /usr/local/bin, GOBIN in a temp folder): `--for demo` then has exactly one Go step to run, cheaply.
+ * Progress lines come every second. Returns the environment, its folder (also the marker value of
+ * SETUP_TEST_MARK, which every process of the run inherits) and a function removing it.
+ */
+function fakeGo(seconds: number): { env: Record<string, string>; dir: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "setup-test-go-"));
+  mkdirSync(join(dir, "path"));
+  mkdirSync(join(dir, "gobin"));
+  writeFileSync(join(dir, "path", "go"), `#!/bin/bash\n[ "$1" = env ] && exit 0\nexec sleep ${seconds}\n`, {
+    mode: 0o755,
+  });
+  const env = {
+    GATEHOUSE_CACHE_DIR: join(dir, "cache"),
+    GOBIN: join(dir, "gobin"),
+    PATH: [join(dir, "path"), dirname(process.execPath), "/usr/bin", "/bin", "/usr/sbin", "/sbin"].join(":"),
+    GATEHOUSE_SETUP_TICK_SECONDS: "1",
+    SETUP_TEST_MARK: dir,
+  };
+  return { env, dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Pids of live processes whose environment holds `entry` ("NAME=value"); unreadable ones are skipped. */
+function processesWith(entry: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/environ`, "latin1").split("\0").includes(entry))
+        pids.push(Number(name));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+test("a long step says it is still running, then its time", (t) => {
+  const go = fakeGo(3);
+  t.after(go.remove);
+  const r = setup(["--for", "demo", "--quiet"], go.env);
+  assert.equal(r.code, 0, r.out);
+  assert.match(r.out, /^setup: temporal-cli …$/m);
+  assert.match(r.out, /^setup: temporal-cli … still running \(\d+ s\)$/m);
+  assert.match(r.out, /^setup: temporal-cli … done in [34] s$/m);
+});
+
+test("an interrupted set-up stops its background Go build and leaves no process behind", async (t) => {
+  const go = fakeGo(120);
+  t.after(go.remove);
+  const child = spawn("bash", [join(ROOT, "scripts/setup.sh"), "--for", "demo", "--quiet"], {
+    cwd: ROOT,
+    env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1", ...go.env },
+  });
+  let out = "";
+  child.stdout.on("data", (d) => {
+    out += d;
+    if (out.includes("setup: temporal-cli … still running")) child.kill("SIGTERM");
+  });
+  const code = await new Promise<number | null>((done) => child.on("exit", done));
+  assert.equal(code, 130, out);
+  // The fake go's sleep and the ticker end with the set-up (a killed process takes a moment to go).
+  const mark = `SETUP_TEST_MARK=${go.dir}`;
+  for (let i = 0; i < 50 && processesWith(mark).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(processesWith(mark), []);
 });
