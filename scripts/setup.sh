@@ -51,7 +51,7 @@ PYTHON_MCP_VERSION=2.3.0
 AIOSMTPD_VERSION=1.4.6
 python_mcp="${XDG_CACHE_HOME:-$HOME/.cache}/gatehouse/python-mcp"
 
-# The steps of each need, in order. Cold minutes: measured on a busy 2-core machine (README, Set-up).
+# The steps of each need, in order. Cold minutes: measured on a fresh 2-core machine at load 4–8 (README).
 steps_demo=(debian-packages temporal-cli npm-packages build)
 steps_test=(debian-packages temporal-cli python-mcp cluster-binaries promtool jaeger monitoring-crds npm-packages build)
 steps_cluster=(debian-packages cluster-binaries)
