@@ -103,6 +103,7 @@ function checkJobs(units: TestUnit[], whole: boolean): Job[] {
 
 function fmt(seconds: number): string {
   if (Number.isNaN(seconds)) return "?";
+  if (seconds < 10) return `${seconds.toFixed(1)}s`;
   return seconds >= 60
     ? `${Math.floor(seconds / 60)}m${String(Math.round(seconds % 60)).padStart(2, "0")}s`
     : `${Math.round(seconds)}s`;
