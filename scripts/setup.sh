@@ -351,4 +351,9 @@ if [ "$need" = demo ]; then
     echo "setup: ready for the demo. npm test will first install what only the tests use: ${list%, } (about $minutes min cold on 2 cores; npm run setup -- --for test does it ahead)"
   fi
 fi
-[ -n "$quiet" ] || echo "setup: done. Next: npm run demo   (tests: npm test)"
+if [ -z "$quiet" ]; then
+  case "$need" in
+    cluster) echo "setup: done. Next: npm run cluster -- up" ;;
+    *) echo "setup: done. Next: npm run demo   (tests: npm test)" ;;
+  esac
+fi
