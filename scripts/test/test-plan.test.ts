@@ -105,7 +105,7 @@ test("this repository: every package with tests is a unit, and the runner lists 
   assert.equal(list.status, 0, list.stderr);
   assert.match(list.stdout, /^e2e\/web\t/m);
   assert.match(list.stdout, /^services\/approval\t/m);
-  assert.match(list.stdout, /^check: biome\t.*biome ci services\/approval e2e\/web$/m);
+  assert.match(list.stdout, /^check: biome \(selected\)\t.*biome ci services\/approval e2e\/web$/m);
   const jobs = run("--jobs", "0", "--list");
   assert.equal(jobs.status, 2);
   assert.match(jobs.stderr, /--jobs \(or GATEHOUSE_TEST_JOBS\) must be a whole number from 1 to 16, got "0"/);
