@@ -96,17 +96,22 @@ function run(
     child.on("error", (e) => {
       chunks.push(Buffer.from(`test: could not start ${job.command.join(" ")}: ${e.message}\n`));
     });
-    child.on("close", (code, signal) => {
+    // On exit, whatever the job left running in its group (a server a test forgot, a background process
+    // still holding the output pipe) is stopped, so the pipes close and the job ends with its own code.
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    child.on("exit", (code, signal) => {
+      exited = { code, signal };
       if (child.pid) {
         running.delete(child.pid);
-        // Anything the job left running in its group (a server a test forgot) is stopped with it.
         try {
           process.kill(-child.pid, "SIGKILL");
         } catch {
           // nothing left
         }
       }
-      resolve({ code, signal, output: Buffer.concat(chunks).toString("utf8") });
+    });
+    child.on("close", (code, signal) => {
+      resolve({ ...(exited ?? { code, signal }), output: Buffer.concat(chunks).toString("utf8") });
     });
   });
 }

@@ -61,14 +61,19 @@ test("one lane runs jobs in the given order; a failing job reports its code and 
   );
 });
 
-test("a process a job leaves running in its group is stopped when the job ends", async () => {
+// The leftover holds the job's output pipe: the job still ends when its own process exits, not 300 s later.
+test("a process a job leaves running in its group is stopped when the job ends", {
+  timeout: 120_000,
+}, async () => {
   const pidFile = join(dir, "leftover.pid");
-  await runPool(
+  const [leaky] = await runPool(
     [sh("leaky", `(sleep 300 & echo $! > ${pidFile}); echo done`)],
     1,
     () => {},
     () => {},
   );
+  assert.equal(leaky?.output, "done\n");
+  assert.ok((leaky?.seconds ?? 300) < 100, `the job took ${leaky?.seconds} s`);
   const pid = Number(readFileSync(pidFile, "utf8"));
   // scripts/ is not a workspace, so it polls on its own rather than importing service-kit's waitUntil.
   for (let waited = 0; alive(pid) && waited < 10_000; waited += 100) await delay(100);
