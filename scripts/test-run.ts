@@ -134,11 +134,23 @@ function fmt(seconds: number): string {
     : `${Math.round(seconds)}s`;
 }
 
-async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({
+function parseOptions() {
+  return parseArgs({
     allowPositionals: true,
     options: { changed: { type: "boolean" }, jobs: { type: "string" }, list: { type: "boolean" } },
   });
+}
+
+async function main(): Promise<void> {
+  let parsed: ReturnType<typeof parseOptions>;
+  try {
+    parsed = parseOptions();
+  } catch (e) {
+    fail(
+      `test: ${(e as Error).message.split(". ")[0]}. Options: --changed, --jobs N, --list, then units or packages`,
+    );
+  }
+  const { values, positionals } = parsed;
   const jobsArg = values.jobs ?? process.env.GATEHOUSE_TEST_JOBS ?? "3";
   const lanes = Number(jobsArg);
   if (!Number.isInteger(lanes) || lanes < 1 || lanes > 16)

@@ -109,6 +109,9 @@ test("this repository: every package with tests is a unit, and the runner lists 
   const jobs = run("--jobs", "0", "--list");
   assert.equal(jobs.status, 2);
   assert.match(jobs.stderr, /--jobs \(or GATEHOUSE_TEST_JOBS\) must be a whole number from 1 to 16, got "0"/);
+  const option = run("--bogus");
+  assert.equal(option.status, 2);
+  assert.match(option.stderr, /^test: Unknown option '--bogus'\. Options: --changed, --jobs N, --list/);
   const unknown = run("--list", "nope");
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /"nope" is not a test unit/);
