@@ -8,13 +8,14 @@
  *
  * services → /app/gatehouse-service.mjs (the `gatehouse-service <component>` dispatcher),
  *            /app/<component>/main.js, /app/worker/workflow-bundle.js (+ -traced.js), /app/worker/agent-workflow-bundle.js, /app/web (web/dist),
+ *            /app/mcp/memory/server.mjs (the example memory MCP server),
  *            /app/node_modules
  * sandbox  → /app/runner/main.js, /app/dist/isolate-host.cjs (where the runner looks for it:
  *            ../dist from its own file), /app/node_modules (isolated-vm)
  */
 
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { builtinModules } from "node:module";
+import { builtinModules, createRequire } from "node:module";
 import { join } from "node:path";
 import { build, type Metafile } from "esbuild";
 import { copyClosure, dependencyClosure } from "./node-modules.ts";
@@ -174,8 +175,34 @@ export async function buildServicesApp(app: string): Promise<void> {
   // …and the built-in agent's turn workflow (WORKER_AGENT_WORKFLOW_BUNDLE): the image has no sources to bundle from.
   writeFileSync(join(app, "worker", "agent-workflow-bundle.js"), (await bundleAgentWorkflows()).code);
   cpSync(webDist, join(app, "web"), { recursive: true });
+  await bundleMemoryServer(join(app, "mcp", "memory", "server.mjs"));
   writeFileSync(join(app, "package.json"), `${JSON.stringify({ private: true, type: "module" }, null, 2)}\n`);
   writeFileSync(join(app, "gatehouse-service.mjs"), dispatcher());
+}
+
+/**
+ * The example MCP server the docs and the chart's evaluation profile connect: the reference memory
+ * server (@modelcontextprotocol/server-memory, stdio), bundled into one file at `outfile`
+ * (/app/mcp/memory/server.mjs: gatekeeper-mcp runs it as `node /app/mcp/memory/server.mjs`, keeping its
+ * graph in MEMORY_FILE_PATH), so a trial needs no egress to the npm registry.
+ * @throws Error when the package is not installed or the bundle fails.
+ */
+async function bundleMemoryServer(outfile: string): Promise<void> {
+  const require = createRequire(join(REPO_ROOT, "services", "gatekeeper-mcp", "package.json"));
+  await build({
+    entryPoints: [require.resolve("@modelcontextprotocol/server-memory/dist/index.js")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    minify: true,
+    logLevel: "warning",
+    legalComments: "none",
+    banner: {
+      js: 'import { createRequire as __gatehouseCreateRequire } from "node:module"; const require = __gatehouseCreateRequire(import.meta.url);',
+    },
+  });
 }
 
 /**

@@ -1,10 +1,12 @@
 /**
- * `npm run images [-- --load] [--only services|sandbox] [--out DIR]`: builds gatehouse/services and
+ * `npm run images [-- --load] [--only services|sandbox|evaluation] [--out DIR]`: builds gatehouse/services and
  * gatehouse/sandbox as OCI archives without a Docker engine — the base root file system from Debian's
  * packages (base.ts, cached outside the checkout), the app under /app (app.ts, rebuilt each time), the
  * image written by deploy/cluster/image.sh (umoci) — and with --load imports them into the local
  * cluster's containerd, tagged <version> and dev. Prints what it did and writes <out>/images.json:
  * `{ images: [{ kind, ref, archive, rootfsBytes, archiveBytes, baseCached, seconds: {base, app, image} }] }`.
+ * `--only evaluation` builds gatehouse/evaluation instead (evaluation.ts: Temporal's dev server and NATS
+ * for the chart's evaluation profile; not part of the default build).
  * Exit 2 on bad arguments (naming the flag), 1 on a failed build.
  */
 import { execFileSync } from "node:child_process";
@@ -13,6 +15,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { buildSandboxApp, buildServicesApp } from "./app.ts";
 import { buildBase } from "./base.ts";
+import { buildEvaluationImage } from "./evaluation.ts";
 import {
   clusterBinDir,
   IMAGES,
@@ -24,10 +27,11 @@ import {
   VERSION,
 } from "./spec.ts";
 
-const USAGE = `usage: npm run images -- [--load] [--only services|sandbox] [--out DIR] [--app-only DIR]
+const USAGE = `usage: npm run images -- [--load] [--only services|sandbox|evaluation] [--out DIR] [--app-only DIR]
   --load         also import the images into the local cluster's containerd (npm run cluster -- up first),
                  as docker.io/gatehouse/<image>:${VERSION} and :dev (Pods name them gatehouse/<image>:<tag>)
-  --only IMAGE   build one image: services or sandbox (default both)
+  --only IMAGE   build one image: services or sandbox (default both), or evaluation: the Temporal dev
+                 server and NATS of the chart's evaluation profile (skipped when the node has it already)
   --out DIR      where the OCI archives and images.json go (default deploy/images/out)
   --app-only DIR only write each image's /app tree to DIR/<image> (no base, no archive: the Containerfile's step)
 The base root file systems are cached in ${imageCacheDir()}/base (GATEHOUSE_CACHE_DIR moves it).`;
@@ -168,8 +172,23 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
+  if (values.only === "evaluation") {
+    if (values["app-only"]) fail("--app-only: the evaluation image has no /app tree: drop --app-only");
+    const out = resolve(values.out ?? join(REPO_ROOT, "deploy", "images", "out"));
+    try {
+      const e = buildEvaluationImage(out, values.load === true);
+      console.log(
+        e.skipped
+          ? `images: ${e.ref} is on the node already, built from the same binaries (${e.seconds} s)`
+          : `images: ${e.ref} → ${e.archive} (${(statSync(e.archive).size / 2 ** 20).toFixed(0)} MiB archive; ${e.seconds} s)`,
+      );
+    } catch (err) {
+      fail(`evaluation: ${(err as Error).message}`, 1);
+    }
+    return;
+  }
   const specs = values.only ? IMAGES.filter((s) => s.kind === values.only) : [...IMAGES];
-  if (specs.length === 0) fail(`--only ${values.only}: expected services or sandbox`);
+  if (specs.length === 0) fail(`--only ${values.only}: expected services, sandbox or evaluation`);
   if (values["app-only"]) {
     if (values.load) fail("--app-only writes no image, so --load has nothing to import: drop one of them");
     const dir = resolve(values["app-only"]);

@@ -42,7 +42,7 @@ only connects when a model is configured.
 - name: WORKER_GRPC_ADDR
   value: {{ printf "0.0.0.0:%s" (include "gatehouse.agentGrpcPort" .) | quote }}
 - name: NATS_URL
-  value: {{ .Values.nats.url | quote }}
+  value: {{ include "gatehouse.natsUrl" . | quote }}
 {{- include "gatehouse.natsTlsEnv" . }}
 {{- if $a.model }}
 - name: AGENT_PROVIDER

@@ -136,22 +136,22 @@ app.kubernetes.io/part-of: gatehouse
 {{/* Required values, checked once per render (templates/validate.yaml). */}}
 {{- define "gatehouse.required" -}}
 {{- $missing := list -}}
-{{- if not .Values.temporal.address -}}
-{{- $missing = append $missing "temporal.address: set the Temporal frontend as host:port, e.g. --set temporal.address=temporal-frontend.temporal:7233 (Gatehouse uses an external Temporal)" -}}
+{{- if not (include "gatehouse.temporalAddress" .) -}}
+{{- $missing = append $missing "temporal.address: set the Temporal frontend as host:port, e.g. --set temporal.address=temporal-frontend.temporal:7233 (Gatehouse uses an external Temporal; for a trial, -f values-evaluation.yaml runs a dev server in the release)" -}}
 {{- end -}}
-{{- if not .Values.nats.url -}}
+{{- if not (include "gatehouse.natsUrl" .) -}}
 {{- $missing = append $missing "nats.url: set the NATS server(s) for live notices, e.g. --set nats.url=nats://nats.nats:4222 (the gateway needs it)" -}}
 {{- end -}}
 {{- if and (not .Values.callerToken.existingSecret) (not .Values.callerToken.value) (not .Values.callerToken.generate) -}}
 {{- $missing = append $missing "callerToken.value: the caller-token secret is required: set callerToken.value (at least 32 characters), callerToken.existingSecret, or callerToken.generate=true" -}}
 {{- end -}}
-{{- if and (not .Values.auth.oidc.issuer) (not .Values.auth.devTokens.existingSecret) (not .Values.auth.devTokens.tokens) -}}
+{{- if and (not .Values.auth.oidc.issuer) (not (include "gatehouse.devTokensOn" .)) -}}
 {{- $missing = append $missing "auth.oidc.issuer: people cannot sign in: set auth.oidc.issuer and auth.oidc.audience (SSO), or auth.devTokens.tokens / auth.devTokens.existingSecret (static tokens, for trials)" -}}
 {{- end -}}
 {{- if and .Values.auth.oidc.issuer (not .Values.auth.oidc.audience) -}}
 {{- $missing = append $missing "auth.oidc.audience: set the audience (client id) the tokens are issued for, together with auth.oidc.issuer" -}}
 {{- end -}}
-{{- if and .Values.tests.enabled .Values.tests.snippet.enabled (not .Values.tests.snippet.tokenSecret.name) (not .Values.auth.devTokens.tokens) -}}
+{{- if and .Values.tests.enabled .Values.tests.snippet.enabled (not .Values.tests.snippet.tokenSecret.name) (not .Values.auth.devTokens.tokens) (not (include "gatehouse.evaluationToken" .)) -}}
 {{- $missing = append $missing "tests.snippet.tokenSecret.name: the end-to-end helm test signs in with a token: name a Secret holding one (tests.snippet.tokenSecret.name/key), give auth.devTokens.tokens, or set tests.snippet.enabled=false" -}}
 {{- end -}}
 {{- if and (include "gatehouse.storeExternal" .) (not .Values.eventStore.url) (not .Values.eventStore.existingSecret.name) -}}
@@ -165,7 +165,7 @@ app.kubernetes.io/part-of: gatehouse
 {{/* Env every service that reads Temporal gets. */}}
 {{- define "gatehouse.temporalEnv" -}}
 - name: TEMPORAL_ADDRESS
-  value: {{ .Values.temporal.address | quote }}
+  value: {{ include "gatehouse.temporalAddress" . | quote }}
 - name: TEMPORAL_NAMESPACE
   value: {{ .Values.temporal.namespace | quote }}
 {{- include "gatehouse.temporalTlsEnv" . }}

@@ -63,7 +63,7 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
 {{/* Egress to the external Temporal frontend: its port, to networkPolicy.temporal.to (any destination when empty). */}}
 {{- define "gatehouse.np.temporal" -}}
 - ports:
-    - port: {{ last (splitList ":" .Values.temporal.address) | int }}
+    - port: {{ last (splitList ":" (include "gatehouse.temporalAddress" .)) | int }}
       protocol: TCP
   {{- with .Values.networkPolicy.temporal.to }}
   to:
@@ -74,7 +74,7 @@ each component's policy then allows exactly its flows (docs/helm.md lists them).
 {{/* Egress to the external NATS server(s): each URL's port (4222 when none), to networkPolicy.nats.to. */}}
 {{- define "gatehouse.np.nats" -}}
 {{- $ports := list -}}
-{{- range (splitList "," .Values.nats.url) -}}
+{{- range (splitList "," (include "gatehouse.natsUrl" .)) -}}
 {{- $hostport := trim . | trimPrefix "nats://" | trimPrefix "tls://" | splitList "@" | last | splitList "/" | first -}}
 {{- $parts := splitList ":" $hostport -}}
 {{- $ports = append $ports (ternary (last $parts) "4222" (gt (len $parts) 1)) -}}
