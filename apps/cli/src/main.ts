@@ -12,9 +12,10 @@ import { registerMemberCommands } from "./commands/members.ts";
 import { registerObserverCommands } from "./commands/observers.ts";
 import { registerPeopleCommands } from "./commands/people.ts";
 import { registerReviewCommand } from "./commands/review.ts";
-import { type GlobalOptions, useJsonErrors } from "./commands/shared.ts";
+import { type GlobalOptions, run, useJsonErrors } from "./commands/shared.ts";
 import { registerStoreCommands } from "./commands/store.ts";
 import { registerWorkspaceCommands } from "./commands/workspace.ts";
+import { GATEWAY_COMMANDS, gatewayTarget, notThroughGateway } from "./gateway.ts";
 
 const program = new Command();
 program
@@ -38,6 +39,22 @@ useJsonErrors(jsonAnywhere);
 process.stdout.on("error", (err: NodeJS.ErrnoException) => {
   if (err.code === "EPIPE") process.exit(0);
   throw err;
+});
+// Through the gateway (GATEHOUSE_GATEWAY_URL) only the commands it serves run; the others need the
+// services' gRPC and say so instead of dialing a default address.
+const LOCAL_COMMANDS = new Set(["dev", "store", "help"]);
+program.hook("preAction", async (_program, action) => {
+  const parent = action.parent && action.parent !== program ? `${action.parent.name()} ` : "";
+  const name = `${parent}${action.name()}`;
+  if (LOCAL_COMMANDS.has(name.split(" ")[0]!) || !process.env.GATEHOUSE_GATEWAY_URL) return;
+  let refused = false;
+  await run("gateway", async () => {
+    gatewayTarget(); // a bad GATEHOUSE_GATEWAY_URL or a missing GATEHOUSE_TOKEN, named once here
+    if (!(GATEWAY_COMMANDS as readonly string[]).includes(name)) throw notThroughGateway(name);
+  }).then(() => {
+    refused = process.exitCode === 1;
+  });
+  if (refused) process.exit(1);
 });
 registerDevCommand(program);
 registerWorkspaceCommands(program, globals);

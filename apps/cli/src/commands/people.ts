@@ -1,7 +1,14 @@
 /** Commands for people deciding and auditing: actions, approve, reject, revert, rules, log, replay, verify. */
-import { ActionRecord, ActionStatus, LogView, RequestRevertResponse } from "@gatehouse/proto";
+import {
+  ActionRecord,
+  ActionStatus,
+  LogView,
+  RequestRevertResponse,
+  type VerifyResponse,
+} from "@gatehouse/proto";
 import type { Command } from "commander";
 import { call, decisionsClient } from "../clients.ts";
+import { gatewayApprove, gatewayPendingIds, gatewayRequest, gatewayTarget } from "../gateway.ts";
 import { actionsTable, emit, logTable, verifyText } from "../output.ts";
 import { showText } from "../show-text.ts";
 import { approveBatch, approveNoWait, parseState, STATE_NAMES } from "./approve-batch.ts";
@@ -64,6 +71,23 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
           const stallMs = parseDuration(opts.stallTimeout, "--stall-timeout");
           if (opts.withDeps && actionIds.length !== 1) {
             throw new Error("--with-deps takes one action id (approve its undecided dependencies with it)");
+          }
+          const gateway = gatewayTarget();
+          if (gateway) {
+            // Through the gateway the token's person decides: no --by, no dependency walk.
+            if (opts.by) throw new Error("--by: through the gateway the token's person decides; drop --by");
+            if (opts.withDeps)
+              throw new Error(
+                "--with-deps is not available through the gateway: list the ids, dependencies first",
+              );
+            const targets = opts.all ? await gatewayPendingIds(gateway, ws) : actionIds;
+            if (targets.length === 0) throw new Error(`no pending actions in ${ws}`);
+            const final = await gatewayApprove(gateway, ws, targets, opts.wait, stallMs);
+            emit(globals().json, final, () =>
+              final.map((a) => `#${a.id}\t${a.status}\t${a.binding}\t${a.title}`).join("\n"),
+            );
+            if (final.some((a) => a.status === "failed")) process.exitCode = 1;
+            return;
           }
           const decidedBy = personArg(opts.by ?? who("--by"), "--by");
           const c = decisionsClient();
@@ -246,8 +270,17 @@ export function registerPeopleCommands(program: Command, globals: () => GlobalOp
     )
     .action((ws: string) =>
       run("approval", async () => {
-        const c = decisionsClient();
-        const res = await call(c, c.verify, { workspaceId: ws });
+        const gateway = gatewayTarget();
+        const res = gateway
+          ? await gatewayRequest<VerifyResponse>(
+              gateway,
+              "GET",
+              `/api/workspaces/${encodeURIComponent(ws)}/verify`,
+            )
+          : await (async () => {
+              const c = decisionsClient();
+              return call(c, c.verify, { workspaceId: ws });
+            })();
         emit(globals().json, res, () => verifyText(res));
         if (!res.ok) process.exitCode = 1;
       }),

@@ -5,6 +5,7 @@ import { RemoveBindingResponse } from "@gatehouse/proto";
 import { status } from "@grpc/grpc-js";
 import type { Command } from "commander";
 import { call, kernelClient } from "../clients.ts";
+import { gatewayCreateWorkspace, gatewayExecute, gatewayRequest, gatewayTarget } from "../gateway.ts";
 import { emit, turnText } from "../output.ts";
 import { membershipText, personArg, reachNotes } from "./members.ts";
 import { type GlobalOptions, parseDuration, run, who } from "./shared.ts";
@@ -44,6 +45,18 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
     )
     .action((opts: { name: string; owner?: string; member: string[] }) =>
       run("kernel", async () => {
+        const gateway = gatewayTarget();
+        if (gateway) {
+          // Through the gateway the signed-in person owns it.
+          if (opts.owner)
+            throw new Error(
+              "--owner: through the gateway the token's person owns the workspace; drop --owner",
+            );
+          const members = opts.member.map((m) => personArg(m, "--member"));
+          const ws = await gatewayCreateWorkspace(gateway, opts.name, members);
+          emit(globals().json, ws, () => ws.id);
+          return;
+        }
         const owner = personArg(opts.owner ?? who("--owner"), "--owner");
         const members = opts.member.map((m) => personArg(m, "--member"));
         const k = kernelClient();
@@ -78,6 +91,17 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
     .option("--name <binding>", "binding name (env.<NAME>)", "")
     .action((ws: string, url: string, opts: { name: string }) =>
       run("kernel", async () => {
+        const gateway = gatewayTarget();
+        if (gateway) {
+          const b = await gatewayRequest<{ name: string; trust: string; methods: string[] }>(
+            gateway,
+            "POST",
+            `/api/workspaces/${encodeURIComponent(ws)}/bindings`,
+            { url, name: opts.name },
+          );
+          emit(globals().json, b, () => `${b.name}\t${b.trust}\t${b.methods.join(", ")}`);
+          return;
+        }
         const k = kernelClient();
         const b = await call(k, k.introduceResource, { workspaceId: ws, url, name: opts.name });
         emit(globals().json, b, () => `${b.name}\t${b.trust}\t${b.methods.join(", ")}`);
@@ -146,6 +170,41 @@ export function registerWorkspaceCommands(program: Command, globals: () => Globa
           throw new Error(`cannot read snippet file "${file}"`);
         }
         const wallTimeMs = opts.timeout ? parseDuration(opts.timeout, "--timeout", "ms") : 0;
+        const gateway = gatewayTarget();
+        if (gateway) {
+          const res = await gatewayExecute(
+            gateway,
+            ws,
+            code,
+            wallTimeMs ? Math.max(1, Math.ceil(wallTimeMs / 1000)) : undefined,
+          );
+          emit(globals().json, res, () => {
+            const lines = [
+              ...res.warnings.map((w) => `WARNING: ${w}`),
+              ...res.console.map((l) => (l.level === "log" ? l.text : `[${l.level}] ${l.text}`)),
+              ...res.observed.map((o) => `read #${o.id} ${o.binding}: ${o.title}`),
+              ...res.submitted.map(
+                (a) =>
+                  `submitted for approval #${a.actionId} ${a.binding}: ${a.title} (gatehouse approve ${ws} ${a.actionId})`,
+              ),
+            ];
+            if (res.outputTruncated) lines.push("[output truncated]");
+            if (res.ok)
+              lines.push(
+                `=> ${res.returnValue === undefined ? "undefined" : JSON.stringify(res.returnValue)}`,
+              );
+            else {
+              const where = res.error?.line
+                ? ` (line ${res.error.line}${res.error.column ? `:${res.error.column}` : ""})`
+                : "";
+              lines.push(`${res.error?.name ?? "Error"}: ${res.error?.message ?? ""}${where}`);
+            }
+            lines.push(`(${res.durationMs} ms)`);
+            return lines.join("\n");
+          });
+          if (!res.ok) process.exitCode = 1;
+          return;
+        }
         const k = kernelClient();
         const res = await call(
           k,
