@@ -1,9 +1,9 @@
 /**
  * The CLI through the gateway alone (GATEHOUSE_GATEWAY_URL + GATEHOUSE_TOKEN), against a real
  * `gatehouse dev` stack whose gRPC addresses the CLI is not given: create a workspace, connect the
- * memory MCP server, run a snippet that reads and writes (the write held for approval), approve it
- * (followed until applied), verify the log — and a command the gateway does not serve is refused naming
- * the ones it does, as are a non-admin's connect and a missing token.
+ * memory MCP server, run a snippet that reads and writes (the write held for approval), approve every
+ * pending action (`--all`, followed until applied), verify the log — and a command the gateway does
+ * not serve is refused naming the ones it does, as are a non-admin's connect and a missing token.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -90,7 +90,7 @@ test("through the gateway: workspace create, connect mcp://memory, exec (a read 
   assert.equal(result.submitted.length, 1, "the write is held for approval");
   const id = result.submitted[0]!.actionId;
 
-  const approved = await gatehouse(["approve", ws, String(id)]);
+  const approved = await gatehouse(["approve", ws, "--all"]);
   assert.equal(approved.code, 0, approved.stderr);
   assert.match(approved.stdout, new RegExp(`^#${id}\\tapplied\\tMEMORY\\t`));
 
