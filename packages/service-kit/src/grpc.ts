@@ -62,30 +62,48 @@ export type UnaryMethod<Req, Res> = (
   callback: (err: ServiceError | null, res: Res) => void,
 ) => unknown;
 
-/** Longest wait (ms) of `callUnary` for a peer's channel to reconnect before calling. */
-export const PEER_RECONNECT_WAIT_MS = 10_000;
+/**
+ * Time (ms) `callUnary` keeps for the call itself after waiting for its peer: the wait for a
+ * reconnecting peer ends this long before the call's deadline (and never takes more than half of it).
+ */
+export const PEER_CALL_RESERVE_MS = 5_000;
 
 /**
- * Waits, at most `maxMs` milliseconds, while `client`'s channel is in TRANSIENT_FAILURE (its last
- * connection attempt failed and grpc-js waits before the next, see PEER_CHANNEL_OPTIONS). A call made
- * in that state fails at once with UNAVAILABLE, even when the peer came back a moment ago. Resolves at
- * once in any other state (READY; IDLE and CONNECTING connect or queue the call by themselves). Never
- * rejects: a peer still down after `maxMs` fails the call that follows, as before.
+ * How long (ms) `callUnary` with a deadline of `timeoutMs` from now waits for an unreachable peer:
+ * `timeoutMs` less {@link PEER_CALL_RESERVE_MS}, and at least half of `timeoutMs` (30 s → 25 s,
+ * 60 s → 55 s, 2 s → 1 s).
  */
-export function peerReconnected(client: Client, maxMs: number): Promise<void> {
-  if (client.getChannel().getConnectivityState(true) !== connectivityState.TRANSIENT_FAILURE) {
-    return Promise.resolve();
+export function peerWaitMs(timeoutMs: number): number {
+  return Math.max(timeoutMs / 2, timeoutMs - PEER_CALL_RESERVE_MS);
+}
+
+/**
+ * Resolves true once `client`'s channel is READY (at once when it is), connecting it when IDLE;
+ * false when it is not READY within `maxMs` milliseconds (the peer is down, or restarting for longer)
+ * or the client was closed. Between failed attempts grpc-js waits before the next one (see
+ * PEER_CHANNEL_OPTIONS); this wait spans those pauses. Never rejects.
+ */
+export function peerReady(client: Client, maxMs: number): Promise<boolean> {
+  let state: connectivityState;
+  try {
+    state = client.getChannel().getConnectivityState(true);
+  } catch {
+    return Promise.resolve(false);
   }
-  return new Promise((resolve) => client.waitForReady(Date.now() + maxMs, () => resolve()));
+  if (state === connectivityState.READY) return Promise.resolve(true);
+  if (maxMs <= 0) return Promise.resolve(false);
+  return new Promise((resolve) => client.waitForReady(Date.now() + maxMs, (err) => resolve(!err)));
 }
 
 /**
  * Calls a unary method of `client` with a deadline (`timeoutMs`, default 60 s) and resolves its response.
- * When the peer's channel is between reconnect attempts (a peer restarting, e.g. in a rolling upgrade),
- * waits for it first, at most PEER_RECONNECT_WAIT_MS or half of `timeoutMs`, within the same deadline;
- * the request is sent once either way.
- * @throws the ServiceError (its `code` is the gRPC status) unchanged: UNAVAILABLE when the peer is
- *   still unreachable after the wait.
+ * A peer that is restarting (a rolling upgrade: the old pod gone, the new one not yet accepting) is
+ * waited for instead of failing the call at once with UNAVAILABLE: the call waits until the peer's
+ * channel is READY, at most {@link peerWaitMs}(`timeoutMs`), then is sent once with grpc-js's
+ * `waitForReady` (a connection lost again before it is sent is waited for too, within the deadline).
+ * A peer still unreachable after the wait gets the call without `waitForReady`, so it fails with the
+ * peer's own status, UNAVAILABLE, rather than a DEADLINE_EXCEEDED the wait used up.
+ * @throws the ServiceError (its `code` is the gRPC status) unchanged.
  */
 export async function callUnary<Req, Res>(
   client: object,
@@ -94,11 +112,11 @@ export async function callUnary<Req, Res>(
   timeoutMs = 60_000,
 ): Promise<Res> {
   const deadline = Date.now() + timeoutMs;
-  // At most half the call's time, so a peer still down is answered with its own status (UNAVAILABLE),
-  // not with a deadline the wait used up.
-  if (client instanceof Client)
-    await peerReconnected(client, Math.min(PEER_RECONNECT_WAIT_MS, timeoutMs / 2));
+  const ready = client instanceof Client ? await peerReady(client, peerWaitMs(timeoutMs)) : false;
+  const metadata = new Metadata();
+  // grpc-js reads waitForReady from the metadata's options, not from the call options.
+  if (ready) metadata.setOptions({ waitForReady: true });
   return new Promise((resolve, reject) => {
-    method.call(client, req, new Metadata(), { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
+    method.call(client, req, metadata, { deadline }, (err, res) => (err ? reject(err) : resolve(res)));
   });
 }

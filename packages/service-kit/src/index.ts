@@ -1,4 +1,4 @@
-/** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, host:port config, loopback port helpers, condition waits, child processes that die with their parent, pid files, and the TLS client settings of Temporal and NATS (TEMPORAL_TLS_*, NATS_TLS_*: env fields, PEM files, start-up diagnosis). */
+/** Process plumbing every Gatehouse service shares: gRPC server lifecycle, the ops HTTP endpoint, the drain before a stop, host:port config, loopback port helpers, condition waits, child processes that die with their parent, pid files, and the TLS client settings of Temporal and NATS (TEMPORAL_TLS_*, NATS_TLS_*: env fields, PEM files, start-up diagnosis). */
 export {
   childrenDieWithParent,
   describeProcess,
@@ -8,13 +8,15 @@ export {
   spawnTiedToParent,
   stopProcess,
 } from "./child-processes.ts";
+export { Drain, type DrainState, MAX_DRAIN_MS } from "./drain.ts";
 export { InvalidConfiguration, parseEnv } from "./env.ts";
 export {
   callUnary,
   listenGrpc,
+  PEER_CALL_RESERVE_MS,
   PEER_CHANNEL_OPTIONS,
-  PEER_RECONNECT_WAIT_MS,
-  peerReconnected,
+  peerReady,
+  peerWaitMs,
   stopGrpc,
   type UnaryMethod,
 } from "./grpc.ts";

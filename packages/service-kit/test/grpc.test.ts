@@ -10,7 +10,15 @@ import {
   type ServiceError,
   status,
 } from "@grpc/grpc-js";
-import { callUnary, listenGrpc, PEER_CHANNEL_OPTIONS, stopGrpc } from "../src/index.ts";
+import {
+  callUnary,
+  listenGrpc,
+  PEER_CHANNEL_OPTIONS,
+  peerReady,
+  peerWaitMs,
+  stopGrpc,
+  waitUntil,
+} from "../src/index.ts";
 
 test("listenGrpc binds a free port and stopGrpc releases it", async () => {
   const server = new Server();
@@ -141,4 +149,89 @@ test("callUnary waits for a peer that came back while its channel was between re
   } finally {
     client.close();
   }
+});
+
+/** A Ping server on `port` (0: a free one); resolves with it and its bound port. */
+async function pingServer(port: number): Promise<{ server: Server; port: number }> {
+  const server = new Server();
+  server.addService(
+    { Ping: PING },
+    { Ping: (_call: unknown, cb: (e: null, r: Buffer) => void) => cb(null, Buffer.from("pong")) },
+  );
+  return { server, port: await listenGrpc(server, "127.0.0.1", port) };
+}
+
+test("callUnary: a steady stream of calls while the peer restarts (stopped, refusing connections, then back on its port) is answered in full, none failing with UNAVAILABLE", async () => {
+  const first = await pingServer(0);
+  const port = first.port;
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), PEER_CHANNEL_OPTIONS);
+  const outcomes: string[] = [];
+  const calls: Promise<void>[] = [];
+  let calling = true;
+  // One call every 50 ms, as a gateway's requests would come, each with the gateway's 30 s deadline.
+  const loop = (async () => {
+    while (calling) {
+      calls.push(
+        callUnary(client, ping, Buffer.alloc(0), 30_000).then(
+          (r) => void outcomes.push(r.toString()),
+          (e: ServiceError) => void outcomes.push(`error ${e.code}: ${e.details}`),
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  let second: Awaited<ReturnType<typeof pingServer>> | undefined;
+  let madeWhileDown = 0;
+  try {
+    await waitUntil("answers from the first server", () => outcomes.length >= 3);
+    // The peer stops as a pod does on SIGTERM: no new calls, in-flight ones finish.
+    await stopGrpc(first.server);
+    const callsAtStop = calls.length;
+    // Down until the channel has had a connection refused (nothing listens on the port).
+    await waitUntil(
+      "a refused reconnect",
+      () => client.getChannel().getConnectivityState(false) === connectivityState.TRANSIENT_FAILURE,
+      { timeoutMs: 30_000, intervalMs: 5 },
+    );
+    const sentWhileDown = calls.length;
+    await waitUntil("more calls made while the peer is down", () => calls.length >= sentWhileDown + 5);
+    madeWhileDown = calls.length - callsAtStop;
+    second = await pingServer(port);
+    const answeredBefore = outcomes.length;
+    await waitUntil("answers from the restarted peer", () => outcomes.length >= answeredBefore + 10, {
+      timeoutMs: 30_000,
+    });
+  } finally {
+    calling = false;
+    await loop;
+    await Promise.all(calls);
+    client.close();
+    if (second) await stopGrpc(second.server);
+  }
+  const failed = outcomes.filter((o) => o !== "pong");
+  assert.deepEqual(failed, [], `${failed.length} of ${outcomes.length} calls failed`);
+  assert.equal(outcomes.length, calls.length, "every call settled");
+  assert.ok(madeWhileDown >= 5, `${madeWhileDown} calls made while the peer was down`);
+});
+
+test("peerWaitMs: the call's time less 5 s, at least half of it", () => {
+  assert.equal(peerWaitMs(30_000), 25_000);
+  assert.equal(peerWaitMs(60_000), 55_000);
+  assert.equal(peerWaitMs(2_000), 1_000);
+});
+
+test("peerReady: true at once on a READY channel, false after maxMs for a peer that is down", async () => {
+  const { server, port } = await pingServer(0);
+  const client = new Client(`127.0.0.1:${port}`, credentials.createInsecure(), PEER_CHANNEL_OPTIONS);
+  try {
+    assert.equal(await peerReady(client, 30_000), true);
+    assert.equal(client.getChannel().getConnectivityState(false), connectivityState.READY);
+    await stopGrpc(server);
+    const t0 = performance.now();
+    assert.equal(await peerReady(client, 300), false);
+    assert.ok(performance.now() - t0 >= 250, "waited about maxMs");
+  } finally {
+    client.close();
+  }
+  assert.equal(await peerReady(client, 300), false, "a closed client is never ready");
 });
