@@ -60,6 +60,11 @@ export interface AppDeps {
   webDist?: string;
   /** The MCP endpoint's sessions, protected-resource description and allowed origins. */
   mcp: Pick<McpRouteDeps, "sessions" | "resource" | "allowedOrigins">;
+  /**
+   * True while the gateway drains before it stops: every answer then carries `Connection: close`, so
+   * a client's next request opens a new connection, which the load balancer sends to another replica.
+   */
+  draining?: () => boolean;
 }
 
 /** Builds the application (not listening). */
@@ -74,10 +79,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Requests are counted in metrics, not logged one by one.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 256 * 1024,
+    // A request on a kept-alive connection while the server closes (after the drain) is still served,
+    // not answered 503: the services behind it are up, and the connection closes once it is answered.
+    return503OnClosing: false,
   });
   app.decorateRequest("person", undefined as unknown as Person);
   app.decorateRequest("membership", undefined as unknown as WorkspaceMembership);
 
+  const draining = deps.draining;
+  if (draining) {
+    app.addHook("onRequest", async (_req, reply) => {
+      if (draining()) reply.header("connection", "close");
+    });
+  }
   if (tracing?.enabled) {
     app.addHook("onRequest", async (req) => setHttpRoute(req.raw, req.routeOptions.url ?? "unmatched"));
   }
@@ -135,7 +149,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return reply.status(404).send(body);
   });
 
-  app.get("/healthz", async () => ({ ok: true }));
+  // 503 while draining, like the ops port's: a load balancer probing this port stops sending here too.
+  app.get("/healthz", async (_req, reply) =>
+    draining?.() ? reply.status(503).send({ ok: false, draining: true }) : { ok: true },
+  );
   app.get("/api/config", async (): Promise<ClientConfig> => deps.clientConfig);
 
   readRoutes(app, deps.backends);

@@ -73,6 +73,12 @@ const EnvSchema = z
         "expected comma-separated origins, e.g. https://agents.example.com,http://localhost:6274",
       )
       .optional(),
+    GATEWAY_DRAIN_SECONDS: z.coerce
+      .number()
+      .int("expected whole seconds, e.g. 10")
+      .min(0, "expected 0 (no drain) or more seconds")
+      .max(300, "expected at most 300 seconds (keep it below the pod's terminationGracePeriodSeconds)")
+      .default(0),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .refine((e) => !!e.OIDC_ISSUER === !!e.OIDC_AUDIENCE, {
@@ -104,6 +110,11 @@ export interface GatewayConfig {
   publicUrl: string | undefined;
   /** The MCP endpoint's bounds and the browser origins allowed besides the gateway's own. */
   mcp: { maxSessions: number; idleMs: number; allowedOrigins: string[] };
+  /**
+   * GATEWAY_DRAIN_SECONDS: after SIGTERM, how long (s) the gateway keeps serving with `/healthz`
+   * answering 503 before it stops accepting connections (0: it stops at once).
+   */
+  drainSeconds: number;
   logLevel: string;
 }
 
@@ -151,6 +162,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       idleMs: e.GATEWAY_MCP_IDLE_MINUTES * 60_000,
       allowedOrigins: e.GATEWAY_MCP_ALLOWED_ORIGINS?.split(",") ?? [],
     },
+    drainSeconds: e.GATEWAY_DRAIN_SECONDS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -66,6 +66,11 @@ export interface GatewayOptions {
   publicUrl?: string;
   /** The MCP endpoint's bounds (default {@link DEFAULT_MCP_LIMITS}) and extra browser origins allowed to call it. */
   mcp?: { maxSessions?: number; idleMs?: number; allowedOrigins?: string[] };
+  /**
+   * True while the process drains before it stops (main.ts: GATEWAY_DRAIN_SECONDS): answers carry
+   * `Connection: close` so clients reconnect, through the load balancer, to another replica.
+   */
+  draining?: () => boolean;
   logger?: Logger;
 }
 
@@ -77,7 +82,10 @@ export interface Gateway {
   /** The MCP endpoint's public URL, `<publicUrl>/mcp` (agents add `?workspace=<id>`). */
   mcpUrl: string;
   metrics: Registry;
-  /** Ends event streams, stops listening, closes the gRPC clients. */
+  /**
+   * Ends event streams and MCP sessions, stops accepting connections, waits for the requests under
+   * way to be answered, then closes the gRPC clients.
+   */
   close(): Promise<void>;
 }
 
@@ -160,6 +168,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
       devTokens: (options.devTokens?.length ?? 0) > 0,
     },
     ...(options.webDist ? { webDist: options.webDist } : {}),
+    ...(options.draining ? { draining: options.draining } : {}),
     mcp: {
       sessions,
       resource: () => {

@@ -2,11 +2,14 @@
  * Process entry of the gateway: configuration from the environment (config.ts) — GATEWAY_ADDR,
  * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL (+ NATS_TLS_CA_FILE/NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE), OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
  * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR, GATEWAY_PUBLIC_URL,
- * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS — live notices from NATS,
- * optional /healthz + /metrics on METRICS_ADDR, graceful shutdown on SIGTERM/SIGINT.
+ * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS, GATEWAY_DRAIN_SECONDS — live
+ * notices from NATS, optional /healthz + /metrics on METRICS_ADDR, and on SIGTERM/SIGINT a drain then a
+ * graceful shutdown: `/healthz` answers 503 at once while the API keeps serving for GATEWAY_DRAIN_SECONDS
+ * (answers carry `Connection: close`), then the server stops accepting, finishes the requests under way
+ * and the process exits. A second signal ends the drain early.
  */
 import { connectNatsNoticeBus } from "@gatehouse/live-notices";
-import { startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
+import { Drain, startOpsHttp, stopOnSignals } from "@gatehouse/service-kit";
 import { startServiceProcessTracing, stopTracing } from "@gatehouse/telemetry";
 import pino from "pino";
 import { loadConfig } from "./config.ts";
@@ -40,6 +43,7 @@ logger.info(
     mcpMaxSessions: config.mcp.maxSessions,
     mcpIdleMinutes: config.mcp.idleMs / 60_000,
     mcpAllowedOrigins: config.mcp.allowedOrigins,
+    drainSeconds: config.drainSeconds,
   },
   "gateway configuration",
 );
@@ -50,6 +54,7 @@ if (config.devTokens?.length) {
   );
 }
 
+const drain = new Drain(config.drainSeconds * 1000);
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 let notices: Awaited<ReturnType<typeof connectNatsNoticeBus>>;
 try {
@@ -71,25 +76,28 @@ try {
     port: config.port,
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     mcp: config.mcp,
+    draining: drain.draining,
     logger,
   });
 } catch (err) {
   logger.fatal({ component: "gateway", event: "start_failed" }, (err as Error).message);
   process.exit(1);
 }
-let serving = true;
 const ops = config.metrics
   ? await startOpsHttp({
       host: config.metrics.host,
       port: config.metrics.port,
       registry: gateway.metrics,
-      healthy: () => serving,
+      healthy: drain.ready,
     })
   : undefined;
-stopOnSignals(logger, async () => {
-  serving = false;
-  await gateway.close();
-  await ops?.close();
-  await notices.close();
-  await stopTracing();
-});
+stopOnSignals(
+  logger,
+  () => drain.drain(logger),
+  async () => {
+    await gateway.close();
+    await ops?.close();
+    await notices.close();
+    await stopTracing();
+  },
+);
