@@ -17,6 +17,7 @@ import {
   peers,
   podFiles,
   render,
+  template,
   valuesFile,
 } from "./helm.ts";
 
@@ -122,7 +123,11 @@ test("eventStore.backend=postgres with existingSecret: EVENT_STORE_URL from the 
     assert.equal(envVar(objects, c, "GATEHOUSE_DATA_DIR"), undefined, `${c}: no data dir`);
     const d = find(objects, "Deployment", name(c));
     assert.equal(d.spec.replicas, replicas[c], c);
-    assert.equal(d.spec.strategy, undefined, `${c}: a rolling update (two processes on PostgreSQL are safe)`);
+    assert.equal(
+      d.spec.strategy.type,
+      "RollingUpdate",
+      `${c}: a rolling update (two processes on PostgreSQL are safe)`,
+    );
     const pod = d.spec.template.spec;
     assert.deepEqual(
       pod.volumes.map((v: { name: string }) => v.name),
@@ -546,3 +551,38 @@ test("sandbox.backend=kubernetes: every pod in the sandbox namespace is denied a
 });
 
 /** GATEKEEPER_ADDRESSES of kernel, approval and worker (each must carry the same value). */
+
+test("rollouts lose no serving replica: rolling components surge one new pod before stopping one (maxUnavailable 0); the gateway drains for gateway.drainSeconds, 5 s or more inside its grace period", async () => {
+  const objects = await render(["minimal.yaml"]);
+  const gateway = find(objects, "Deployment", name("gateway"));
+  assert.deepEqual(gateway.spec.strategy, {
+    type: "RollingUpdate",
+    rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+  });
+  assert.equal(find(objects, "Deployment", name("sandbox-runner")).spec.strategy.type, "RollingUpdate");
+  assert.equal(envVar(objects, "gateway", "GATEWAY_DRAIN_SECONDS")?.value, "10");
+  assert.equal(gateway.spec.template.spec.terminationGracePeriodSeconds, 30);
+  // With PostgreSQL, kernel, approval and worker roll the same way (with SQLite they are Recreate, above).
+  const pg = await render(["minimal.yaml", "postgres-secret.yaml"]);
+  for (const c of ["kernel", "approval", "worker"]) {
+    assert.deepEqual(
+      find(pg, "Deployment", name(c)).spec.strategy.rollingUpdate,
+      { maxUnavailable: 0, maxSurge: 1 },
+      c,
+    );
+  }
+  const longer = await render(
+    ["minimal.yaml"],
+    ["gateway.drainSeconds=40", "gateway.terminationGracePeriodSeconds=45"],
+  );
+  assert.equal(envVar(longer, "gateway", "GATEWAY_DRAIN_SECONDS")?.value, "40");
+  const tooLong = await template(["minimal.yaml"], ["gateway.drainSeconds=26"]);
+  assert.equal(tooLong.ok, false);
+  assert.match(
+    tooLong.stderr,
+    /gateway\.drainSeconds: 26 with gateway\.terminationGracePeriodSeconds 30: the drain must end at least 5 s before Kubernetes kills the pod.*raise gateway\.terminationGracePeriodSeconds to at least 31/,
+  );
+  const negative = await template(["minimal.yaml"], ["gateway.drainSeconds=-1"]);
+  assert.equal(negative.ok, false);
+  assert.match(negative.stderr, /drainSeconds/);
+});

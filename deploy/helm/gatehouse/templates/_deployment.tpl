@@ -31,6 +31,13 @@ spec:
   # A single-instance component (it holds state): the old pod stops before the new one starts.
   strategy:
     type: Recreate
+  {{- else }}
+  # A new pod is Ready before an old one stops, so a rollout never lowers the serving replicas.
+  strategy:
+    type: RollingUpdate
+    rollingUpdate:
+      maxUnavailable: 0
+      maxSurge: 1
   {{- end }}
   selector:
     matchLabels:
