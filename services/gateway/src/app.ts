@@ -65,6 +65,11 @@ export interface AppDeps {
    * a client's next request opens a new connection, which the load balancer sends to another replica.
    */
   draining?: () => boolean;
+  /**
+   * The sandbox's weakened protections (GATEHOUSE_SANDBOX_WEAKENED), e.g. ["networkPolicy.enabled=false"]:
+   * when not empty, `/healthz` answers `{ ok: true, sandboxWeakened: [...] }` so a check sees it.
+   */
+  sandboxWeakened?: readonly string[];
 }
 
 /** Builds the application (not listening). */
@@ -150,8 +155,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // 503 while draining, like the ops port's: a load balancer probing this port stops sending here too.
+  // A weakened sandbox is said on every answer (the install acknowledged it; monitoring should see it).
+  const weakened = deps.sandboxWeakened?.length ? { sandboxWeakened: [...deps.sandboxWeakened] } : {};
   app.get("/healthz", async (_req, reply) =>
-    draining?.() ? reply.status(503).send({ ok: false, draining: true }) : { ok: true },
+    draining?.()
+      ? reply.status(503).send({ ok: false, draining: true, ...weakened })
+      : { ok: true, ...weakened },
   );
   app.get("/api/config", async (): Promise<ClientConfig> => deps.clientConfig);
 

@@ -79,6 +79,13 @@ const EnvSchema = z
       .min(0, "expected 0 (no drain) or more seconds")
       .max(300, "expected at most 300 seconds (keep it below the pod's terminationGracePeriodSeconds)")
       .default(0),
+    GATEHOUSE_SANDBOX_WEAKENED: z
+      .string()
+      .regex(
+        /^[^,\s][^,]*(,[^,\s][^,]*)*$/,
+        'expected a comma-separated list of the weakened values, e.g. "networkPolicy.enabled=false,runtimeClass.name=runc"',
+      )
+      .optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   })
   .refine((e) => !!e.OIDC_ISSUER === !!e.OIDC_AUDIENCE, {
@@ -115,6 +122,11 @@ export interface GatewayConfig {
    * answering 503 before it stops accepting connections (0: it stops at once).
    */
   drainSeconds: number;
+  /**
+   * GATEHOUSE_SANDBOX_WEAKENED (set by the Helm chart when the sandbox's protections were weakened on
+   * purpose): each weakened value, e.g. "networkPolicy.enabled=false"; [] when none. `/healthz` reports them.
+   */
+  sandboxWeakened: string[];
   logLevel: string;
 }
 
@@ -163,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       allowedOrigins: e.GATEWAY_MCP_ALLOWED_ORIGINS?.split(",") ?? [],
     },
     drainSeconds: e.GATEWAY_DRAIN_SECONDS,
+    sandboxWeakened: e.GATEHOUSE_SANDBOX_WEAKENED?.split(",").map((v) => v.trim()) ?? [],
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -71,6 +71,11 @@ export interface GatewayOptions {
    * `Connection: close` so clients reconnect, through the load balancer, to another replica.
    */
   draining?: () => boolean;
+  /**
+   * The sandbox's weakened protections (GATEHOUSE_SANDBOX_WEAKENED, set by the Helm chart), reported
+   * by `/healthz` as `sandboxWeakened`; absent or empty: nothing is reported.
+   */
+  sandboxWeakened?: readonly string[];
   logger?: Logger;
 }
 
@@ -169,6 +174,7 @@ export async function startGateway(options: GatewayOptions): Promise<Gateway> {
     },
     ...(options.webDist ? { webDist: options.webDist } : {}),
     ...(options.draining ? { draining: options.draining } : {}),
+    ...(options.sandboxWeakened?.length ? { sandboxWeakened: options.sandboxWeakened } : {}),
     mcp: {
       sessions,
       resource: () => {

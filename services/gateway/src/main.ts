@@ -2,7 +2,8 @@
  * Process entry of the gateway: configuration from the environment (config.ts) — GATEWAY_ADDR,
  * APPROVAL_ADDRESS, KERNEL_ADDRESS, NATS_URL (+ NATS_TLS_CA_FILE/NATS_TLS_CERT_FILE/NATS_TLS_KEY_FILE), OIDC_ISSUER/OIDC_AUDIENCE[/OIDC_JWKS_URL/OIDC_ROLES_CLAIM/
  * OIDC_ROLE_MAP], GATEWAY_DEV_TOKENS_FILE, GATEWAY_WEB_DIST, METRICS_ADDR, GATEWAY_PUBLIC_URL,
- * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS, GATEWAY_DRAIN_SECONDS — live
+ * GATEWAY_MCP_MAX_SESSIONS, GATEWAY_MCP_IDLE_MINUTES, GATEWAY_MCP_ALLOWED_ORIGINS, GATEWAY_DRAIN_SECONDS,
+ * GATEHOUSE_SANDBOX_WEAKENED (reported by /healthz) — live
  * notices from NATS, optional /healthz + /metrics on METRICS_ADDR, and on SIGTERM/SIGINT a drain then a
  * graceful shutdown: `/healthz` answers 503 at once while the API keeps serving for GATEWAY_DRAIN_SECONDS
  * (answers carry `Connection: close`), then the server stops accepting, finishes the requests under way
@@ -54,6 +55,13 @@ if (config.devTokens?.length) {
   );
 }
 
+if (config.sandboxWeakened.length) {
+  logger.warn(
+    { component: "gateway", event: "sandbox_weakened", sandboxWeakened: config.sandboxWeakened },
+    `SANDBOX WEAKENED: ${config.sandboxWeakened.join(", ")} (GATEHOUSE_SANDBOX_WEAKENED; /healthz reports it)`,
+  );
+}
+
 const drain = new Drain(config.drainSeconds * 1000);
 let gateway: Awaited<ReturnType<typeof startGateway>>;
 let notices: Awaited<ReturnType<typeof connectNatsNoticeBus>>;
@@ -77,6 +85,7 @@ try {
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     mcp: config.mcp,
     draining: drain.draining,
+    sandboxWeakened: config.sandboxWeakened,
     logger,
   });
 } catch (err) {
