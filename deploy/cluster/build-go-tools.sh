@@ -16,8 +16,9 @@ declare -A pkg=(
   [helm]="helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
   [umoci]="github.com/opencontainers/umoci/cmd/umoci@$UMOCI_VERSION"
   [coredns]="github.com/coredns/coredns@$COREDNS_VERSION"
+  [local-path-provisioner]="github.com/rancher/local-path-provisioner@$LOCAL_PATH_PROVISIONER_VERSION"
 )
-declare -A est=([helm]="~3 min cold" [umoci]="~1 min cold" [coredns]="~3 min cold")
+declare -A est=([helm]="~3 min cold" [umoci]="~1 min cold" [coredns]="~3 min cold" [local-path-provisioner]="~3 min cold")
 # The Corefile's plugins (manifests/coredns.yaml); add one here before using it there.
 COREDNS_PLUGINS=(errors health ready kubernetes forward cache loop loadbalance)
 # wrapped_build NAME MODULE VERSION PACKAGE — go build PACKAGE in a wrapper module requiring MODULE@VERSION

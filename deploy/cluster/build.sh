@@ -4,13 +4,13 @@
 # shared Go caches (scripts/go-cache.sh). One line per component being built.
 # Usage: build.sh [--check] [GROUP...]   groups: tools (helm, umoci), debian (runc, CNI plugins,
 #        iptables), kube, etcd, containerd, gvisor, coredns, pause, netpol
-#        (kube-network-policies); default: all of them.
+#        (kube-network-policies), storage (local-path-provisioner); default: all of them.
 #        --check builds nothing: exit 0 when every binary of the groups is present at its pinned
 #        version, 1 when something would be built.
 set -euo pipefail
 here="$(dirname "$0")"
 . "$here/lib.sh"
-all=(tools debian kube etcd containerd gvisor coredns pause netpol)
+all=(tools debian kube etcd containerd gvisor coredns pause netpol storage)
 if [ "${1:-}" = "--check" ]; then export CLUSTER_CHECK=1; shift; fi
 [ "$#" -gt 0 ] || set -- "${all[@]}"
 start=$SECONDS
@@ -25,6 +25,7 @@ for g in "$@"; do
     coredns) bash "$here/build-go-tools.sh" coredns ;;
     pause) bash "$here/build-pause.sh" ;;
     netpol) bash "$here/build-netpol.sh" ;;
+    storage) bash "$here/build-go-tools.sh" local-path-provisioner ;;
     *) die "build.sh: unknown group $g (one of: ${all[*]})" ;;
   esac
 done

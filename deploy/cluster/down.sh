@@ -73,5 +73,5 @@ for m in ${mounts[@]+"${mounts[@]}"}; do umount "$m" 2>/dev/null || umount -l "$
 # The Pods' cgroups (the kubelet's kubepods tree), deepest first
 for cg in ${cgroups[@]+"${cgroups[@]}"}; do find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true; done
 
-rm -rf "$RUN/etcd" "$RUN/containerd/root" "$RUN/containerd/state" "$RUN/kubelet" "$RUN/runsc" "$RUN/cni/networks"
+rm -rf "$RUN/etcd" "$RUN/containerd/root" "$RUN/containerd/state" "$RUN/kubelet" "$RUN/runsc" "$RUN/cni/networks" "$STORAGE_DIR"
 log "down: stopped; binaries kept in $BIN, certificates and kubeconfig kept in $RUN"

@@ -3,7 +3,8 @@
 # a rootfs holding one static binary: `pause` (the Pod sandbox image, gatehouse.local/pause:3.10),
 # `coredns` (gatehouse.local/coredns:<version>, uid 65532) and `busybox` (gatehouse.local/busybox:<version>,
 # Debian's static busybox with its applets linked in /bin and a /tmp, uid 65534, command sh: for tests
-# and helm test hooks). Usage: images.sh pause|coredns|busybox...
+# and helm test hooks) and `local-path-provisioner` (gatehouse.local/local-path-provisioner:<version>, uid
+# 65534: the default StorageClass). Usage: images.sh pause|coredns|busybox|local-path-provisioner...
 set -euo pipefail
 here="$(dirname "$0")"
 . "$here/lib.sh"
@@ -12,7 +13,8 @@ for name in "$@"; do
     pause) ref="$PAUSE_IMAGE" bin=pause user=65535:65535 ;;
     coredns) ref="$COREDNS_IMAGE" bin=coredns user=65532:65532 ;;
     busybox) ref="$BUSYBOX_IMAGE" bin=bin/busybox user=65534:65534 ;;
-    *) die "images.sh: unknown image $name (pause, coredns or busybox)" ;;
+    local-path-provisioner) ref="$PROVISIONER_IMAGE" bin=local-path-provisioner user=65534:65534 ;;
+    *) die "images.sh: unknown image $name (pause, coredns, busybox or local-path-provisioner)" ;;
   esac
   grep -qxF "$ref" <<<"$(ctr --address "$RUN/containerd/containerd.sock" -n k8s.io images ls -q)" && continue
   rootfs="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-rootfs.XXXXXX")"

@@ -41,6 +41,9 @@ KUBELET_HEALTHZ_PORT="${GATEHOUSE_CLUSTER_KUBELET_HEALTHZ_PORT:-10248}"
 PAUSE_IMAGE="gatehouse.local/pause:3.10"
 COREDNS_IMAGE="gatehouse.local/coredns:${COREDNS_VERSION#v}"
 BUSYBOX_IMAGE="gatehouse.local/busybox:1.35"
+PROVISIONER_IMAGE="gatehouse.local/local-path-provisioner:${LOCAL_PATH_PROVISIONER_VERSION#v}"
+# Where the default StorageClass (manifests/local-path.yaml) makes its volumes; down deletes it.
+STORAGE_DIR="$RUN/local-path"
 NODE_NAME="localhost"
 
 export PATH="$BIN:$PATH"

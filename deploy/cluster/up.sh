@@ -4,6 +4,7 @@
 #   etcd (TLS, 127.0.0.1) → kube-apiserver (Node,RBAC, PodSecurity admission, services 10.96.0.0/16)
 #   → containerd v2 (runc + runsc shim) → kube-controller-manager, kube-scheduler → kubelet (bridge CNI)
 #   → kube-proxy (iptables) → RuntimeClass gvisor, CoreDNS (Service 10.96.0.10) Ready
+#   → the default StorageClass local-path (local-path-provisioner) Ready
 #   → kube-network-policies (NetworkPolicy enforcement, netpol.sh).
 # Then prints how to use it. A second up reuses what runs and starts only what is down. Serialized with
 # down and other ups by a lock ($CACHE/run/.lock). Deadlines are generous (busy 2-core CI machines).
@@ -117,7 +118,15 @@ sed -e "s|@COREDNS_IMAGE@|$COREDNS_IMAGE|g" -e "s|@CLUSTER_DNS_IP@|$CLUSTER_DNS_
 coredns_ready() { k -n kube-system rollout status deploy/coredns --timeout=5s >/dev/null 2>&1; }
 wait_until "CoreDNS to be Ready (kubectl -n kube-system describe pod -l k8s-app=kube-dns)" 300 "" coredns_ready
 
+# The default StorageClass: a claim without a class gets a folder under $STORAGE_DIR.
+bash "$here/images.sh" local-path-provisioner
+mkdir -p "$STORAGE_DIR"
+sed -e "s|@PROVISIONER_IMAGE@|$PROVISIONER_IMAGE|g" -e "s|@BUSYBOX_IMAGE@|$BUSYBOX_IMAGE|g" -e "s|@STORAGE_DIR@|$STORAGE_DIR|g" \
+  "$here/manifests/local-path.yaml" | k apply -f - >/dev/null
+storage_ready() { k -n kube-system rollout status deploy/local-path-provisioner --timeout=5s >/dev/null 2>&1; }
+wait_until "the local-path provisioner to be Ready (kubectl -n kube-system describe pod -l app=local-path-provisioner)" 300 "" storage_ready
+
 bash "$here/netpol.sh" start
 
-log "up in $((SECONDS - started)) s: node $NODE_NAME Ready, CoreDNS Ready, RuntimeClass gvisor (handler runsc)"
+log "up in $((SECONDS - started)) s: node $NODE_NAME Ready, CoreDNS Ready, RuntimeClass gvisor (handler runsc), default StorageClass local-path"
 log "use it: export KUBECONFIG=$KUBECONFIG_FILE   (or: eval \"\$(npm run --silent cluster -- env)\")"

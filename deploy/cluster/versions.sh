@@ -10,6 +10,7 @@ GVISOR_VERSION=v0.0.0-20260905035102-160fafc42237
 COREDNS_VERSION=v1.14.7
 HELM_VERSION=v3.22.0
 UMOCI_VERSION=v0.6.0
+LOCAL_PATH_PROVISIONER_VERSION=v0.0.30   # github.com/rancher/local-path-provisioner: the default StorageClass (storage.sh)
 KUBE_NETWORK_POLICIES_VERSION=v0.8.0   # sigs.k8s.io/kube-network-policies: enforces NetworkPolicy (netpol.sh)
 # Debian packages extracted (apt-get download + dpkg-deb -x), never installed: runc, the CNI plugins and
 # a static busybox. Their version is whatever the configured Debian release ships; the marker records it.
