@@ -96,6 +96,7 @@ test("with tracing on, every Deployment and NetworkPolicy passes the API server'
   const manifests = await rendered([
     "tracing.endpoint=http://otel-collector.observability:4317",
     "tracing.sandboxRunner=true",
+    "networkPolicy.tracing.sandboxRunnerCidrs={10.0.5.7/32}",
     "tracing.headers.existingSecret=otel-auth",
     "networkPolicy.tracing.to[0].namespaceSelector.matchLabels.kubernetes\\.io/metadata\\.name=observability",
   ]);

@@ -265,6 +265,7 @@ test("tracing.endpoint set: every service Deployment gets the standard OTEL_* en
     "tracing.resourceAttributes.deployment\\.environment=prod",
     "tracing.headers.existingSecret=otel-auth",
     "networkPolicy.tracing.to[0].ipBlock.cidr=10.0.5.0/24",
+    "networkPolicy.tracing.sandboxRunnerCidrs={10.0.5.7/32}",
   ]);
   for (const c of ALL_COMPONENTS) {
     const env = otelEnv(runner, c);
@@ -279,9 +280,11 @@ test("tracing.endpoint set: every service Deployment gets the standard OTEL_* en
       { secretKeyRef: { name: "otel-auth", key: "headers" } },
       c,
     );
+    // The sandbox runner reaches the collector's address alone (networkPolicy.tracing.sandboxRunnerCidrs).
+    const to = c === "sandbox-runner" ? "10.0.5.7/32" : "10.0.5.0/24";
     assert.deepEqual(
       egress(runner, c).filter((r) => r.ports?.some((p) => p.port === 4318)),
-      [{ ports: [{ port: 4318, protocol: "TCP" }], to: [{ ipBlock: { cidr: "10.0.5.0/24" } }] }],
+      [{ ports: [{ port: 4318, protocol: "TCP" }], to: [{ ipBlock: { cidr: to } }] }],
       c,
     );
   }

@@ -68,14 +68,17 @@ test("the sandbox runner runs under the gvisor RuntimeClass, which the chart cre
   assert.equal(pod.containers[0].image, "gatehouse/sandbox:0.1.0");
   const rc = find(objects, "RuntimeClass", "gvisor");
   assert.equal(rc.handler, "runsc");
-  const named = await render(["minimal.yaml"], ["runtimeClass.create=false", "runtimeClass.name=sandboxed"]);
+  const named = await render(
+    ["minimal.yaml"],
+    ["runtimeClass.create=false", "runtimeClass.name=gvisor-sandboxed"],
+  );
   assert.equal(
     named.some((o) => o.kind === "RuntimeClass"),
     false,
   );
   assert.equal(
     find(named, "Deployment", name("sandbox-runner")).spec.template.spec.runtimeClassName,
-    "sandboxed",
+    "gvisor-sandboxed",
   );
 });
 
@@ -542,7 +545,10 @@ test("sandbox.backend=kubernetes: every pod in the sandbox namespace is denied a
     },
   ]);
   assert.deepEqual(peers(runner.spec.ingress, "from"), ["kernel"], "ingress still from the kernel only");
-  const off = await render(["minimal.yaml"], ["sandbox.backend=kubernetes", "networkPolicy.enabled=false"]);
+  const off = await render(
+    ["minimal.yaml"],
+    ["sandbox.backend=kubernetes", "networkPolicy.enabled=false", "unsafeAcknowledgeWeakenedSandbox=true"],
+  );
   assert.equal(
     off.some((o) => o.kind === "NetworkPolicy"),
     false,

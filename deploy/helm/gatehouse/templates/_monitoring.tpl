@@ -64,6 +64,23 @@ the collector (networkPolicy.tracing), the labels of each alert (prometheusRule)
   {{- end }}
 {{- end -}}
 
+{{/*
+The sandbox runner's egress to the collector (tracing.sandboxRunner): the collector's port(s), to
+networkPolicy.tracing.sandboxRunnerCidrs only (never "any destination": the pod runs agent code).
+*/}}
+{{- define "gatehouse.np.tracingRunner" -}}
+- ports:
+    {{- range (.Values.networkPolicy.tracing.ports | default (list (include "gatehouse.tracingPort" . | int))) }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+  to:
+    {{- range .Values.networkPolicy.tracing.sandboxRunnerCidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+    {{- end }}
+{{- end -}}
+
 {{/* An alert's labels: its severity, then prometheusRule.alertLabels. Call with (list $ alertValues). */}}
 {{- define "gatehouse.alertLabels" -}}
 {{- $root := index . 0 -}}

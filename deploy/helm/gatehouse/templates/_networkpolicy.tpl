@@ -113,7 +113,7 @@ component (gatehouse.tracingOn), egress to the collector is added.
 {{- if .root.Values.networkPolicy.enabled }}
 {{- $egress := .egress -}}
 {{- if include "gatehouse.tracingOn" (list .root .name) -}}
-{{- $egress = print (trim $egress) "\n" (include "gatehouse.np.tracing" .root) | trim -}}
+{{- $egress = print (trim $egress) "\n" (include (ternary "gatehouse.np.tracingRunner" "gatehouse.np.tracing" (eq .name "sandbox-runner")) .root) | trim -}}
 {{- end }}
 apiVersion: networking.k8s.io/v1
 kind: NetworkPolicy
