@@ -4,8 +4,8 @@
  * environment variables and sharing one event store (a SQLite file by default, or the `storeUrl` option,
  * e.g. a PostgreSQL database), against a `temporal server start-dev`. Options add more approval
  * processes and gateway processes (each gateway talks to its own approval process; live notices over
- * the `natsUrl` option's NATS). Any service can be killed (SIGKILL, a crash) and started again with the
- * same configuration and port.
+ * the `natsUrl` option's NATS). Any service can be killed (SIGKILL, a crash) or stopped (SIGTERM, a pod
+ * replaced in a rollout) and started again with the same configuration and port.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -56,6 +56,8 @@ export interface SplitStackOptions {
   gateways?: number;
   /** The gateways' dev tokens (needed when `gateways` > 0). */
   devTokens?: SplitDevToken[];
+  /** Extra environment of every gateway process (e.g. GATEWAY_DRAIN_SECONDS). */
+  gatewayEnv?: Record<string, string>;
   /**
    * Path of a YAML registry of PostgreSQL servers (services/gatekeeper-postgres/src/registry.ts): runs
    * gatekeeper-postgres as its own process (GATEKEEPER_POSTGRES_REGISTRY) and adds it to every
@@ -85,8 +87,15 @@ export interface SplitStack {
   approvalAddresses: string[];
   /** Base URL (`http://127.0.0.1:<port>`) of each gateway, in order ("gateway", "gateway-2", …). */
   gatewayUrls: string[];
+  /** Base URL of each gateway's ops endpoint (`/healthz`, `/metrics`: METRICS_ADDR), in the same order. */
+  gatewayOpsUrls: string[];
   /** SIGKILLs the service's process and resolves once it exited (a crash: no graceful shutdown). */
   kill(name: SplitService): Promise<void>;
+  /**
+   * SIGTERMs the service's process (as Kubernetes does to a replaced pod) and resolves once it exited
+   * (a gateway with GATEWAY_DRAIN_SECONDS drains first).
+   */
+  stop(name: SplitService): Promise<void>;
   /** Starts the service again with its configuration and port; resolves once it listens. */
   start(name: SplitService): Promise<void>;
   /** The service's last output (for failure messages). */
@@ -183,6 +192,7 @@ export async function startSplitStack(
           NATS_URL: opts.natsUrl as string,
           GATEWAY_DEV_TOKENS_FILE: devTokensFile,
           METRICS_ADDR: `127.0.0.1:${gatewayOpsPorts[i]}`,
+          ...opts.gatewayEnv,
         },
         port,
         output: "",
@@ -322,7 +332,9 @@ export async function startSplitStack(
     decisions,
     approvalAddresses: approvalPorts.map((p) => `127.0.0.1:${p}`),
     gatewayUrls: gatewayPorts.map((p) => `http://127.0.0.1:${p}`),
+    gatewayOpsUrls: gatewayOpsPorts.map((p) => `http://127.0.0.1:${p}`),
     kill: (name) => stop(name, "SIGKILL"),
+    stop: (name) => stop(name, "SIGTERM"),
     start,
     log: (name) => serviceOf(name).output,
     async close() {
