@@ -3,7 +3,15 @@
  * directory — for tests and benches. Not used by the services: they connect to a server the operator runs.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -75,6 +83,16 @@ export async function startPostgresServer(
      * in pg_hba.conf), for tests that check a wrong password is refused. Default: trust for all.
      */
     requirePasswords?: boolean;
+    /**
+     * More addresses to listen on besides 127.0.0.1, e.g. a bridge address Pods of a local cluster reach
+     * the host at ("10.244.0.1"). Default none.
+     */
+    alsoListenOn?: string[];
+    /**
+     * Networks (CIDR) whose clients log in without a password over TCP, e.g. a local cluster's Pod range
+     * ("10.244.0.0/24"): for a throwaway test server only. Default none (loopback only).
+     */
+    trustNetworks?: string[];
   } = {},
 ): Promise<PostgresServer> {
   const bin = postgresBinDir();
@@ -113,12 +131,16 @@ export async function startPostgresServer(
       ].join("\n"),
     );
   }
+  if (options.trustNetworks?.length) {
+    const hba = join(pgdata, "pg_hba.conf");
+    appendFileSync(hba, options.trustNetworks.map((cidr) => `host all all ${cidr} trust\n`).join(""));
+  }
   const port = await freePort();
   const [cmd, args] = as(join(bin, "postgres"), [
     "-D",
     pgdata,
     "-h",
-    "127.0.0.1",
+    ["127.0.0.1", ...(options.alsoListenOn ?? [])].join(","),
     "-p",
     String(port),
     "-k",
