@@ -78,7 +78,7 @@ async function executeCodeP50(session: McpSession): Promise<number> {
   return Math.round(times[10]! * 10) / 10;
 }
 
-/** Runs the CLI (apps/cli) against the installed kernel and approval service through port-forwards. */
+/** Runs the CLI (apps/cli) against the installation through its gateway alone (GATEHOUSE_GATEWAY_URL + token). */
 async function gatehouse(env: NodeJS.ProcessEnv, args: string[]): Promise<string> {
   const { stdout } = await run("node", [`${REPO}/apps/cli/bin/gatehouse.js`, ...args], {
     env: { ...process.env, ...env },
@@ -207,9 +207,7 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
   );
 
   const gw = await portForward(NS, `${RELEASE}-gatehouse-gateway`, 80);
-  const kernel = await portForward(NS, `${RELEASE}-gatehouse-kernel`, 7001);
-  const approval = await portForward(NS, `${RELEASE}-gatehouse-approval`, 7002);
-  const cliEnv = { GATEHOUSE_KERNEL_ADDRESS: kernel.local, GATEHOUSE_APPROVAL_ADDRESS: approval.local };
+  const cliEnv = { GATEHOUSE_GATEWAY_URL: `http://${gw.local}`, GATEHOUSE_TOKEN: TOKEN };
   const gateway = new Gateway(`http://${gw.local}`, TOKEN);
   let workspace = "";
   let logLength = 0;
@@ -270,7 +268,7 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
       },
     );
   } finally {
-    await Promise.all([gw.close(), kernel.close(), approval.close()]);
+    await gw.close();
   }
 
   await t.test(
@@ -320,8 +318,6 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
       const now = await allReady(120_000);
       for (const c of COMPONENTS) assert.notEqual(now.get(c), firstPods.get(c), `${c}'s pod was replaced`);
       const gw2 = await portForward(NS, `${RELEASE}-gatehouse-gateway`, 80);
-      const approval2 = await portForward(NS, `${RELEASE}-gatehouse-approval`, 7002);
-      const kernel2 = await portForward(NS, `${RELEASE}-gatehouse-kernel`, 7001);
       try {
         const g = new Gateway(`http://${gw2.local}`, TOKEN);
         const list = await g.request<{ workspaces: { id: string }[] }>("GET", "/api/workspaces");
@@ -335,12 +331,12 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
         );
         assert.equal((log.entries ?? log.items ?? []).length, logLength, "the log is kept, entry for entry");
         const verify = await gatehouse(
-          { GATEHOUSE_KERNEL_ADDRESS: kernel2.local, GATEHOUSE_APPROVAL_ADDRESS: approval2.local },
+          { GATEHOUSE_GATEWAY_URL: `http://${gw2.local}`, GATEHOUSE_TOKEN: TOKEN },
           ["verify", workspace, "--json"],
         );
         assert.match(verify, /"ok":\s*true/, verify);
       } finally {
-        await Promise.all([gw2.close(), approval2.close(), kernel2.close()]);
+        await gw2.close();
       }
     },
   );
