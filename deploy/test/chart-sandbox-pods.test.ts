@@ -3,7 +3,11 @@
  * passes the API server's validation and PodSecurity restricted in both namespaces (the release's and
  * the sandbox pods'); installed, the runner's ServiceAccount may touch pods in the sandbox namespace
  * only, a snippet through the gateway runs in a sandbox pod (none in the runner's own pod), and after
- * the runner pod is force-deleted its sandbox pods are gone and a snippet runs again.
+ * the runner pod is force-deleted its sandbox pods are gone and a snippet runs again. The chart's
+ * ValidatingAdmissionPolicy refuses, to the runner's own ServiceAccount, a runc pod, a root pod and a pod
+ * with a token in the sandbox namespace (real creates, each refusal naming its rule), and admits a gVisor
+ * pod made like the runner's; an install into a namespace without Pod Security restricted is refused
+ * naming the `kubectl label` command, and an acknowledged weakening is printed by NOTES.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -139,6 +143,48 @@ test("the kubernetes backend's render passes the API server's validation and Pod
   }
 });
 
+test("helm install --dry-run=server: into an existing namespace without Pod Security restricted it is refused naming the kubectl label command; an acknowledged weakening is printed by NOTES", async () => {
+  const bare = `${NS}-bare`;
+  await kubectl(["delete", "namespace", bare, "--wait=true", "--ignore-not-found"], { timeoutMs: 300_000 });
+  await kubectlOk(["create", "namespace", bare]);
+  try {
+    const refused = await helm(
+      ["install", RELEASE, CHART, "-n", bare, "--dry-run=server", ...values, ...apiServerArgs, ...imageArgs],
+      { env: clusterEnv() },
+    );
+    assert.equal(refused.ok, false, refused.stdout);
+    assert.match(
+      refused.stderr,
+      new RegExp(
+        `the release namespace ${bare} does not enforce Pod Security restricted .*kubectl label namespace ${bare} pod-security\\.kubernetes\\.io/enforce=restricted`,
+      ),
+    );
+  } finally {
+    await kubectl(["delete", "namespace", bare, "--wait=false"]);
+  }
+  const weakened = await helm(
+    [
+      "install",
+      "gh-weakened",
+      CHART,
+      "-n",
+      NS,
+      "--dry-run=server",
+      ...values,
+      ...apiServerArgs,
+      ...imageArgs,
+      "--set",
+      "networkPolicy.enabled=false",
+      "--set",
+      "unsafeAcknowledgeWeakenedSandbox=true",
+    ],
+    { env: clusterEnv() },
+  );
+  assert.ok(weakened.ok, weakened.stderr);
+  assert.match(weakened.stdout, /\nSANDBOX WEAKENED: networkPolicy\.enabled=false\n/);
+  assert.match(weakened.stdout, /name: GATEHOUSE_SANDBOX_WEAKENED\n\s+value: "networkPolicy\.enabled=false"/);
+});
+
 /** The spec of sandbox pod `name` (the fields the test reads). */
 async function podSpec(name: string): Promise<{
   runtimeClassName?: string;
@@ -203,6 +249,87 @@ async function runnerCan(verb: string, resource: string, ns: string): Promise<st
   return `${verb} ${resource} in ${ns}: ${r.stdout.trim() || r.stderr.trim()}`;
 }
 
+/** The runner's ServiceAccount, as kubectl --as names it. */
+const RUNNER_SA = `system:serviceaccount:${NS}:${RELEASE}-gatehouse-sandbox-runner`;
+
+/** A pod as the sandbox runner makes one (gVisor, non-root, read-only, no capabilities, no token); `change` edits it. */
+function sandboxPod(name: string, change: (spec: Record<string, unknown>) => void = () => {}) {
+  const spec: Record<string, unknown> = {
+    runtimeClassName: "gvisor",
+    automountServiceAccountToken: false,
+    restartPolicy: "Never",
+    securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: "RuntimeDefault" } },
+    containers: [
+      {
+        name: "isolate-host",
+        image: "gatehouse/sandbox:dev",
+        command: ["true"],
+        securityContext: {
+          readOnlyRootFilesystem: true,
+          allowPrivilegeEscalation: false,
+          capabilities: { drop: ["ALL"] },
+        },
+      },
+    ],
+  };
+  change(spec);
+  return { apiVersion: "v1", kind: "Pod", metadata: { name, labels: { "gatehouse.dev/test": "vap" } }, spec };
+}
+
+/** `kubectl create` of `pod` in the sandbox namespace as the runner's ServiceAccount (a real create unless dryRun). */
+function createAsRunner(pod: object, dryRun = false) {
+  return kubectl(
+    [
+      "-n",
+      SANDBOX_NS,
+      "create",
+      "--as",
+      RUNNER_SA,
+      ...(dryRun ? ["--dry-run=server"] : []),
+      "-o",
+      "name",
+      "-f",
+      "-",
+    ],
+    { input: JSON.stringify(pod) },
+  );
+}
+
+/**
+ * Asserts a real create of `pod` as the runner is refused by the chart's admission policy naming `rule`;
+ * polls (30 s) while another admission step (Pod Security, a namespace label not yet seen) refuses it first.
+ */
+async function refusedByPolicy(pod: { metadata: { name: string } }, rule: string): Promise<string> {
+  let last = "";
+  try {
+    return await waitFor(
+      `the admission policy refusing ${pod.metadata.name} with rule ${rule}`,
+      async () => {
+        const r = await createAsRunner(pod);
+        assert.equal(r.ok, false, `${pod.metadata.name} was created: ${r.stdout}`);
+        last = r.stderr;
+        return new RegExp(
+          `ValidatingAdmissionPolicy '[^']+' with binding '[^']+' denied request: rule ${rule}:`,
+        ).test(r.stderr)
+          ? r.stderr
+          : undefined;
+      },
+      30_000,
+      () => `the last refusal: ${last}`,
+    );
+  } finally {
+    await kubectl([
+      "-n",
+      SANDBOX_NS,
+      "delete",
+      "pod",
+      pod.metadata.name,
+      "--ignore-not-found",
+      "--wait=false",
+    ]);
+  }
+}
+
 test("installed with sandbox.backend=kubernetes: snippets run in sandbox pods; a force-deleted runner's sandbox pods are gone once the next runner is Ready, and snippets run again", async (t) => {
   const t0 = Date.now();
   const install = await helm(
@@ -251,6 +378,86 @@ test("installed with sandbox.backend=kubernetes: snippets run in sandbox pods; a
         want,
         answers.join("\n"),
       );
+    },
+  );
+
+  await t.test(
+    "the admission policy: the runner's ServiceAccount cannot create a runc pod, a root pod or a pod with a token in the sandbox namespace (each refusal names its rule); a gVisor pod made like the runner's is admitted",
+    async () => {
+      const admitted = await createAsRunner(sandboxPod("vap-good"), true);
+      assert.ok(admitted.ok, `a pod like the runner's is admitted: ${admitted.stderr}`);
+      assert.match(admitted.stdout, /pod\/vap-good/);
+      // No runtimeClassName: the node's default runtime (runc), which Pod Security does not judge.
+      await refusedByPolicy(
+        sandboxPod("vap-runc", (spec) => delete spec.runtimeClassName),
+        "runtimeClassName",
+      );
+      await refusedByPolicy(
+        sandboxPod("vap-token", (spec) => {
+          spec.automountServiceAccountToken = true;
+        }),
+        "serviceAccountToken",
+      );
+      const root = sandboxPod("vap-root", (spec) => {
+        spec.securityContext = {
+          runAsNonRoot: false,
+          runAsUser: 0,
+          seccompProfile: { type: "RuntimeDefault" },
+        };
+      });
+      const rootRefused = await createAsRunner(root);
+      assert.equal(rootRefused.ok, false, `the root pod was created: ${rootRefused.stdout}`);
+      assert.match(rootRefused.stderr, /runAsNonRoot|runAsUser/, "Pod Security restricted refuses it first");
+      // The backstop holds without Pod Security too (a namespace relabelled by someone): the policy
+      // itself refuses the root pod and a pod with NET_RAW, naming their rules.
+      await kubectlOk([
+        "label",
+        "namespace",
+        SANDBOX_NS,
+        "--overwrite",
+        "pod-security.kubernetes.io/enforce=privileged",
+      ]);
+      try {
+        await refusedByPolicy(root, "runAsNonRoot");
+        await refusedByPolicy(
+          sandboxPod("vap-netraw", (spec) => {
+            (
+              spec.containers as { securityContext: Record<string, unknown> }[]
+            )[0]!.securityContext.capabilities = {
+              drop: ["ALL"],
+              add: ["NET_RAW"],
+            };
+          }),
+          "capabilities",
+        );
+        await refusedByPolicy(
+          sandboxPod("vap-hostnet", (spec) => {
+            spec.hostNetwork = true;
+          }),
+          "hostNamespaces",
+        );
+      } finally {
+        await kubectlOk([
+          "label",
+          "namespace",
+          SANDBOX_NS,
+          "--overwrite",
+          "pod-security.kubernetes.io/enforce=restricted",
+        ]);
+      }
+      // The runner's own pods are held to the same rules (but its token): one without gVisor is refused.
+      const runnerLike = {
+        ...sandboxPod("vap-runner-runc", (spec) => delete spec.runtimeClassName),
+        metadata: {
+          name: "vap-runner-runc",
+          labels: { "app.kubernetes.io/instance": RELEASE, "app.kubernetes.io/component": "sandbox-runner" },
+        },
+      };
+      const r = await kubectl(["-n", NS, "create", "--dry-run=server", "-f", "-"], {
+        input: JSON.stringify(runnerLike),
+      });
+      assert.equal(r.ok, false, r.stdout);
+      assert.match(r.stderr, /denied request: rule runtimeClassName: /);
     },
   );
 
