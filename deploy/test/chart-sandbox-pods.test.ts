@@ -575,4 +575,50 @@ test("installed with sandbox.backend=kubernetes: snippets run in sandbox pods; a
   } finally {
     await gw.close();
   }
+
+  await t.test(
+    "helm upgrade with an acknowledged weakening (networkPolicy.enabled=false): NOTES print SANDBOX WEAKENED and the gateway's /healthz reports it",
+    async () => {
+      const t2 = Date.now();
+      const upgrade = await helm(
+        [
+          "upgrade",
+          RELEASE,
+          CHART,
+          "-n",
+          NS,
+          ...values,
+          ...apiServerArgs,
+          ...imageArgs,
+          "--set",
+          "networkPolicy.enabled=false",
+          "--set",
+          "unsafeAcknowledgeWeakenedSandbox=true",
+          "--wait",
+          "--timeout",
+          "5m",
+        ],
+        { env: clusterEnv(), timeoutMs: 6 * 60_000 },
+      );
+      assert.ok(upgrade.ok, upgrade.stderr);
+      assert.match(upgrade.stdout, /\nSANDBOX WEAKENED: networkPolicy\.enabled=false\n/);
+      await allReady(NS, RELEASE, 120_000);
+      const fwd = await portForward(NS, `${RELEASE}-gatehouse-gateway`, 80);
+      try {
+        const health = await waitFor(
+          "the gateway's /healthz reporting the weakened sandbox",
+          async () => {
+            const res = await fetch(`http://${fwd.local}/healthz`).catch(() => undefined);
+            const body = res?.ok ? ((await res.json()) as { sandboxWeakened?: string[] }) : undefined;
+            return body?.sandboxWeakened ? body : undefined;
+          },
+          120_000,
+        );
+        assert.deepEqual(health, { ok: true, sandboxWeakened: ["networkPolicy.enabled=false"] });
+      } finally {
+        await fwd.close();
+      }
+      figures.weakenedUpgradeToHealthzMs = Date.now() - t2;
+    },
+  );
 });
