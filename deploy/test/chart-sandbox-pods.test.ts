@@ -622,3 +622,44 @@ test("installed with sandbox.backend=kubernetes: snippets run in sandbox pods; a
     },
   );
 });
+
+/** The caller-token Secret's data and helm's owner annotation, or undefined when there is none. */
+async function callerTokenSecret(): Promise<{ data: string; release?: string } | undefined> {
+  const r = await kubectl(["-n", NS, "get", "secret", `${RELEASE}-gatehouse-caller-token`, "-o", "json"]);
+  if (!r.ok) return undefined;
+  const o = JSON.parse(r.stdout) as {
+    data: Record<string, string>;
+    metadata: { annotations?: Record<string, string> };
+  };
+  return {
+    data: JSON.stringify(o.data),
+    ...(o.metadata.annotations?.["meta.helm.sh/release-name"]
+      ? { release: o.metadata.annotations["meta.helm.sh/release-name"] }
+      : {}),
+  };
+}
+
+test("helm uninstall keeps the caller-token Secret, and a reinstall takes it over with the same value (tokens issued before stay valid)", async () => {
+  const before = await callerTokenSecret();
+  assert.ok(before, "the install made the caller-token Secret");
+  const uninstall = await helm(["uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "5m"], {
+    env: clusterEnv(),
+    timeoutMs: 6 * 60_000,
+  });
+  assert.ok(uninstall.ok, uninstall.stderr);
+  assert.match(uninstall.stdout + uninstall.stderr, /caller-token/, "helm says what it kept");
+  assert.deepEqual(await callerTokenSecret(), before, "kept, unchanged");
+  // Without --wait: only the objects matter here (after() uninstalls again).
+  const reinstall = await helm(
+    ["install", RELEASE, CHART, "-n", NS, ...values, ...apiServerArgs, ...imageArgs],
+    {
+      env: clusterEnv(),
+    },
+  );
+  assert.ok(reinstall.ok, reinstall.stderr);
+  assert.deepEqual(
+    await callerTokenSecret(),
+    { ...before, release: RELEASE },
+    "the same value, owned by the release",
+  );
+});
