@@ -7,7 +7,8 @@
  * ValidatingAdmissionPolicy refuses, to the runner's own ServiceAccount, a runc pod, a root pod and a pod
  * with a token in the sandbox namespace (real creates, each refusal naming its rule), and admits a gVisor
  * pod made like the runner's; an install into a namespace without Pod Security restricted is refused
- * naming the `kubectl label` command, and an acknowledged weakening is printed by NOTES.
+ * naming the `kubectl label` command, and an acknowledged weakening is printed by NOTES and reported by the
+ * gateway's /healthz after an upgrade. `helm uninstall` keeps the caller-token Secret for the next install.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
