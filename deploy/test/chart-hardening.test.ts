@@ -210,6 +210,14 @@ test("tracing.sandboxRunner=true without the collector's address is refused; wit
   );
 });
 
+test("no value puts the sandbox runner in a host namespace: hostNetwork, hostPID and hostIPC are unknown keys to the schema", async () => {
+  for (const key of ["hostNetwork", "hostPID", "hostIPC"]) {
+    const r = await template(["minimal.yaml"], [`sandboxRunner.${key}=true`, ACK]);
+    assert.equal(r.ok, false, key);
+    assert.match(r.stderr, new RegExp(`/sandboxRunner.*additional properties '${key}' not allowed`), key);
+  }
+});
+
 /** The admission policy, its bindings by name, and each validation's message. */
 function admission(objects: K8sObject[]) {
   const policy = find(objects, "ValidatingAdmissionPolicy", POLICY);
