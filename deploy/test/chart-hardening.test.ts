@@ -294,6 +294,16 @@ test("the admission policy names each rule; it binds the runner's pods, and with
   const open = admission(await render(K8S, ["networkPolicy.enabled=false", ACK]));
   for (const b of open.bindings.values()) assert.deepEqual(b.validationActions, ["Deny"]);
 
+  // Kubernetes 1.29 serves no admissionregistration.k8s.io/v1 policy: refused naming the value, unless it is turned off.
+  const old = await template(["minimal.yaml"], [], ["--kube-version", "1.29.3"]);
+  assert.equal(old.ok, false);
+  assert.match(old.stderr, /sandbox\.admissionPolicy\.enabled: Kubernetes v1\.29\.3 does not serve/);
+  const oldOff = await template(
+    ["minimal.yaml"],
+    ["sandbox.admissionPolicy.enabled=false", ACK],
+    ["--kube-version", "1.29.3"],
+  );
+  assert.ok(oldOff.ok, oldOff.stderr);
   const off = await render(["minimal.yaml"], ["sandbox.admissionPolicy.enabled=false", ACK]);
   assert.equal(
     off.some((o) => o.kind.startsWith("ValidatingAdmissionPolicy")),

@@ -186,6 +186,9 @@ instead of refusing them).
 {{- range $w }}{{ $lines = append $lines .why }}{{ end -}}
 {{- fail (printf "%d value(s) weaken the sandbox that runs agent code; fix each, or (knowingly) set unsafeAcknowledgeWeakenedSandbox=true, after which NOTES.txt and the gateway's /healthz report SANDBOX WEAKENED:\n  - %s" (len $w) (join "\n  - " $lines)) -}}
 {{- end -}}
+{{- if and .Values.sandbox.admissionPolicy.enabled (semverCompare "<1.30.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- fail (printf "sandbox.admissionPolicy.enabled: Kubernetes %s does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (1.30 and later do): upgrade the cluster, or go without the admission backstop with --set sandbox.admissionPolicy.enabled=false --set unsafeAcknowledgeWeakenedSandbox=true" .Capabilities.KubeVersion.Version) -}}
+{{- end -}}
 {{- if and .Values.tracing.endpoint .Values.tracing.sandboxRunner .Values.networkPolicy.enabled (not .Values.networkPolicy.tracing.sandboxRunnerCidrs) -}}
 {{- fail "networkPolicy.tracing.sandboxRunnerCidrs: tracing.sandboxRunner=true opens the sandbox runner's egress, and only to the collector: give the collector's address(es), e.g. --set 'networkPolicy.tracing.sandboxRunnerCidrs={10.0.5.7/32}' (or leave tracing.sandboxRunner=false)" -}}
 {{- end -}}
