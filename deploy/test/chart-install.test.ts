@@ -4,7 +4,7 @@
  * Ready, `helm test`, a workspace driven through the gateway (memory MCP server connected, a snippet
  * that reads and writes, approval over the gateway's HTTP API, the write applied, `gatehouse verify`),
  * the runner's gVisor kernel, `helm upgrade` rolling every pod and keeping the data, and
- * `helm uninstall` leaving only the event store's claim.
+ * `helm uninstall` leaving only the event store's claim and the caller-token Secret.
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -115,7 +115,7 @@ test("the rendered chart passes the API server's validation and PodSecurity rest
   assert.match(bad.stderr, /Unsupported value: "TCPX"/);
 });
 
-test("helm install: every pod Ready; helm test; a workspace end to end; upgrade keeps the data; uninstall keeps only the claim", async (t) => {
+test("helm install: every pod Ready; helm test; a workspace end to end; upgrade keeps the data; uninstall keeps only the claim and the caller-token Secret", async (t) => {
   const t0 = Date.now();
   const install = await helm(
     ["install", RELEASE, CHART, "-n", NS, ...values, ...imageArgs, "--wait", "--timeout", "15m"],
@@ -404,13 +404,14 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
     },
   );
 
-  await t.test("helm uninstall leaves only the event store's claim", async () => {
+  await t.test("helm uninstall leaves only the event store's claim and the caller-token Secret", async () => {
     const r = await helm(["uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "5m"], {
       env: clusterEnv(),
       timeoutMs: 6 * 60_000,
     });
     assert.ok(r.ok, r.stderr);
     assert.match(r.stdout + r.stderr, /gh-gatehouse-data/, "helm says it kept the claim");
+    assert.match(r.stdout + r.stderr, /gh-gatehouse-caller-token/, "and the caller-token Secret");
     const left = await waitFor(
       "the release's objects gone",
       async () => {
@@ -425,10 +426,12 @@ s.on("error",(e)=>{console.log("error "+e.code);process.exit(0)});`;
           "name",
         ]);
         const names = out.split("\n").filter(Boolean);
-        return names.every((n) => n.startsWith("persistentvolumeclaim/")) ? names : undefined;
+        const kept = (n: string) =>
+          n.startsWith("persistentvolumeclaim/") || n === "secret/gh-gatehouse-caller-token";
+        return names.every(kept) ? names.sort() : undefined;
       },
       120_000,
     );
-    assert.deepEqual(left, ["persistentvolumeclaim/gh-gatehouse-data"]);
+    assert.deepEqual(left, ["persistentvolumeclaim/gh-gatehouse-data", "secret/gh-gatehouse-caller-token"]);
   });
 });
